@@ -1,0 +1,82 @@
+# membench: one command for the main job (`make bench`), one for the tests (`make test`).
+# Both run `setup` first when needed: a .venv with torch==2.13.0 installed FIRST (the local CPU wheel;
+# an unpinned torch would pull a multi-GB CUDA build), both packages editable with the extras the tests
+# use, and, as root on Debian, the system packages (Vulkan software renderer for ManiSkill/SAPIEN).
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.membench-setup
+
+# Versions measured together on the 2-core CPU reference machine (see docs in README).
+PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 minigrid==3.2.0 ale-py==0.12.1 \
+        stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0
+
+# Small nets on 2 cores: 1 thread is faster than 2 and does not collapse under contention.
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+ENV    ?=
+AGENT  ?=
+SEEDS  ?=
+STEPS  ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup system-deps test test-all bench bench-perf lint readme clean
+
+setup: $(STAMP)
+
+$(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
+	@$(MAKE) --no-print-directory system-deps
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q $(PINS) pytest ruff
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari]' -e './membench_agents[sb3]'
+	touch $(STAMP)
+
+# Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.
+system-deps:
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "system-deps: not root on Debian; skipping (ManiSkill needs Mesa >= 24.3 Vulkan drivers)"; exit 0; fi; \
+	if dpkg-query -W -f='$${Version}' mesa-vulkan-drivers 2>/dev/null | grep -q bpo; then exit 0; fi; \
+	set -e; export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq; \
+	if grep -q bookworm /etc/os-release; then \
+	  eval "$$(apt-config shell SP Dir::Etc::sourceparts/d)"; \
+	  if [ ! -f "$${SP}backports.sources" ] && [ -f "$${SP}debian.sources" ]; then \
+	    URI=$$(grep -m1 '^URIs:' "$${SP}debian.sources" | awk '{print $$2}'); \
+	    KR=$$(dpkg -L debian-archive-keyring | grep -m1 'debian-archive-keyring.gpg$$'); \
+	    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' "$$URI" "$$KR" > "$${SP}backports.sources"; \
+	    apt-get update -qq; \
+	  fi; \
+	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 >/dev/null; \
+	  apt-get install -y -qq --no-install-recommends -t bookworm-backports mesa-vulkan-drivers >/dev/null; \
+	else \
+	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 mesa-vulkan-drivers >/dev/null; \
+	fi
+
+# The default suite (CI). Heavier checks are marked `slow` and run with `make test-all`.
+test: setup
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-all: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Main job. Without ENV/AGENT: the memory-improvability demonstration on the Passive T-Maze.
+bench: setup
+	$(PY) -m membench_agents.cli bench $(if $(ENV),--env $(ENV)) $(if $(AGENT),--agent $(AGENT)) \
+	  $(if $(SEEDS),--seeds $(SEEDS)) $(if $(STEPS),--steps $(STEPS))
+
+bench-perf: setup
+	$(PY) experiments/perf.py
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+readme: setup
+	$(VENV)/bin/membench-envs readme README.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

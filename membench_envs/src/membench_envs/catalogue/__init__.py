@@ -1,0 +1,178 @@
+"""The single catalogue of every membench task.
+
+Every registered ID has exactly one :class:`TaskSpec` here. The README tables, ``membench-envs list``,
+the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
+
+The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``robo``);
+they are plain data and never import a simulator backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+#: The MIKASA taxonomy of memory (Cherepanov et al., "Memory, Benchmark & Robots", §4.2).
+MEMORY_TYPES = ("object", "spatial", "sequential", "capacity")
+
+#: The memory-improvability ladder every ID supports (see ARCHITECTURE.md).
+VARIANTS = ("partial", "oracle", "full")
+
+OBS_TYPES = ("vector", "image", "dict")
+ACTION_TYPES = ("discrete", "multi-discrete", "continuous")
+
+#: Source papers, keyed by the short names used in the catalogue.
+PAPERS: Mapping[str, str] = MappingProxyType(
+    {
+        "MEM": "Cherepanov et al., Unraveling the complexity of memory in RL agents (classification and evaluation)",
+        "MIKASA": "Cherepanov et al., Memory, Benchmark & Robots (MIKASA-Base / MIKASA-Robo)",
+        "POPGym": "Morad et al., POPGym: Benchmarking Partially Observable Reinforcement Learning (ICLR 2023)",
+        "POBAX": "Benchmarking Partial Observability in RL with a Suite of Memory-Improvable Domains (POBAX)",
+        "STORI": "STORI: STOchastic-ataRI benchmark",
+        "bsuite": "Osband et al., Behaviour Suite for Reinforcement Learning (memory_length)",
+        "DTQN": "Esslinger et al., Deep Transformer Q-Networks for Partially Observable RL (Memory Cards)",
+        "MiniGrid": "Chevalier-Boisvert et al., Minigrid & Miniworld (MiniGrid-Memory)",
+        "Ni2023": "Ni et al., When do transformers shine in RL? Decoupling memory from credit assignment",
+    }
+)
+
+#: Modules holding the per-suite entries, in table order.
+_SUITE_MODULES = ("native", "popgym", "minigrid", "robo")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything membench knows about one environment ID."""
+
+    id: str
+    entry_point: str
+    description: str
+    suites: tuple[str, ...]
+    memory_types: tuple[str, ...]
+    episode_length: int | None
+    """T: the (maximum) episode length in steps."""
+    xi: tuple[int, int] | None
+    """(min Ξ, max Ξ): the correlation horizons of the memory-classification paper, or None if undefined."""
+    obs_type: str
+    action_type: str
+    source: str
+    extra: str | None = None
+    """The ``pip install membench-envs[extra]`` that provides the backend, or None for the core."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    variants: tuple[str, ...] = VARIANTS
+    vector_entry_point: str | None = None
+    """A native batched implementation (one numpy step for N envs), if there is one."""
+    max_episode_steps: int | None = None
+    oracle_keys: tuple[str, ...] = ()
+    """What the oracle variant (and ``info['oracle']``) exposes."""
+    xi_note: str = ""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        bad = [m for m in self.memory_types if m not in MEMORY_TYPES]
+        if bad:
+            raise ValueError(f"{self.id}: unknown memory type(s) {bad}; valid: {MEMORY_TYPES}")
+        if self.obs_type not in OBS_TYPES:
+            raise ValueError(f"{self.id}: obs_type {self.obs_type!r} not in {OBS_TYPES}")
+        if self.action_type not in ACTION_TYPES:
+            raise ValueError(f"{self.id}: action_type {self.action_type!r} not in {ACTION_TYPES}")
+        if self.source not in PAPERS:
+            raise ValueError(f"{self.id}: unknown source paper {self.source!r}")
+        if self.xi is not None and not (1 <= self.xi[0] <= self.xi[1]):
+            raise ValueError(f"{self.id}: correlation horizons must satisfy 1 <= min <= max, got {self.xi}")
+        if "/" not in self.id:
+            raise ValueError(f"{self.id}: membench IDs are namespaced (e.g. 'MIKASA/...')")
+        object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+
+    @property
+    def namespace(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def context_memory_border(self) -> int | None:
+        """K̄ = min Ξ − 1 (Theorem 2 of the memory-classification paper)."""
+        return None if self.xi is None else self.xi[0] - 1
+
+    @property
+    def pip_install(self) -> str:
+        return "pip install membench-envs" if self.extra is None else f"pip install 'membench-envs[{self.extra}]'"
+
+
+_CATALOGUE: dict[str, TaskSpec] | None = None
+
+
+def _load() -> dict[str, TaskSpec]:
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        tasks: dict[str, TaskSpec] = {}
+        for name in _SUITE_MODULES:
+            module = importlib.import_module(f"{__name__}.{name}")
+            for spec in module.TASKS:
+                if spec.id in tasks:
+                    raise RuntimeError(f"duplicate catalogue entry {spec.id}")
+                tasks[spec.id] = spec
+        _CATALOGUE = tasks
+    return _CATALOGUE
+
+
+def all_tasks() -> list[TaskSpec]:
+    """Every catalogue entry, in table order."""
+    return list(_load().values())
+
+
+def get(env_id: str) -> TaskSpec:
+    """The catalogue entry of ``env_id``; raises KeyError with close matches when unknown."""
+    tasks = _load()
+    if env_id in tasks:
+        return tasks[env_id]
+    import difflib
+
+    close = difflib.get_close_matches(env_id, tasks, n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(close)}?" if close else " Run `membench-envs list` to see every ID."
+    raise KeyError(f"{env_id!r} is not a membench environment ID.{hint}")
+
+
+def suites() -> list[str]:
+    """The names of every suite, in first-seen order."""
+    seen: dict[str, None] = {}
+    for spec in all_tasks():
+        for s in spec.suites:
+            seen.setdefault(s, None)
+    return list(seen)
+
+
+def select(
+    suite: str | None = None,
+    memory_type: str | None = None,
+    namespace: str | None = None,
+    extra: str | None = None,
+) -> list[TaskSpec]:
+    """Filter the catalogue. Each filter is case-insensitive; None means no filter."""
+    if memory_type is not None and memory_type.lower() not in MEMORY_TYPES:
+        raise ValueError(f"unknown memory type {memory_type!r}; valid: {', '.join(MEMORY_TYPES)}")
+    if suite is not None and suite.lower() not in {s.lower() for s in suites()}:
+        raise ValueError(f"unknown suite {suite!r}; valid: {', '.join(suites())}")
+    out = []
+    for spec in all_tasks():
+        if suite is not None and suite.lower() not in {s.lower() for s in spec.suites}:
+            continue
+        if memory_type is not None and memory_type.lower() not in spec.memory_types:
+            continue
+        if namespace is not None and spec.namespace.lower() != namespace.rstrip("/").lower():
+            continue
+        if extra is not None and (spec.extra or "core") != extra:
+            continue
+        out.append(spec)
+    return out
+
+
+def suite(name: str) -> list[str]:
+    """The IDs of one suite, e.g. ``suite("MIKASA-Base")``."""
+    return [s.id for s in select(suite=name)]
+
+
+def ids(specs: Iterable[TaskSpec]) -> list[str]:
+    return [s.id for s in specs]

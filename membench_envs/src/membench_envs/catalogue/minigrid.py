@@ -1,0 +1,7 @@
+"""Catalogue entries: minigrid (filled by its own module)."""
+
+from __future__ import annotations
+
+from membench_envs.catalogue import TaskSpec
+
+TASKS: list[TaskSpec] = []

@@ -1,0 +1,132 @@
+"""``membench-envs``: browse the catalogue, plan LTM/STM experiments, regenerate the README tables."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from membench_envs import catalogue, memory
+
+COLUMNS = ("id", "suites", "memory", "T", "Ξ", "obs", "action", "extra", "source")
+
+
+def _xi(spec: catalogue.TaskSpec) -> str:
+    if spec.xi is None:
+        return "–"
+    lo, hi = spec.xi
+    return str(lo) if lo == hi else f"[{lo}, {hi}]"
+
+
+def _row(spec: catalogue.TaskSpec) -> tuple[str, ...]:
+    return (
+        spec.id,
+        ", ".join(spec.suites),
+        ", ".join(spec.memory_types),
+        "–" if spec.episode_length is None else str(spec.episode_length),
+        _xi(spec),
+        spec.obs_type,
+        spec.action_type,
+        spec.extra or "core",
+        spec.source,
+    )
+
+
+def format_table(specs: list[catalogue.TaskSpec], markdown: bool = False) -> str:
+    rows = [_row(s) for s in specs]
+    if markdown:
+        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        lines += ["| " + " | ".join(f"`{r[0]}`" if i == 0 else r[i] for i in range(len(r))) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(COLUMNS)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*COLUMNS), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def readme_tables() -> str:
+    """The README's task tables: one markdown table per namespace, generated from the catalogue."""
+    parts = []
+    by_ns: dict[str, list[catalogue.TaskSpec]] = {}
+    for spec in catalogue.all_tasks():
+        by_ns.setdefault(spec.namespace, []).append(spec)
+    for ns, specs in by_ns.items():
+        parts.append(f"#### `{ns}/` ({len(specs)} IDs)\n\n{format_table(specs, markdown=True)}")
+    legend = (
+        "T: episode length (max). Ξ: correlation horizons (min, max) of the memory-classification paper; "
+        "K̄ = min Ξ − 1. Every ID accepts `obs_variant=\"partial\" | \"oracle\" | \"full\"`."
+    )
+    return legend + "\n\n" + "\n\n".join(parts)
+
+
+BEGIN, END = "<!-- BEGIN TASK TABLES (generated: membench-envs readme) -->", "<!-- END TASK TABLES -->"
+
+
+def update_readme(path: Path) -> bool:
+    """Rewrite the generated block of ``path``; returns True if the file changed."""
+    text = path.read_text()
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path} has no generated-table markers ({BEGIN} ... {END})")
+    new = pattern.sub(lambda _: f"{BEGIN}\n{readme_tables()}\n{END}", text)
+    if new != text:
+        path.write_text(new)
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="membench-envs", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_list = sub.add_parser("list", help="print the catalogue as a table")
+    p_list.add_argument("--suite", help=f"one of: {', '.join(catalogue.suites())}")
+    p_list.add_argument("--memory-type", choices=catalogue.MEMORY_TYPES)
+    p_list.add_argument("--namespace", help="e.g. MIKASA, POPGym")
+    p_list.add_argument("--markdown", action="store_true", help="markdown instead of aligned text")
+    p_list.add_argument("--ids", action="store_true", help="print only the IDs, one per line")
+    p_info = sub.add_parser("info", help="everything the catalogue knows about one ID")
+    p_info.add_argument("env_id")
+    p_plan = sub.add_parser("plan", help="LTM/STM regime of an agent with context K on a task (Algorithm 1)")
+    p_plan.add_argument("env_id")
+    p_plan.add_argument("--K", type=int, required=True, help="agent context length")
+    p_plan.add_argument("--K-eff", type=int, default=None, help="effective context μ(K), if known")
+    p_readme = sub.add_parser("readme", help="regenerate the task tables in README.md")
+    p_readme.add_argument("path", nargs="?", default="README.md")
+    p_readme.add_argument("--check", action="store_true", help="exit 1 if the tables are out of date")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.cmd == "list":
+            specs = catalogue.select(args.suite, args.memory_type, args.namespace)
+            print("\n".join(s.id for s in specs) if args.ids else format_table(specs, markdown=args.markdown))
+            if not args.ids:
+                print(f"\n{len(specs)} environment(s)")
+        elif args.cmd == "info":
+            spec = catalogue.get(args.env_id)
+            for name in spec.__dataclass_fields__:
+                value = getattr(spec, name)
+                print(f"{name:>18}: {dict(value) if name == 'kwargs' else value}")
+            print(f"{'K̄':>18}: {spec.context_memory_border}")
+            print(f"{'install':>18}: {spec.pip_install}")
+        elif args.cmd == "plan":
+            print(memory.plan(args.env_id, args.K, args.K_eff))
+        elif args.cmd == "readme":
+            path = Path(args.path)
+            if args.check:
+                pattern = re.compile(re.escape(BEGIN) + "\n(.*?)\n" + re.escape(END), re.S)
+                m = pattern.search(path.read_text())
+                if m is None or m.group(1) != readme_tables():
+                    print(f"{path}: task tables are out of date; run `membench-envs readme {path}`", file=sys.stderr)
+                    return 1
+                print(f"{path}: task tables are up to date")
+            else:
+                print(f"{path}: {'updated' if update_readme(path) else 'already up to date'}")
+    except (KeyError, ValueError) as exc:
+        print(f"membench-envs: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""Native tasks: one numpy implementation, exposed as a single ``gymnasium.Env`` and as a batched ``VectorEnv``.
+
+A task subclasses :class:`BatchedCore`, whose state is a set of arrays of length N. The single environment
+is the same core with N = 1, so the two can never drift apart; the batched environment steps all N
+environments with one call. Randomness comes from :mod:`membench_envs.envs._rng`, keyed per environment
+by its seed, so ``reset(seed=s)`` on the batched env gives environment i exactly the episodes of a single
+env reset with ``seed=s + i`` (gymnasium's ``SyncVectorEnv`` convention).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+from membench_envs.catalogue import VARIANTS
+from membench_envs.envs import _rng
+
+
+def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
+    if obs_variant not in allowed:
+        raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")
+    return obs_variant
+
+
+class BatchedCore:
+    """The state and dynamics of N copies of one task, as numpy arrays.
+
+    Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`_step` and :meth:`_observe`.
+    They draw randomness only through :meth:`uniform` / :meth:`integers`.
+    """
+
+    #: Random streams must have distinct ids inside one task.
+    action_space: gym.Space
+    obs_spaces: dict[str, gym.spaces.Box]
+    oracle_dim: int
+
+    def __init__(self, num_envs: int):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
+        self.keys = np.zeros(num_envs, dtype=np.uint64)
+        self.episode = np.full(num_envs, -1, dtype=np.int64)
+        self.t = np.zeros(num_envs, dtype=np.int64)
+        self.success = np.zeros(num_envs, dtype=bool)
+
+    # --- randomness --------------------------------------------------------------------------------
+    def uniform(self, idx: np.ndarray, stream: int, step=None) -> np.ndarray:
+        step = self.t[idx] if step is None else step
+        return _rng.uniform(self.keys[idx], self.episode[idx], step, stream)
+
+    def integers(self, idx: np.ndarray, stream: int, low: int, high: int, step=None) -> np.ndarray:
+        step = self.t[idx] if step is None else step
+        return _rng.integers(self.keys[idx], self.episode[idx], step, stream, low, high)
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+    def begin(self, idx: np.ndarray) -> None:
+        """Start a new episode in environments ``idx`` (their keys are already set)."""
+        self.episode[idx] += 1
+        self.t[idx] = 0
+        self.success[idx] = False
+        self._new_episodes(idx)
+
+    def _new_episodes(self, idx: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def step(self, actions: np.ndarray, idx: np.ndarray | None = None):
+        """Advance environments ``idx`` (all when None); returns (reward, terminated, truncated) for them."""
+        raise NotImplementedError
+
+    def observe(self, variant: str, idx: np.ndarray | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    def oracle(self, idx: np.ndarray | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
+    """Return actions as an array, raising one clear ValueError for a wrong shape or an out-of-space value."""
+    arr = np.asarray(actions)
+    expected = space.shape if batch is None else (batch, *space.shape)
+    if arr.shape != expected:
+        raise ValueError(f"action has shape {arr.shape}, expected {expected} for action space {space}")
+    if isinstance(space, gym.spaces.Discrete):
+        if not (np.issubdtype(arr.dtype, np.integer) or (arr.dtype == bool)):
+            if not np.all(np.mod(arr, 1) == 0):
+                raise ValueError(f"action {actions!r} is not an integer; action space is {space}")
+        arr = arr.astype(np.int64)
+        lo, hi = space.start, space.start + space.n
+        if np.any(arr < lo) or np.any(arr >= hi):
+            raise ValueError(f"action {actions!r} is outside the action space {space}")
+    elif isinstance(space, gym.spaces.MultiDiscrete):
+        arr = arr.astype(np.int64)
+        if np.any(arr < space.start) or np.any(arr >= space.start + space.nvec):
+            raise ValueError(f"action {actions!r} is outside the action space {space}")
+    return arr
+
+
+class NativeEnv(gym.Env):
+    """A single environment backed by a :class:`BatchedCore` with N = 1."""
+
+    core_cls: ClassVar[type[BatchedCore]]
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **params: Any):
+        self.obs_variant = check_variant(obs_variant)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.core = self.core_cls(1, **params)
+        self.observation_space = self.core.obs_spaces[self.obs_variant]
+        self.action_space = self.core.action_space
+        self._idx = np.zeros(1, dtype=np.int64)
+        self._started = False
+
+    def _info(self) -> dict[str, Any]:
+        return {"oracle": self.core.oracle(self._idx)[0]}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.core.keys[0] = _rng.key_from_seed(seed)
+            self.core.episode[0] = -1
+        elif not self._started:
+            self.core.keys[0] = _rng.random_key(self.np_random)
+        self._started = True
+        self.core.begin(self._idx)
+        self._done = False
+        return self.core.observe(self.obs_variant, self._idx)[0], self._info()
+
+    def step(self, action):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        a = _validate_actions(self.action_space, action, None)
+        reward, terminated, truncated = self.core.step(a[None], self._idx)
+        obs = self.core.observe(self.obs_variant, self._idx)[0]
+        info = self._info()
+        self._done = bool(terminated[0] or truncated[0])
+        if self._done:
+            info["success"] = bool(self.core.success[0])
+        return obs, float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self.core.render_ansi(0)
+        return None
+
+
+class NativeVectorEnv(VectorEnv):
+    """N environments stepped by one numpy call. Follows gymnasium's VectorEnv contract.
+
+    ``autoreset_mode`` is gymnasium's: NEXT_STEP (default, like ``SyncVectorEnv``) or SAME_STEP, where
+    the final observation of a finished episode is in ``info["final_obs"]`` and its info in
+    ``info["final_info"]``.
+    """
+
+    core_cls: ClassVar[type[BatchedCore]]
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        obs_variant: str = "partial",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        **params: Any,
+    ):
+        self.obs_variant = check_variant(obs_variant)
+        mode = AutoresetMode(autoreset_mode)
+        if mode == AutoresetMode.DISABLED:
+            raise ValueError("autoreset_mode DISABLED is not supported by native batched envs")
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        self.core = self.core_cls(num_envs, **params)
+        self.num_envs = num_envs
+        self.single_observation_space = self.core.obs_spaces[self.obs_variant]
+        self.single_action_space = self.core.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._all = np.arange(num_envs)
+        self._needs_reset = np.zeros(num_envs, dtype=bool)
+        self._started = False
+        self._rng = np.random.default_rng()
+        self.max_episode_steps = max_episode_steps  # the core enforces T itself; kept for introspection
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        n = self.num_envs
+        if seed is None:
+            seeds: list[int | None] = [None] * n
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(n)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"got {len(seeds)} seeds for {n} environments")
+        if seed is not None:
+            self._rng = np.random.default_rng(seeds[0])
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self.core.keys[i] = _rng.key_from_seed(int(s))
+                self.core.episode[i] = -1
+            elif not self._started:
+                self.core.keys[i] = _rng.random_key(self._rng)
+        self._started = True
+        self.core.begin(self._all)
+        self._needs_reset[:] = False
+        return self.core.observe(self.obs_variant), self._info()
+
+    def _info(self) -> dict[str, Any]:
+        return {"oracle": self.core.oracle(), "_oracle": np.ones(self.num_envs, dtype=bool)}
+
+    def step(self, actions):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        a = _validate_actions(self.single_action_space, actions, self.num_envs)
+        n = self.num_envs
+        mode = self.metadata["autoreset_mode"]
+        reward = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+
+        if mode == AutoresetMode.NEXT_STEP and self._needs_reset.any():
+            resetting = np.flatnonzero(self._needs_reset)
+            active = np.flatnonzero(~self._needs_reset)
+            self.core.begin(resetting)
+            if active.size:
+                r, te, tr = self.core.step(a[active], active)
+                reward[active], terminated[active], truncated[active] = r, te, tr
+        else:
+            reward, terminated, truncated = self.core.step(a)
+        done = terminated | truncated
+        info: dict[str, Any] = {}
+        if mode == AutoresetMode.NEXT_STEP:
+            obs = self.core.observe(self.obs_variant)
+            info = self._info()
+            if done.any():
+                info["success"] = self.core.success.copy()
+                info["_success"] = done.copy()
+            self._needs_reset = done
+        else:
+            if done.any():
+                final_obs = self.core.observe(self.obs_variant)
+                final_info = {"success": self.core.success.copy(), "_success": done.copy(),
+                              "oracle": self.core.oracle(), "_oracle": done.copy()}
+                self.core.begin(np.flatnonzero(done))
+                info["final_obs"] = final_obs
+                info["_final_obs"] = done.copy()
+                info["final_info"] = final_info
+                info["_final_info"] = done.copy()
+            obs = self.core.observe(self.obs_variant)
+            info.update(self._info())
+        return obs, reward, terminated, truncated, info

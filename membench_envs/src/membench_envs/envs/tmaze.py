@@ -1,0 +1,132 @@
+"""Passive T-Maze, as specified in the memory-classification paper (Appendix F; after Ni et al., 2023).
+
+Geometry. The corridor has cells x = 0 … L; the junction is x = L, with the two goal arms at y = +1 (up)
+and y = −1 (down). The agent starts at x = 0. Actions: 0 = left, 1 = up, 2 = right, 3 = down. Walls
+stop a move (the agent stays in place): left at x = 0, right at the junction, up/down anywhere in the
+corridor except the junction.
+
+Timing. The optimal agent walks right L times (steps t = 0 … L−1) and turns at t = L, so the episode
+lasts at most T = L + 1 steps. Turning at the junction ends the episode; so does reaching T steps
+without turning (a failure; ``terminated`` because the horizon is part of the task).
+
+Observation (``partial``): o = [y, clue, flag, noise]
+  - y: the vertical coordinate (0 in the corridor, ±1 in an arm, i.e. only in the final observation);
+  - clue: ±1 (+1: the goal is up) in the reset observation only, 0 afterwards;
+  - flag: 1 in the observation on which the turn must be taken (the agent stands at the junction, one
+    step before it can enter an arm), 0 otherwise;
+  - noise: a uniform random integer in {−1, 0, +1}, redrawn every step.
+``oracle`` appends the goal (±1) to every observation; ``full`` is the Markov state
+[x / L, y, goal, t / T].
+
+Reward. Sparse: +1 for the correct turn, 0 otherwise. Dense (``penalty=True``): additionally
+−1/(T−1) on every step that does not end the episode, so the optimal return is 1 − L/(T−1) = 0.
+
+Event–recall: one pair (the clue at t = 0, the turn at t = T−1): ξ = T, K̄ = T − 1.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
+_GOAL_STREAM, _NOISE_STREAM = 1, 2
+
+
+class TMazeCore(BatchedCore):
+    def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False):
+        super().__init__(num_envs)
+        if isinstance(corridor_length, bool) or not isinstance(corridor_length, (int, np.integer)):
+            raise TypeError(f"corridor_length must be an int, got {corridor_length!r}")
+        if corridor_length < 1:
+            raise ValueError(f"corridor_length must be >= 1, got {corridor_length}")
+        self.L = int(corridor_length)
+        self.T = self.L + 1
+        self.penalty = bool(penalty)
+        self.step_penalty = -1.0 / (self.T - 1) if self.penalty else 0.0
+        self.x = np.zeros(num_envs, dtype=np.int64)
+        self.y = np.zeros(num_envs, dtype=np.int64)
+        self.goal = np.ones(num_envs, dtype=np.int64)
+        self.noise = np.zeros(num_envs, dtype=np.int64)
+        self.action_space = gym.spaces.Discrete(4)
+        self.obs_spaces = {
+            "partial": gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
+            "oracle": gym.spaces.Box(-1.0, 1.0, (5,), np.float32),
+            "full": gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
+        }
+        self.oracle_dim = 1
+
+    def _new_episodes(self, idx):
+        self.x[idx] = 0
+        self.y[idx] = 0
+        self.goal[idx] = np.where(self.uniform(idx, _GOAL_STREAM, step=0) < 0.5, 1, -1)
+        self.noise[idx] = self.integers(idx, _NOISE_STREAM, -1, 2)
+
+    def step(self, actions, idx=None):
+        sl = slice(None) if idx is None else idx
+        x, t = self.x[sl], self.t[sl]
+        at_junction = x == self.L
+        turn = at_junction & ((actions == UP) | (actions == DOWN))
+        dx = np.where(actions == RIGHT, 1, 0) - np.where(actions == LEFT, 1, 0)
+        new_x = np.clip(x + dx, 0, self.L)
+        new_y = np.where(turn, np.where(actions == UP, 1, -1), 0)
+        t = t + 1
+        correct = turn & (new_y == self.goal[sl])
+        terminated = turn | (t >= self.T)
+        reward = np.where(terminated, correct.astype(np.float64), self.step_penalty)
+        self.x[sl] = new_x
+        self.y[sl] = new_y
+        self.t[sl] = t
+        self.success[sl] = correct
+        if idx is None:
+            self.noise[:] = self.integers(slice(None), _NOISE_STREAM, -1, 2)
+        else:
+            self.noise[idx] = self.integers(idx, _NOISE_STREAM, -1, 2)
+        return reward, terminated, np.zeros_like(terminated)
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        y = self.y[sl]
+        n = y.shape[0]
+        if variant == "full":
+            out = np.empty((n, 4), dtype=np.float32)
+            out[:, 0] = self.x[sl] / self.L
+            out[:, 1] = y
+            out[:, 2] = self.goal[sl]
+            out[:, 3] = self.t[sl] / self.T
+            return out
+        out = np.empty((n, 5 if variant == "oracle" else 4), dtype=np.float32)
+        out[:, 0] = y
+        out[:, 1] = np.where(self.t[sl] == 0, self.goal[sl], 0)
+        out[:, 2] = (self.x[sl] == self.L) & (y == 0)
+        out[:, 3] = self.noise[sl]
+        if variant == "oracle":
+            out[:, 4] = self.goal[sl]
+        return out
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return self.goal[sl, None].astype(np.float32)
+
+    def render_ansi(self, i: int) -> str:
+        top = [" "] * (self.L + 1)
+        mid = ["."] * (self.L + 1)
+        bot = [" "] * (self.L + 1)
+        top[self.L] = "G" if self.goal[i] == 1 else "x"
+        bot[self.L] = "G" if self.goal[i] == -1 else "x"
+        row = {1: top, 0: mid, -1: bot}[int(self.y[i])]
+        row[self.x[i]] = "A"
+        return "\n".join("".join(r) for r in (top, mid, bot)) + f"\nt={self.t[i]}/{self.T}\n"
+
+
+class TMazePassive(NativeEnv):
+    """Passive T-Maze (single environment). Kwargs: ``corridor_length`` (L >= 1), ``penalty`` (dense)."""
+
+    core_cls = TMazeCore
+
+
+class TMazePassiveVector(NativeVectorEnv):
+    """Passive T-Maze, N environments in one numpy step."""
+
+    core_cls = TMazeCore

@@ -1,0 +1,45 @@
+"""`membench-envs` console script and the generated README tables."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from membench_envs import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("membench-envs", path=str(Path(sys.executable).parent))
+    cmd = [exe, *args] if exe else [sys.executable, "-m", "membench_envs.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_list_filters_by_suite_memory_type_and_namespace():
+    out = run("list", "--namespace", "MIKASA", "--memory-type", "object", "--ids")
+    assert out.returncode == 0
+    ids = out.stdout.split()
+    assert "MIKASA/TMazePassive-v0" in ids and all(i.startswith("MIKASA/") for i in ids)
+    table = run("list", "--suite", "MIKASA-Base").stdout
+    assert "MIKASA/TMazePassive-v0" in table and "environment(s)" in table and "Ξ" in table
+
+
+def test_bad_filter_and_unknown_id_are_one_line_errors():
+    out = run("list", "--suite", "Nope")
+    assert out.returncode == 2 and "unknown suite" in out.stderr
+    out = run("info", "MIKASA/TMazePasive-v0")
+    assert out.returncode == 2 and "Did you mean" in out.stderr
+
+
+def test_info_and_plan():
+    out = run("info", "MIKASA/TMazePassive-v0")
+    assert out.returncode == 0 and "corridor_length" in out.stdout and "K̄" in out.stdout
+    out = run("plan", "MIKASA/TMazePassive-v0", "--K", "4", "--K-eff", "50")
+    assert out.returncode == 0 and "LTM-only" in out.stdout and "yes" in out.stdout
+
+
+def test_readme_tables_are_generated_from_the_catalogue():
+    assert cli.main(["readme", str(ROOT / "README.md"), "--check"]) == 0

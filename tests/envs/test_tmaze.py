@@ -1,0 +1,206 @@
+"""Passive T-Maze: geometry, step-exact cue/flag timing, rewards, variants, batched == single."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from membench_envs.envs.tmaze import DOWN, LEFT, RIGHT, UP
+
+import membench_envs  # noqa: F401  (registers the IDs)
+
+L = 10
+
+
+def make(variant="partial", **kw):
+    return gym.make("MIKASA/TMazePassive-v0", obs_variant=variant, **kw)
+
+
+def run_episode(env, policy, seed):
+    obs, info = env.reset(seed=seed)
+    first = obs
+    total, steps = 0.0, 0
+    while True:
+        obs, r, term, trunc, info = env.step(policy(obs, steps, first))
+        total += r
+        steps += 1
+        if term or trunc:
+            return total, steps, info
+
+
+def test_cue_only_at_reset_flag_only_at_junction_and_T_is_L_plus_1():
+    env = make()
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        goal = info["oracle"][0]
+        assert obs[1] == goal and goal in (-1, 1)
+        assert obs[0] == 0 and obs[2] == 0
+        for t in range(1, L + 1):
+            obs, r, term, trunc, info = env.step(RIGHT)
+            assert obs[1] == 0, "the clue must be visible at t=0 only"
+            assert obs[2] == (1 if t == L else 0), f"flag wrong at t={t}"
+            assert obs[3] in (-1, 0, 1)
+            assert not term and r == 0
+        obs, r, term, trunc, info = env.step(UP if goal == 1 else DOWN)
+        assert term and not trunc and r == 1.0 and info["success"]
+        assert obs[0] == goal
+    assert membench_envs.info("MIKASA/TMazePassive-v0").episode_length == L + 1
+
+
+def test_noise_channel_takes_all_three_values():
+    env = make()
+    env.reset(seed=0)
+    seen = set()
+    for _ in range(L):
+        seen.add(float(env.step(RIGHT)[0][3]))
+    env.reset(seed=1)
+    for _ in range(L):
+        seen.add(float(env.step(RIGHT)[0][3]))
+    assert seen == {-1.0, 0.0, 1.0}
+
+
+def test_walls_wrong_turn_and_timeout():
+    env = make()
+    obs, info = env.reset(seed=0)
+    goal = info["oracle"][0]
+    # Up/down in the corridor and left at the start are walls: nothing happens, time passes.
+    for a in (UP, DOWN, LEFT):
+        obs, r, term, _, _ = env.step(a)
+        assert obs[0] == 0 and r == 0 and not term
+    for _ in range(L - 3):
+        env.step(RIGHT)
+    # 3 steps lost: the agent is 3 cells short of the junction with 1 step left.
+    obs, r, term, trunc, info = env.step(RIGHT)
+    assert term and r == 0 and not info["success"]
+    # Wrong turn.
+    obs, info = env.reset(seed=0)
+    for _ in range(L):
+        env.step(RIGHT)
+    obs, r, term, _, info = env.step(DOWN if goal == 1 else UP)
+    assert term and r == 0 and not info["success"] and obs[0] == -goal
+
+
+def test_dense_penalty_is_minus_one_over_T_minus_1():
+    env = gym.make("MIKASA/TMazePassiveDense-v0")
+    obs, info = env.reset(seed=4)
+    goal = info["oracle"][0]
+    rewards = [env.step(RIGHT)[1] for _ in range(L)]
+    np.testing.assert_allclose(rewards, -1.0 / L)
+    _, r, term, _, info = env.step(UP if goal == 1 else DOWN)
+    assert term and r == 1.0 and info["success"]
+
+
+def oracle_policy(obs, t, first):
+    # Memoryless: reads the goal from the oracle channel, turns when the flag is up.
+    return (UP if obs[4] > 0 else DOWN) if obs[2] == 1 else RIGHT
+
+
+def full_policy(obs, t, first):
+    return (UP if obs[2] > 0 else DOWN) if obs[0] == 1.0 else RIGHT
+
+
+def partial_memoryless_policy(obs, t, first):
+    # The best memoryless policy: it cannot know the clue at the junction, so it always turns up.
+    return UP if obs[2] == 1 else RIGHT
+
+
+def partial_memory_policy(obs, t, first):
+    return (UP if first[1] > 0 else DOWN) if obs[2] == 1 else RIGHT
+
+
+@pytest.mark.parametrize(
+    "variant,policy,expected",
+    [
+        ("oracle", oracle_policy, (1.0, 1.0)),
+        ("full", full_policy, (1.0, 1.0)),
+        ("partial", partial_memory_policy, (1.0, 1.0)),
+        ("partial", partial_memoryless_policy, (0.4, 0.6)),
+    ],
+)
+def test_memory_improvability_ladder_with_scripted_policies(variant, policy, expected):
+    env = make(variant)
+    results = [run_episode(env, policy, seed) for seed in range(200)]
+    success = np.mean([info["success"] for _, _, info in results])
+    assert expected[0] <= success <= expected[1], success
+    assert all(steps == L + 1 for _, steps, _ in results)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
+def test_batched_matches_single_envs_step_for_step(mode, variant):
+    n, corridor = 8, 4
+    kwargs = dict(obs_variant=variant, corridor_length=corridor)
+    batched = gym.make_vec("MIKASA/TMazePassive-v0", num_envs=n, vectorization_mode="vector_entry_point",
+                           autoreset_mode=mode, **kwargs)
+    sync = gym.make_vec("MIKASA/TMazePassive-v0", num_envs=n, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": mode}, **kwargs)
+    assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
+    ob, ib = batched.reset(seed=42)
+    os_, is_ = sync.reset(seed=42)
+    np.testing.assert_array_equal(ob, os_)
+    np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(60):
+        a = rng.integers(0, 4, size=n)
+        a[rng.random(n) < 0.5] = RIGHT
+        ob, rb, tb, trb, ib = batched.step(a)
+        os_, rs, ts, trs, is_ = sync.step(a)
+        np.testing.assert_array_equal(ob, os_)
+        np.testing.assert_array_equal(rb, rs)
+        np.testing.assert_array_equal(tb, ts)
+        np.testing.assert_array_equal(trb, trs)
+        np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
+        if mode == AutoresetMode.SAME_STEP and tb.any():
+            for i in np.flatnonzero(tb):
+                np.testing.assert_array_equal(ib["final_obs"][i], is_["final_obs"][i])
+                assert ib["final_info"]["success"][i] == is_["final_info"]["success"][i]
+        if mode == AutoresetMode.NEXT_STEP and tb.any():
+            np.testing.assert_array_equal(ib["success"][tb], is_["success"][tb])
+        finished += int(tb.sum())
+    assert finished > n  # several autoresets happened
+
+
+def test_batched_reset_with_seed_list_and_bad_inputs():
+    venv = gym.make_vec("MIKASA/TMazePassive-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    obs, info = venv.reset(seed=[5, 6, 7])
+    single = make()
+    for i, s in enumerate([5, 6, 7]):
+        np.testing.assert_array_equal(obs[i], single.reset(seed=s)[0])
+    with pytest.raises(ValueError, match="seeds"):
+        venv.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="shape"):
+        venv.step(np.zeros(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="outside the action space"):
+        venv.step(np.array([0, 1, 4]))
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_bad_corridor_length(bad):
+    with pytest.raises(ValueError, match="corridor_length must be >= 1"):
+        gym.make("MIKASA/TMazePassive-v0", corridor_length=bad)
+
+
+def test_corridor_length_type_and_step_before_reset():
+    with pytest.raises(TypeError, match="corridor_length must be an int"):
+        gym.make("MIKASA/TMazePassive-v0", corridor_length=2.5)
+    env = membench_envs.envs.tmaze.TMazePassive()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(RIGHT)
+
+
+def test_fixed_length_ids_and_custom_length():
+    for n in (5, 30, 100, 300):
+        spec = membench_envs.info(f"MIKASA/TMazePassiveL{n}-v0")
+        assert spec.episode_length == n + 1 and spec.xi == (n + 1, n + 1)
+    env = gym.make("MIKASA/TMazePassive-v0", corridor_length=3)
+    env.reset(seed=0)
+    assert [env.step(RIGHT)[0][2] for _ in range(3)] == [0, 0, 1]
+
+
+def test_render_ansi():
+    env = gym.make("MIKASA/TMazePassive-v0", render_mode="ansi", corridor_length=3)
+    env.reset(seed=0)
+    text = env.render()
+    assert "A" in text and "G" in text and "t=0/4" in text
