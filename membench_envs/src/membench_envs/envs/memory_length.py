@@ -1,0 +1,130 @@
+"""bsuite MemoryLength (Osband et al., "Behaviour Suite for RL": the ``memory_len`` / ``memory_size``
+experiments on the ``memory_chain`` environment), as collected in MIKASA-Base.
+
+Parameters: ``memory_length`` L >= 1 and ``num_bits`` B >= 1. Per episode, B context bits c ∈ {0, 1}^B are
+drawn i.i.d. fair, and one query index q uniform in {0, …, B−1}. Actions: 2 (0 or 1).
+
+Timing (bsuite's, reproduced exactly). bsuite computes the observation that a step returns from its step
+counter *before* incrementing it, so the observation of the reset and of the first step are identical.
+With t = the number of actions taken so far and s = max(t − 1, 0) the step counter the observation shows:
+
+  - o[0] = 1 − s / L: the time channel (1 at reset and after the first action, 1/L when the query is shown,
+    0 in the final observation);
+  - o[1] = q (the raw index, 0 … B−1) when s = L − 1, else 0: the query is shown in the observation the
+    agent answers from (after L actions) and nowhere else;
+  - o[2:] = 2c − 1 (±1) when s = 0, else 0: the context, in the reset observation and in the observation
+    after the first action.
+
+The episode is T = L + 1 actions long. Actions 1 … L give reward 0; action L + 1 (taken on the observation
+that shows the query) is judged: reward +1 if it equals c[q], −1 otherwise, and the episode ends with
+``terminated=True, truncated=False`` (MIKASA-Base's adapter reports ``truncated=True`` as well, which tells
+an agent to bootstrap from a terminal state: a defect we do not copy). ``info["success"]``: reward == +1.
+
+Variants. ``oracle`` appends the B context bits (±1) to every observation: before the query is revealed
+the agent cannot know which bit will be asked, so all of them must be remembered; with the query shown at
+o[1] a memoryless policy then answers optimally. ``full`` is the Markov state [t / T, q, 2c − 1].
+
+Event–recall: one pair. The context is observed at t = 0 and again at t = 1 (the duplicated first
+observation), so the event lasts Δt = 1 from t_e = 0; the recall is the judged action at t_r = L:
+ξ = t_r − t_e − Δt + 1 = L, K̄ = L − 1.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from membench_envs.envs import _rng
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+_CONTEXT_STREAM, _QUERY_STREAM = 1, 2
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+class MemoryLengthCore(BatchedCore):
+    def __init__(self, num_envs: int, memory_length: int = 10, num_bits: int = 1):
+        super().__init__(num_envs)
+        self.L = _positive_int("memory_length", memory_length)
+        self.B = _positive_int("num_bits", num_bits)
+        self.T = self.L + 1
+        self.context = np.zeros((num_envs, self.B), dtype=np.int64)
+        self.query = np.zeros(num_envs, dtype=np.int64)
+        self._bit_ids = np.arange(self.B, dtype=np.uint64)
+        self.action_space = gym.spaces.Discrete(2)
+        qmax = float(max(self.B - 1, 1))  # the query is 0 … B−1; a bound of 1 for B = 1 keeps low < high
+        low = np.array([0.0, 0.0] + [-1.0] * self.B, dtype=np.float32)
+        high = np.array([1.0, qmax] + [1.0] * self.B, dtype=np.float32)
+        self.obs_spaces = {
+            "partial": gym.spaces.Box(low, high, dtype=np.float32),
+            "oracle": gym.spaces.Box(
+                np.concatenate([low, -np.ones(self.B, np.float32)]),
+                np.concatenate([high, np.ones(self.B, np.float32)]),
+                dtype=np.float32,
+            ),
+            "full": gym.spaces.Box(low, high, dtype=np.float32),
+        }
+        self.oracle_dim = self.B
+
+    def _new_episodes(self, idx):
+        # One counter per bit (the bit index stands in for the step), drawn once per episode.
+        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._bit_ids[None, :], _CONTEXT_STREAM)
+        self.context[idx] = (u < 0.5).astype(np.int64)
+        self.query[idx] = self.integers(idx, _QUERY_STREAM, 0, self.B, step=0)
+
+    def step(self, actions, idx=None):
+        sl = slice(None) if idx is None else idx
+        t = self.t[sl] + 1
+        final = t >= self.T
+        context, query = self.context[sl], self.query[sl]
+        answer = context[np.arange(t.shape[0]), query]
+        correct = final & (actions == answer)
+        reward = np.where(final, np.where(correct, 1.0, -1.0), 0.0)
+        self.t[sl] = t
+        self.success[sl] = correct
+        return reward, final, np.zeros_like(final)
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        t = self.t[sl]
+        n = t.shape[0]
+        bits = 2 * self.context[sl] - 1
+        if variant == "full":
+            out = np.empty((n, 2 + self.B), dtype=np.float32)
+            out[:, 0] = t / self.T
+            out[:, 1] = self.query[sl]
+            out[:, 2:] = bits
+            return out
+        s = np.maximum(t - 1, 0)
+        out = np.zeros((n, 2 + self.B + (self.B if variant == "oracle" else 0)), dtype=np.float32)
+        out[:, 0] = 1.0 - s / self.L
+        out[:, 1] = np.where(s == self.L - 1, self.query[sl], 0)
+        out[:, 2 : 2 + self.B] = np.where((s == 0)[:, None], bits, 0)
+        if variant == "oracle":
+            out[:, 2 + self.B :] = bits
+        return out
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return (2 * self.context[sl] - 1).astype(np.float32)
+
+    def render_ansi(self, i: int) -> str:
+        bits = "".join("+" if c else "-" for c in self.context[i])
+        return f"t={self.t[i]}/{self.T} context={bits} query={self.query[i]}\n"
+
+
+class MemoryLength(NativeEnv):
+    """bsuite MemoryLength (single environment). Kwargs: ``memory_length`` (L >= 1), ``num_bits`` (B >= 1)."""
+
+    core_cls = MemoryLengthCore
+
+
+class MemoryLengthVector(NativeVectorEnv):
+    """bsuite MemoryLength, N environments in one numpy step."""
+
+    core_cls = MemoryLengthCore
