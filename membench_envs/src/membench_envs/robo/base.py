@@ -1,0 +1,471 @@
+"""The MIKASA-Robo platform: a ManiSkill3 base for "show, hide, choose" tabletop memory tasks on a Franka Panda.
+
+:class:`MemoryTabletopEnv` is a ManiSkill ``BaseEnv``. It owns everything the memory tasks share, so a task only
+says *which* objects exist, *when* each is visible and *where*, and what counts as success:
+
+- **Scene.** ManiSkill's ``TableSceneBuilder`` (table top at z = 0), Panda with a wrist camera (``panda_wristcam``)
+  rooted at (-0.615, 0, 0), rest pose ``[0, 0, 0, -2π/3, 0, 2π/3, π/4, 0.04, 0.04]`` with N(0, 0.02) noise on the
+  seven arm joints, drawn from the per-environment episode RNG (so GPU env i and a CPU env with the same seed agree).
+- **Cameras.** ``base_camera`` 128×128, fov π/2, eye (0.3, 0, 0.6) looking at (-0.1, 0, 0.1); the wrist
+  ``hand_camera`` 128×128 of ``panda_wristcam``; a 512×512 ``render_camera`` for videos only.
+- **Controls.** ``pd_joint_delta_pos`` (default, 8-D: 7 arm-joint deltas + gripper, in [-1, 1]) or
+  ``pd_ee_delta_pose`` (7-D: xyz + axis-angle deltas + gripper).
+- **Rewards.** ``sparse`` (= success), ``dense`` (the task's terms, overwritten by ``MAX_DENSE_REWARD`` on success)
+  and ``normalized_dense`` (dense / ``MAX_DENSE_REWARD``, in [0, 1]); also ManiSkill's ``none``.
+- **Episodes.** ``elapsed_steps`` is 0 at reset; the observation returned at step t shows the scene *after* the
+  phase schedule for step t was applied. Episodes truncate at ``max_episode_steps`` (T of the paper's Table 1) and,
+  by default, terminate on success (ManiSkill's convention; ``terminate_on_success=False`` gives the paper
+  baselines' fixed-length episodes). ``info["success_once"]`` latches success within an episode.
+- **Observations** (``obs_variant``; every value batched, leading dim ``num_envs``; stable keys):
+
+  ========== ===================================================================================================
+  variant    keys
+  ========== ===================================================================================================
+  partial    ``rgb`` uint8 (128, 128, 6) = base camera RGB ‖ wrist camera RGB; ``joints`` float32 (25,) =
+             qpos (9) ‖ qvel (9) ‖ tcp_pose (7: xyz + wxyz quaternion). The paper's "RGB+joints" memory test.
+  oracle     partial + ``oracle`` int64 (k,): exactly what must be remembered (task's ``ORACLE_KEYS``).
+  full       ``state`` float32 (D,) = qpos ‖ qvel ‖ tcp_pose ‖ task state ‖ oracle (the oracle is the LAST k
+             entries). The paper's ``state`` mode: an MDP, the solvability check.
+  rgb        ``rgb`` only (the paper's offline-RL "RGB" mode).
+  prompt     partial + ``prompt`` float32 (task's ``PROMPT_DIM``,); only for tasks with a static prompt.
+  ========== ===================================================================================================
+
+  ``full`` needs no renderer (ManiSkill ``obs_mode="state"``); the others use ManiSkill ``obs_mode="rgb"``.
+
+**Hiding objects (the fix for the upstream Remember* defect).** A hidden object is *parked*: teleported to its own
+slot 1000 m above the table (``PARK_Z``; slots ``PARK_SPACING`` m apart, so parked objects never touch each other),
+with zero velocity, and re-pinned there after every control step, so it never falls, never collides and never
+reaches a camera (all cameras have far plane 100 m). The same mechanism works on the CPU and the GPU backend (GPU
+visibility cannot be toggled at run time; poses can). When the schedule reveals an object, it is written to the
+exact pose the task recorded at reset, with zero velocity. Upstream MIKASA-Robo wrote z = 1000 into the *physics*
+pose inside ``evaluate()`` and restored poses it had read in the same call, so the choice cubes fell back from
+1000 m and never reached the table on the CPU backend (upstream PR #6).
+
+**How a task subclasses the platform**::
+
+    class MyTask(MemoryTabletopEnv):
+        MAX_EPISODE_STEPS = 60          # T (truncation), overridable with the max_episode_steps kwarg
+        MAX_DENSE_REWARD = 3.0          # value written on success; normalized_dense divides by it
+        ORACLE_KEYS = ("true_color_indices",)
+
+        def __init__(self, *args, my_param=5, **kwargs):
+            self.my_param = my_param    # set task parameters BEFORE super().__init__ (it builds the scene)
+            super().__init__(*args, **kwargs)
+
+        def phase_schedule(self):       # [(name, first step)], first step 0, non-decreasing
+            return [("cue", 0), ("delay", 5), ("choice", 10)]
+
+        def _load_objects(self, options):      # build actors; register the ones the schedule moves
+            self.cube = self.register_memory_object(build_shape(self.scene, "cube", 0.02, RED, "cube"))
+
+        def _initialize_task(self, env_idx, rng):   # sample the episode (rng: per-env numpy RNGs), then
+            self.show("cue", 0, env_idx, p_centre)   # schedule: visible at phase entry, placed at p (b, 3)
+            self.keep("delay", 0, env_idx)           # or stays visible where it is; unscheduled = hidden
+
+        def oracle(self):                # (num_envs, k) int64 tensor; info["oracle"] and obs["oracle"]
+        def oracle_bounds(self):         # (low, high) sequences of length k, for the observation space
+        def _evaluate_task(self):        # dict with boolean tensor "success" (+ anything the reward needs)
+        def _reward_terms(self, info):   # dict name -> (num_envs,) float tensor; dense = sum (success -> max)
+        def _task_state(self, info):     # dict name -> (num_envs, d) tensor, put in the full-variant state
+        def describe_oracle(self, i):    # human-readable target of env i (render overlays)
+
+``ShellGame``-style tasks use the same hooks: the ball is ``show``-n during the cue phase and ``keep``-t afterwards
+(physically under a mug); the mugs are hidden during the cue phase and ``show``-n over the cups' positions at the
+occlusion step; success rules and reward terms are the task's own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import sapien
+import torch
+from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.sensors.camera import CameraConfig
+from mani_skill.utils import common, sapien_utils
+from mani_skill.utils.scene_builder.table import TableSceneBuilder
+from mani_skill.utils.structs.actor import Actor
+from mani_skill.utils.structs.pose import Pose
+from mani_skill.utils.structs.types import GPUMemoryConfig, SimConfig
+
+from membench_envs.envs._native import check_variant
+
+#: Observation variants of the platform; the first three are membench's ladder.
+VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")
+#: The ManiSkill ``obs_mode`` each variant needs.
+VARIANT_OBS_MODE = {"partial": "rgb", "oracle": "rgb", "rgb": "rgb", "prompt": "rgb", "full": "state"}
+CONTROL_MODES = ("pd_joint_delta_pos", "pd_ee_delta_pose")
+REWARD_MODES = ("sparse", "dense", "normalized_dense", "none")
+#: Panda arm rest pose of MIKASA-Robo (higher above the table than ManiSkill's default), gripper open.
+PANDA_REST_QPOS = (0.0, 0.0, 0.0, -2 * math.pi / 3, 0.0, 2 * math.pi / 3, math.pi / 4, 0.04, 0.04)
+ROBOT_ROOT = (-0.615, 0.0, 0.0)
+JOINTS_DIM = 25
+
+
+class MemoryTabletopEnv(BaseEnv):
+    """Base of every MIKASA-Robo task (see the module docstring for the contract and the subclassing recipe)."""
+
+    SUPPORTED_ROBOTS: ClassVar[list] = ["panda_wristcam", "panda"]
+    SUPPORTED_REWARD_MODES = REWARD_MODES
+
+    MAX_EPISODE_STEPS: ClassVar[int] = 60
+    MAX_DENSE_REWARD: ClassVar[float] = 1.0
+    ORACLE_KEYS: ClassVar[tuple[str, ...]] = ()
+    PROMPT_DIM: ClassVar[int] = 0
+    CAMERA_SIZE: ClassVar[int] = 128
+    BASE_CAMERA_EYE: ClassVar[tuple] = (0.3, 0.0, 0.6)
+    BASE_CAMERA_TARGET: ClassVar[tuple] = (-0.1, 0.0, 0.1)
+    RENDER_CAMERA_EYE: ClassVar[tuple] = (0.5, 1.0, 1.0)
+    RENDER_CAMERA_TARGET: ClassVar[tuple] = (-0.3, 0.0, 0.0)
+    PARK_Z: ClassVar[float] = 1000.0
+    PARK_SPACING: ClassVar[float] = 2.0
+
+    def __init__(
+        self,
+        *args: Any,
+        obs_variant: str = "partial",
+        robot_uids: str = "panda_wristcam",
+        robot_init_qpos_noise: float = 0.02,
+        max_episode_steps: int | None = None,
+        terminate_on_success: bool = True,
+        obs_mode: str | None = None,
+        control_mode: str | None = "pd_joint_delta_pos",
+        **kwargs: Any,
+    ):
+        self.obs_variant = check_variant(obs_variant, VARIANTS)
+        if self.obs_variant == "prompt" and self.PROMPT_DIM == 0:
+            raise ValueError(f"{type(self).__name__} has no static prompt; obs_variant='prompt' is not available")
+        if robot_uids != "panda_wristcam" and VARIANT_OBS_MODE[self.obs_variant] == "rgb":
+            raise ValueError(f"obs_variant={obs_variant!r} needs the wrist camera: use robot_uids='panda_wristcam'")
+        needed = VARIANT_OBS_MODE[self.obs_variant]
+        if obs_mode is not None and obs_mode != needed:
+            raise ValueError(
+                f"obs_mode={obs_mode!r} conflicts with obs_variant={obs_variant!r} (which uses ManiSkill obs_mode "
+                f"{needed!r}); choose the observation with obs_variant"
+            )
+        if control_mode not in CONTROL_MODES:
+            raise ValueError(f"unknown control_mode {control_mode!r}; valid: {', '.join(CONTROL_MODES)}")
+        reward_mode = kwargs.get("reward_mode")
+        if reward_mode is not None and reward_mode not in REWARD_MODES:
+            raise ValueError(f"unknown reward_mode {reward_mode!r}; valid: {', '.join(REWARD_MODES)}")
+        self.robot_init_qpos_noise = float(robot_init_qpos_noise)
+        self.max_episode_steps = int(max_episode_steps or self.MAX_EPISODE_STEPS)
+        if self.max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}")
+        self.terminate_on_success = bool(terminate_on_success)
+        schedule = list(self.phase_schedule())
+        starts = [start for _, start in schedule]
+        if not schedule or starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:], strict=False)):
+            raise ValueError(f"phase_schedule must start at step 0 and be non-decreasing, got {schedule}")
+        self.phase_names = tuple(name for name, _ in schedule)
+        self.phase_starts = tuple(int(start) for _, start in schedule)
+        self.memory_objects: list[Actor] = []
+        super().__init__(*args, robot_uids=robot_uids, obs_mode=needed, control_mode=control_mode, **kwargs)
+
+    # ------------------------------------------------------------------------------------------------------------
+    # Task hooks (override in subclasses)
+    # ------------------------------------------------------------------------------------------------------------
+    def phase_schedule(self) -> Sequence[tuple[str, int]]:
+        """``[(phase name, first step), ...]``: first step 0, non-decreasing."""
+        raise NotImplementedError
+
+    def _load_objects(self, options: dict) -> None:
+        """Build the task's actors (call :meth:`register_memory_object` for those the schedule moves)."""
+        raise NotImplementedError
+
+    def _initialize_task(self, env_idx: torch.Tensor, rng) -> None:
+        """Sample the episode of environments ``env_idx`` and fill the schedule with :meth:`show` / :meth:`keep`.
+
+        ``rng`` is ManiSkill's batched numpy RNG restricted to ``env_idx`` (``rng.normal(...)`` returns one row per
+        environment); use it, not the global torch RNG, so that seeding is exact on every backend.
+        """
+        raise NotImplementedError
+
+    def oracle(self) -> torch.Tensor:
+        """The remembered quantity, (num_envs, k) int64."""
+        raise NotImplementedError
+
+    def oracle_bounds(self) -> tuple[Sequence[float], Sequence[float]]:
+        raise NotImplementedError
+
+    def prompt(self) -> torch.Tensor:
+        """The static task prompt, (num_envs, PROMPT_DIM) float32 (only tasks with PROMPT_DIM > 0)."""
+        raise NotImplementedError
+
+    def _evaluate_task(self) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _reward_terms(self, info: dict) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _task_state(self, info: dict) -> dict[str, torch.Tensor]:
+        return {}
+
+    def describe_oracle(self, env_i: int) -> str:
+        return str(common.to_numpy(self.oracle()[env_i]).tolist())
+
+    # ------------------------------------------------------------------------------------------------------------
+    # Schedule API for tasks
+    # ------------------------------------------------------------------------------------------------------------
+    def register_memory_object(self, actor: Actor) -> Actor:
+        """Let the phase schedule move ``actor`` (must be a dynamic or kinematic actor built in every sub-scene)."""
+        self.memory_objects.append(actor)
+        return actor
+
+    def phase_index(self, name: str) -> int:
+        try:
+            return self.phase_names.index(name)
+        except ValueError:
+            raise ValueError(f"unknown phase {name!r}; phases: {self.phase_names}") from None
+
+    def show(self, phase: str, obj: int, env_idx: torch.Tensor, p, q=None) -> None:
+        """Object ``obj`` is visible during ``phase`` and is placed at position ``p`` (b, 3) when the phase starts."""
+        k = self.phase_index(phase)
+        p = common.to_tensor(p, device=self.device).float().reshape(-1, 3)
+        pose = torch.zeros((len(env_idx), 7), device=self.device)
+        pose[:, :3] = p
+        if q is None:
+            pose[:, 3] = 1.0
+        else:
+            pose[:, 3:] = common.to_tensor(q, device=self.device).float().reshape(-1, 4)
+        self._sched_visible[k, env_idx, obj] = True
+        self._sched_place[k, env_idx, obj] = True
+        self._sched_pose[k, env_idx, obj] = pose
+
+    def keep(self, phase: str, obj: int, env_idx: torch.Tensor) -> None:
+        """Object ``obj`` stays visible during ``phase``, wherever the previous phase (and the robot) left it."""
+        k = self.phase_index(phase)
+        self._sched_visible[k, env_idx, obj] = True
+        self._sched_place[k, env_idx, obj] = False
+
+    def current_phase(self) -> torch.Tensor:
+        """Index of the current phase of every environment, (num_envs,) int64."""
+        return self._phase_of(self.elapsed_steps)
+
+    def object_visible(self) -> torch.Tensor:
+        """(num_envs, M) bool: which memory objects are on the table now (the schedule's view)."""
+        phase = self.current_phase()
+        return self._sched_visible[phase, torch.arange(self.num_envs, device=self.device)]
+
+    @property
+    def memory_object_positions(self) -> torch.Tensor:
+        """(num_envs, M, 3) positions of the memory objects (parked ones report their parking slot)."""
+        m = len(self.memory_objects)
+        p = self._memory_view.pose.p  # (M * num_envs, 3), object-major
+        return p.reshape(m, self.num_envs, 3).transpose(0, 1)
+
+    # ------------------------------------------------------------------------------------------------------------
+    # ManiSkill plumbing
+    # ------------------------------------------------------------------------------------------------------------
+    @property
+    def _default_sim_config(self):
+        return SimConfig(
+            gpu_memory_config=GPUMemoryConfig(
+                found_lost_pairs_capacity=2**25, max_rigid_patch_count=2**19, max_rigid_contact_count=2**21
+            )
+        )
+
+    @property
+    def _default_sensor_configs(self):
+        pose = sapien_utils.look_at(eye=list(self.BASE_CAMERA_EYE), target=list(self.BASE_CAMERA_TARGET))
+        size = self.CAMERA_SIZE
+        return [CameraConfig("base_camera", pose, size, size, np.pi / 2, 0.01, 100)]
+
+    @property
+    def _default_human_render_camera_configs(self):
+        pose = sapien_utils.look_at(list(self.RENDER_CAMERA_EYE), list(self.RENDER_CAMERA_TARGET))
+        return CameraConfig("render_camera", pose, 512, 512, 1, 0.01, 100)
+
+    def _load_agent(self, options: dict):
+        super()._load_agent(options, sapien.Pose(p=list(ROBOT_ROOT)))
+
+    def _load_scene(self, options: dict):
+        self.table_scene = TableSceneBuilder(self, robot_init_qpos_noise=self.robot_init_qpos_noise)
+        self.table_scene.build()
+        self.memory_objects = []
+        self._load_objects(options)
+        n, m, p = self.num_envs, len(self.memory_objects), len(self.phase_names)
+        if m == 0:
+            raise RuntimeError(f"{type(self).__name__}._load_objects registered no memory object")
+        dev = self.device
+        self._memory_view = Actor.merge(self.memory_objects, name="membench_memory_objects")
+        self._sched_visible = torch.zeros((p, n, m), dtype=torch.bool, device=dev)
+        self._sched_place = torch.zeros((p, n, m), dtype=torch.bool, device=dev)
+        self._sched_pose = torch.zeros((p, n, m, 7), device=dev)
+        park = torch.zeros((m, 7), device=dev)
+        park[:, 0] = torch.arange(m, device=dev, dtype=torch.float32) * self.PARK_SPACING
+        park[:, 2] = self.PARK_Z
+        park[:, 3] = 1.0
+        self._park_pose = park
+        self._starts = torch.tensor(self.phase_starts, device=dev, dtype=torch.int64)
+        self._success_once = torch.zeros(n, dtype=torch.bool, device=dev)
+        self._last_reward = torch.zeros(n, device=dev)
+        self._last_reward_terms: dict[str, torch.Tensor] = {}
+
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict):
+        with torch.device(self.device):
+            self.table_scene.initialize(env_idx)
+            self._reset_robot(env_idx)
+            self._sched_visible[:, env_idx] = False
+            self._sched_place[:, env_idx] = False
+            self._success_once[env_idx] = False
+            self._last_reward[env_idx] = 0.0
+            self._initialize_task(env_idx, self._batched_episode_rng[common.to_numpy(env_idx)])
+            self._apply_schedule(env_idx, torch.zeros(len(env_idx), dtype=torch.int64, device=self.device))
+
+    def _reset_robot(self, env_idx: torch.Tensor) -> None:
+        rest = np.asarray(PANDA_REST_QPOS, dtype=np.float64)
+        rng = self._batched_episode_rng[common.to_numpy(env_idx)]
+        noise = np.asarray(rng.normal(0.0, self.robot_init_qpos_noise, 7)).reshape(len(env_idx), 7)
+        qpos = np.tile(rest, (len(env_idx), 1))
+        qpos[:, :7] += noise
+        self.agent.reset(common.to_tensor(qpos, device=self.device).float())
+        self.agent.robot.set_root_pose(sapien.Pose(list(ROBOT_ROOT)))
+
+    def _phase_of(self, t: torch.Tensor) -> torch.Tensor:
+        t = t.to(torch.int64).reshape(-1, 1)
+        return (t >= self._starts.reshape(1, -1)).sum(dim=1) - 1
+
+    def _apply_schedule(self, env_idx: torch.Tensor, t: torch.Tensor) -> bool:
+        """Park hidden objects and place objects whose phase starts at step ``t``. Returns whether it wrote."""
+        phase = self._phase_of(t)
+        entering = t.to(torch.int64) == self._starts[phase]
+        visible = self._sched_visible[phase, env_idx]  # (b, M)
+        place = self._sched_place[phase, env_idx] & visible & entering[:, None]
+        write = place | ~visible
+        if not bool(write.any()):
+            return False
+        zeros6 = torch.zeros((1, 6), device=self.device)
+        for j in torch.nonzero(write.any(dim=0)).flatten().tolist():
+            rows = torch.nonzero(write[:, j]).flatten()
+            sel = env_idx[rows]
+            placed = self._sched_pose[phase[rows], sel, j]
+            pose = torch.where(place[rows, j, None], placed, self._park_pose[j].expand(len(rows), 7))
+            state = torch.cat([pose, zeros6.expand(len(rows), 6)], dim=1)
+            self.memory_objects[j].set_state(state, env_idx=sel)
+        return True
+
+    def _after_control_step(self):
+        t = self._elapsed_steps.to(torch.int64) + 1  # the step whose observation is about to be produced
+        all_idx = torch.arange(self.num_envs, device=self.device)
+        if self.gpu_sim_enabled:
+            # physics ran since the last fetch: refresh the buffer before writing rows into it
+            self.scene.px.gpu_fetch_rigid_dynamic_data()
+            if self._apply_schedule(all_idx, t):
+                self.scene.px.gpu_apply_rigid_dynamic_data()
+        else:
+            self._apply_schedule(all_idx, t)
+
+    # --- evaluation, reward, episode end ---------------------------------------------------------------------
+    def evaluate(self) -> dict:
+        info = self._evaluate_task()
+        self._success_once = self._success_once | info["success"]
+        info["success_once"] = self._success_once.clone()
+        info["phase"] = self.current_phase()
+        info["oracle"] = self.oracle()
+        return info
+
+    def compute_dense_reward(self, obs: Any, action: torch.Tensor, info: dict):
+        terms = self._reward_terms(info)
+        reward = torch.zeros(self.num_envs, device=self.device)
+        for value in terms.values():
+            reward = reward + value.float()
+        reward = torch.where(info["success"], torch.full_like(reward, self.MAX_DENSE_REWARD), reward)
+        self._last_reward_terms = terms
+        return reward
+
+    def compute_normalized_dense_reward(self, obs: Any, action: torch.Tensor, info: dict):
+        return self.compute_dense_reward(obs=obs, action=action, info=info) / self.MAX_DENSE_REWARD
+
+    def step(self, action):
+        obs, reward, terminated, _, info = super().step(action)
+        if not self.terminate_on_success:
+            terminated = torch.zeros_like(terminated)
+        truncated = self.elapsed_steps >= self.max_episode_steps
+        self._last_reward = reward.float() if isinstance(reward, torch.Tensor) else torch.as_tensor(reward)
+        return obs, reward, terminated, truncated, info
+
+    # --- observations -----------------------------------------------------------------------------------------
+    def joints(self) -> torch.Tensor:
+        """qpos (9) ‖ qvel (9) ‖ tcp_pose (7): the paper's 25-D "joints" vector."""
+        robot = self.agent.robot
+        return torch.cat([robot.get_qpos(), robot.get_qvel(), self.agent.tcp.pose.raw_pose], dim=-1).float()
+
+    def get_obs(self, info: dict | None = None, unflattened: bool = False):
+        if info is None:
+            info = self.get_info()
+        variant = self.obs_variant
+        if variant == "full":
+            parts = [self.joints()]
+            for value in self._task_state(info).values():
+                parts.append(value.reshape(self.num_envs, -1).float())
+            parts.append(self.oracle().reshape(self.num_envs, -1).float())
+            return {"state": torch.cat(parts, dim=-1)}
+        sensors = self._get_obs_sensor_data()
+        obs = {"rgb": torch.cat([sensors["base_camera"]["rgb"], sensors["hand_camera"]["rgb"]], dim=-1)}
+        if variant in ("partial", "oracle", "prompt"):
+            obs["joints"] = self.joints()
+        if variant == "oracle":
+            obs["oracle"] = self.oracle().to(torch.int64)
+        if variant == "prompt":
+            obs["prompt"] = self.prompt().float()
+        return obs
+
+    def _flatten_raw_obs(self, obs: Any):
+        return obs
+
+    @cached_property
+    def single_observation_space(self) -> gym.spaces.Dict:
+        raw = common.to_numpy(self._init_raw_obs)
+        spaces = {}
+        for key, value in raw.items():
+            shape = tuple(value.shape[1:])
+            if key == "rgb":
+                spaces[key] = gym.spaces.Box(0, 255, shape, dtype=np.uint8)
+            elif key == "oracle":
+                low, high = self.oracle_bounds()
+                spaces[key] = gym.spaces.Box(
+                    np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64), shape, dtype=np.int64
+                )
+            else:
+                spaces[key] = gym.spaces.Box(-np.inf, np.inf, shape, dtype=np.float32)
+        return gym.spaces.Dict(spaces)
+
+    # --- rendering helpers -------------------------------------------------------------------------------------
+    def overlay_lines(self, env_i: int = 0) -> list[str]:
+        """Debug text for frame ``env_i``: step, phase, target, reward and its terms (see wrappers.RenderOverlay)."""
+        t = int(self.elapsed_steps[env_i])
+        phase = self.phase_names[int(self.current_phase()[env_i])]
+        lines = [
+            f"step {t}/{self.max_episode_steps}  phase: {phase}",
+            f"target: {self.describe_oracle(env_i)}",
+            f"reward ({self.reward_mode}): {float(self._last_reward.reshape(-1)[env_i]):.3f}",
+        ]
+        for name, value in self._last_reward_terms.items():
+            lines.append(f"  {name}: {float(value.reshape(-1)[env_i].float()):.3f}")
+        if bool(self._success_once[env_i]):
+            lines.append("success")
+        return lines
+
+
+def as_position_tensor(values, device) -> torch.Tensor:
+    """Helper for tasks: numpy/tensor (b, 3) -> float32 tensor on ``device``."""
+    return common.to_tensor(np.asarray(values, dtype=np.float32), device=device).reshape(-1, 3)
+
+
+__all__ = [
+    "CONTROL_MODES",
+    "JOINTS_DIM",
+    "PANDA_REST_QPOS",
+    "REWARD_MODES",
+    "VARIANTS",
+    "VARIANT_OBS_MODE",
+    "MemoryTabletopEnv",
+    "Pose",
+    "as_position_tensor",
+]
