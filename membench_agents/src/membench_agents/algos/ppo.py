@@ -1,0 +1,432 @@
+"""PPO with any memory core (mlp, lstm, gru), discrete or continuous actions, truncated BPTT.
+
+One :meth:`PPO.train_iteration` = one rollout of ``num_steps`` steps in ``num_envs`` environments plus
+``update_epochs`` passes of minibatch updates.
+
+* Rollout: batched, one policy call and one ``envs.step`` per step (no per-environment Python loop).
+  The recurrent state is reset (masked) for environments that start an episode. Observations stay torch
+  tensors; numpy environments are read zero-copy, torch environments (ManiSkill GPU) are used on their
+  device directly.
+* Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the recurrent state at the
+  start of each chunk is stored, and the update re-runs each chunk from it (episode starts inside a
+  chunk reset the state, so no gradient crosses them). Minibatches are sets of chunks. A memoryless core
+  uses chunks of one step (ordinary shuffled PPO minibatches).
+* Truncation (``truncated`` and not ``terminated``): the reward is bootstrapped with
+  ``gamma * V(final_obs)`` (SAME_STEP autoreset: ``info["final_obs"]``).
+* Options: observation normalisation (running mean/std of the float vector parts, frozen during a
+  rollout so acting and updating see the same inputs) and reward normalisation (scaled by the running
+  std of the discounted return, as in gymnasium's ``NormalizeReward``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+from torch import Tensor, nn
+
+from membench_agents.envs import (
+    check_autoreset,
+    episode_successes,
+    final_obs,
+    is_torch,
+    obs_to_tensor,
+    take_rows,
+    to_tensor,
+)
+from membench_agents.memory import CORES
+from membench_agents.policy import ActorCritic, RunningMeanStd
+
+
+@dataclass
+class PPOConfig:
+    """PPO hyperparameters (defaults: CleanRL's recurrent PPO, with smaller networks)."""
+
+    num_envs: int = 16
+    num_steps: int = 128
+    """rollout length per environment"""
+    total_steps: int = 1_000_000
+    """environment steps of the whole run (sets ``num_iterations`` and the learning-rate schedule)"""
+    learning_rate: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    bptt_length: int | None = None
+    """truncated-BPTT chunk length (must divide num_steps); None = the whole rollout"""
+    core: str = "lstm"
+    hidden_size: int = 128
+    encoder_size: int = 64
+    norm_obs: bool = False
+    norm_reward: bool = False
+    norm_adv: bool = True
+    target_kl: float | None = None
+    """stop the epochs of an update early when the approximate KL exceeds this"""
+    seed: int = 0
+    device: str = "auto"
+    """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
+    deterministic: bool = False
+    """use torch deterministic algorithms"""
+    num_threads: int | None = 1
+    """torch.set_num_threads (None: leave it); 1 is fastest for these small networks"""
+
+    def validate(self) -> None:
+        def positive(name):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"PPOConfig.{name} must be >= 1, got {getattr(self, name)}")
+
+        for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "hidden_size",
+                     "encoder_size"):
+            positive(name)
+        if self.core.lower() not in CORES:
+            raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
+        if self.bptt_length is not None:
+            positive("bptt_length")
+            if self.num_steps % self.bptt_length:
+                raise ValueError(f"bptt_length ({self.bptt_length}) must divide num_steps ({self.num_steps})")
+        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gamma and gae_lambda must be in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        if self.learning_rate <= 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    d = torch.device(device)
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available")
+    return d
+
+
+# -- small tree helpers (observations may be dicts of tensors) --------------------------------------------
+def _tree_map(fn, x):
+    if isinstance(x, dict):
+        return {k: _tree_map(fn, v) for k, v in x.items()}
+    return fn(x)
+
+
+def _tree_set(buf, t: int, x) -> None:
+    if isinstance(buf, dict):
+        for k in buf:
+            _tree_set(buf[k], t, x[k])
+    else:
+        buf[t].copy_(x)
+
+
+class PPO:
+    """Proximal Policy Optimisation on a SAME_STEP-autoreset vector env (see the module docstring).
+
+    The environment is reset with ``config.seed`` at construction. Attributes: ``policy`` (the
+    :class:`ActorCritic`), ``optimizer``, ``envs``, ``global_step``, ``iteration``, ``num_iterations``.
+    """
+
+    def __init__(self, envs: VectorEnv, config: PPOConfig):
+        config.validate()
+        check_autoreset(envs)
+        if envs.num_envs != config.num_envs:
+            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        self.config = cfg = config
+        self.envs = envs
+        if cfg.num_threads is not None:
+            torch.set_num_threads(int(cfg.num_threads))
+        if cfg.deterministic:
+            import os
+
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            torch.use_deterministic_algorithms(True)
+        self.device = resolve_device(cfg.device)
+        random.seed(cfg.seed)
+        np.random.seed(cfg.seed % 2**32)
+        torch.manual_seed(cfg.seed)
+        self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
+                                  cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
+        self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
+        self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
+        self.bptt = (cfg.bptt_length or cfg.num_steps) if self.policy.recurrent else 1
+        n_chunks = (cfg.num_steps // self.bptt) * cfg.num_envs
+        if cfg.num_minibatches > n_chunks:
+            raise ValueError(f"num_minibatches ({cfg.num_minibatches}) exceeds the number of training sequences "
+                             f"({n_chunks} = num_envs x num_steps / bptt_length)")
+        self.global_step = 0
+        self.iteration = 0
+        N = cfg.num_envs
+        self.return_rms = RunningMeanStd(()).to(self.device)
+        self.discounted_return = torch.zeros(N, dtype=torch.float64, device=self.device)
+        self.ep_return = torch.zeros(N, dtype=torch.float64, device=self.device)
+        self.ep_length = torch.zeros(N, dtype=torch.long, device=self.device)
+
+        obs, _ = envs.reset(seed=cfg.seed)
+        self.torch_env = is_torch(obs)
+        self.next_obs = obs_to_tensor(obs, self.device)
+        self.next_state = self.policy.initial_state(N, self.device)
+        self.next_episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
+        self._alloc_buffers()
+
+    # ------------------------------------------------------------------------------------------------
+    def _alloc_buffers(self) -> None:
+        cfg, dev = self.config, self.device
+        T, N = cfg.num_steps, cfg.num_envs
+        self.obs_buf = _tree_map(lambda o: torch.zeros((T, *o.shape), dtype=o.dtype, device=dev), self.next_obs)
+        a_shape = tuple(self.envs.single_action_space.shape or ())
+        a_dtype = torch.float32 if self.policy.kind == "continuous" else torch.long
+        self.act_buf = torch.zeros((T, N, *a_shape), dtype=a_dtype, device=dev)
+        self.logp_buf = torch.zeros((T, N), device=dev)
+        self.val_buf = torch.zeros((T, N), device=dev)
+        self.rew_buf = torch.zeros((T, N), device=dev)
+        self.done_buf = torch.zeros((T, N), dtype=torch.bool, device=dev)
+        self.es_buf = torch.zeros((T, N), dtype=torch.bool, device=dev)
+        self.state_buf = tuple(torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev)
+                               for s in self.next_state)
+
+    def _learning_rate(self) -> float:
+        cfg = self.config
+        if not cfg.anneal_lr:
+            return cfg.learning_rate
+        frac = max(0.0, 1.0 - self.iteration / self.num_iterations)
+        return frac * cfg.learning_rate
+
+    # ------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _rollout(self) -> list[tuple[float, int, bool | None]]:
+        cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
+        K = self.bptt
+        obs, state, es = self.next_obs, self.next_state, self.next_episode_start
+        episodes: list[tuple[float, int, bool | None]] = []
+        for t in range(cfg.num_steps):
+            _tree_set(self.obs_buf, t, obs)
+            self.es_buf[t] = es
+            if t % K == 0:
+                for buf, s in zip(self.state_buf, state, strict=True):
+                    buf[t // K] = s
+            action, logp, value, state = policy.act(obs, state, es, generator=self.generator)
+            self.act_buf[t] = action
+            self.logp_buf[t] = logp
+            self.val_buf[t] = value
+            env_action = policy.env_action(action)
+            if not self.torch_env:
+                env_action = env_action.cpu().numpy()
+            next_obs, reward, terminated, truncated, info = envs.step(env_action)
+            reward = to_tensor(reward, dev, torch.float64).reshape(-1)
+            terminated = to_tensor(terminated, dev, torch.bool).reshape(-1)
+            truncated = to_tensor(truncated, dev, torch.bool).reshape(-1)
+            done = terminated | truncated
+            self.ep_return += reward
+            self.ep_length += 1
+            if cfg.norm_reward:
+                self.discounted_return.mul_(cfg.gamma).add_(reward)
+                self.return_rms.update(self.discounted_return)
+                train_reward = (reward / torch.sqrt(self.return_rms.var + 1e-8)).float()
+                self.discounted_return.masked_fill_(done, 0.0)
+            else:
+                train_reward = reward.float()
+            if bool(done.any()):
+                idx = torch.nonzero(done).squeeze(1)
+                cut = truncated & ~terminated
+                if bool(cut.any()):
+                    train_reward = train_reward.clone()
+                    cidx = torch.nonzero(cut).squeeze(1)
+                    fo = obs_to_tensor(take_rows(final_obs(info), cidx.cpu().numpy()), dev)
+                    v = policy.value(fo, tuple(s[cidx] for s in state),
+                                     torch.zeros(len(cidx), dtype=torch.bool, device=dev))
+                    train_reward[cidx] += cfg.gamma * v
+                idx_np = idx.cpu().numpy()
+                succ = episode_successes(info, idx_np)
+                rets = self.ep_return[idx].tolist()
+                lens = self.ep_length[idx].tolist()
+                episodes.extend(zip(rets, lens, succ, strict=True))
+                self.ep_return.masked_fill_(done, 0.0)
+                self.ep_length.masked_fill_(done, 0)
+            self.rew_buf[t] = train_reward
+            self.done_buf[t] = done
+            obs = obs_to_tensor(next_obs, dev)
+            es = done
+        self.next_obs, self.next_state, self.next_episode_start = obs, state, es
+        return episodes
+
+    @torch.no_grad()
+    def _advantages(self) -> tuple[Tensor, Tensor]:
+        cfg = self.config
+        next_value = self.policy.value(self.next_obs, self.next_state, self.next_episode_start)
+        T = cfg.num_steps
+        values = torch.cat([self.val_buf, next_value.unsqueeze(0)], 0)
+        notdone = (~self.done_buf).float()
+        deltas = self.rew_buf + cfg.gamma * values[1:] * notdone - values[:-1]
+        decay = cfg.gamma * cfg.gae_lambda * notdone
+        adv = torch.zeros_like(self.rew_buf)
+        if adv.device.type == "cpu":  # numpy loop: ~5x less overhead per step than torch ops on tiny rows
+            a, d, k = adv.numpy(), deltas.numpy(), decay.numpy()
+            last = np.zeros(cfg.num_envs, dtype=np.float32)
+            for t in range(T - 1, -1, -1):
+                last = d[t] + k[t] * last
+                a[t] = last
+        else:
+            last = torch.zeros(cfg.num_envs, device=adv.device)
+            for t in range(T - 1, -1, -1):
+                last = deltas[t] + decay[t] * last
+                adv[t] = last
+        return adv, adv + self.val_buf
+
+    def _chunks(self, x: Tensor) -> Tensor:
+        """[T, N, ...] -> [K, T/K * N, ...] (chunk index = j * N + n)."""
+        T, N = x.shape[:2]
+        K = self.bptt
+        return x.reshape(T // K, K, N, *x.shape[2:]).transpose(0, 1).reshape(K, (T // K) * N, *x.shape[2:])
+
+    def _update(self, advantages: Tensor, returns: Tensor) -> dict[str, float]:
+        cfg, policy = self.config, self.policy
+        obs = _tree_map(self._chunks, self.obs_buf)
+        acts, logp_old = self._chunks(self.act_buf), self._chunks(self.logp_buf)
+        adv, ret, val_old = self._chunks(advantages), self._chunks(returns), self._chunks(self.val_buf)
+        es = self._chunks(self.es_buf)
+        states = tuple(s.reshape(-1, *s.shape[2:]) for s in self.state_buf)  # [T/K * N, H]
+        n_chunks = adv.shape[1]
+        stats = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")}
+        stop = False
+        for _ in range(cfg.update_epochs):
+            perm = torch.randperm(n_chunks, generator=self.shuffle_generator).to(self.device)
+            for mb in perm.chunk(cfg.num_minibatches):
+                mb_obs = _tree_map(lambda o, mb=mb: o.index_select(1, mb), obs)
+                mb_state = tuple(s.index_select(0, mb) for s in states)
+                newlogp, entropy, newv = policy.evaluate_actions(
+                    mb_obs, acts.index_select(1, mb), mb_state, es.index_select(1, mb))
+                logratio = newlogp - logp_old.index_select(1, mb)
+                ratio = logratio.exp()
+                mb_adv = adv.index_select(1, mb)
+                if cfg.norm_adv and mb_adv.numel() > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio,
+                                    -mb_adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                mb_ret = ret.index_select(1, mb)
+                if cfg.clip_vloss:
+                    mb_val = val_old.index_select(1, mb)
+                    v_clipped = mb_val + (newv - mb_val).clamp(-cfg.clip_coef, cfg.clip_coef)
+                    v_loss = 0.5 * torch.max((newv - mb_ret).square(), (v_clipped - mb_ret).square()).mean()
+                else:
+                    v_loss = 0.5 * (newv - mb_ret).square().mean()
+                ent = entropy.mean()
+                loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if cfg.max_grad_norm and cfg.max_grad_norm > 0:
+                    nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
+                for k, v in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", ent),
+                             ("approx_kl", approx_kl), ("clipfrac", clipfrac)):
+                    stats[k].append(v.detach())
+                if cfg.target_kl is not None and float(approx_kl) > cfg.target_kl:
+                    stop = True
+                    break
+            if stop:
+                break
+        out = {k: float(torch.stack(v).mean()) for k, v in stats.items()}
+        y_pred, y_true = self.val_buf.flatten(), returns.flatten()
+        var_y = torch.var(y_true)
+        out["explained_variance"] = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
+        return out
+
+    # ------------------------------------------------------------------------------------------------
+    def train_iteration(self) -> dict[str, Any]:
+        """One rollout and one update. Returns the metrics of this iteration (see the module docstring)."""
+        cfg = self.config
+        t0 = time.perf_counter()
+        lr = self._learning_rate()
+        for g in self.optimizer.param_groups:
+            g["lr"] = lr
+        self.policy.train()
+        episodes = self._rollout()
+        t1 = time.perf_counter()
+        advantages, returns = self._advantages()
+        metrics = self._update(advantages, returns)
+        if cfg.norm_obs:  # new statistics take effect from the next rollout
+            self.policy.update_obs_stats(_tree_map(lambda o: o.reshape(-1, *o.shape[2:]), self.obs_buf))
+        t2 = time.perf_counter()
+        steps = cfg.num_envs * cfg.num_steps
+        self.global_step += steps
+        self.iteration += 1
+        metrics.update(global_step=self.global_step, iteration=self.iteration, learning_rate=lr,
+                       sps=steps / max(t2 - t0, 1e-9), rollout_sps=steps / max(t1 - t0, 1e-9),
+                       time_rollout=t1 - t0, time_update=t2 - t1, episodes=episodes)
+        return metrics
+
+    def train(self, callback=None) -> list[dict[str, Any]]:
+        """Run the remaining iterations up to ``num_iterations``; ``callback(metrics)`` after each."""
+        history = []
+        while self.iteration < self.num_iterations:
+            m = self.train_iteration()
+            history.append(m)
+            if callback is not None:
+                callback(m)
+        return history
+
+    # ------------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly: network, optimizer, normalisers, RNGs, rollout position, env."""
+        try:
+            envs_blob = pickle.dumps(self.envs)
+        except Exception:  # noqa: BLE001 - subprocess / simulator envs cannot be pickled
+            envs_blob = None
+        return {
+            "config": dataclasses.asdict(self.config),
+            "policy": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "return_rms": self.return_rms.state_dict(),
+            "discounted_return": self.discounted_return.clone(),
+            "ep_return": self.ep_return.clone(),
+            "ep_length": self.ep_length.clone(),
+            "global_step": self.global_step,
+            "iteration": self.iteration,
+            "next_obs": _tree_map(lambda o: o.clone(), self.next_obs),
+            "next_state": tuple(s.clone() for s in self.next_state),
+            "next_episode_start": self.next_episode_start.clone(),
+            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
+                    "generator": self.generator.get_state(), "shuffle": self.shuffle_generator.get_state()},
+            "envs": envs_blob,
+        }
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`; a pickled env replaces ``self.envs`` (else the current one is kept)."""
+        dev = self.device
+        self.policy.load_state_dict(d["policy"])
+        self.optimizer.load_state_dict(d["optimizer"])
+        self.return_rms.load_state_dict(d["return_rms"])
+        self.discounted_return = d["discounted_return"].to(dev)
+        self.ep_return = d["ep_return"].to(dev)
+        self.ep_length = d["ep_length"].to(dev)
+        self.global_step = int(d["global_step"])
+        self.iteration = int(d["iteration"])
+        self.next_obs = _tree_map(lambda o: o.to(dev), d["next_obs"])
+        self.next_state = tuple(s.to(dev) for s in d["next_state"])
+        self.next_episode_start = d["next_episode_start"].to(dev)
+        rng = d["rng"]
+        torch.set_rng_state(rng["torch"])
+        np.random.set_state(rng["numpy"])
+        random.setstate(rng["python"])
+        self.generator.set_state(rng["generator"])
+        self.shuffle_generator.set_state(rng["shuffle"])
+        if d.get("envs") is not None:
+            self.envs = pickle.loads(d["envs"])
+
+    def save(self, path) -> None:
+        torch.save(self.state_dict(), path)
+
+    def load(self, path) -> None:
+        self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))

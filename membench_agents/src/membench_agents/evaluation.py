@@ -1,0 +1,143 @@
+"""Evaluation on a fixed list of episode seeds (the memory-classification paper's protocol, F.1: every
+trained policy is evaluated on episodes with seeds 0..99).
+
+Episode ``i`` is run with ``reset(seed=episode_seeds[i])``. Episodes run in waves of ``num_envs``
+environments (one vector env, reset with the wave's seed list); an environment whose episode has ended
+is ignored until the wave ends, so every episode is exactly the one its seed defines, whatever
+``num_envs`` is.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from membench_agents.envs import episode_successes, is_torch, make_vector_env, obs_to_tensor, to_tensor
+from membench_agents.policy import ActorCritic
+
+#: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
+DEFAULT_EPISODE_SEEDS: tuple[int, ...] = tuple(range(100))
+#: Safety cap on the steps of one wave when neither the env spec nor the catalogue gives a horizon.
+DEFAULT_MAX_STEPS = 100_000
+
+
+def _horizon(env_id: str) -> int | None:
+    import gymnasium as gym
+
+    import membench_envs
+
+    try:
+        spec = gym.spec(env_id)
+    except Exception:  # noqa: BLE001
+        return None
+    if spec.max_episode_steps:
+        return int(spec.max_episode_steps)
+    try:
+        T = membench_envs.catalogue.get(env_id).episode_length
+    except KeyError:
+        return None
+    return int(T) if T else None
+
+
+@torch.no_grad()
+def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None = None,
+             episode_seeds: list[int] | tuple[int, ...] = DEFAULT_EPISODE_SEEDS,
+             device: str | torch.device | None = None, deterministic: bool = True, num_envs: int = 16,
+             max_steps: int | None = None, seed: int = 0, envs=None) -> dict[str, Any]:
+    """Run one episode per seed with ``policy``; returns per-episode lists and their means.
+
+    Returns ``{"episode_seeds", "returns", "lengths", "successes" (None entries where the task defines no
+    success), "mean_return", "std_return", "mean_length", "success_rate" (None when no episode defines
+    success), "num_episodes"}``. ``device``: where observations go (default: the policy's device).
+    ``seed`` seeds the action sampling when ``deterministic`` is False. ``max_steps`` caps one wave
+    (default: the env's horizon + 1, else 100000); an episode cut by it counts with its partial return.
+    ``envs``: an existing SAME_STEP vector env to use instead of making one (its num_envs wins).
+    """
+    seeds = [int(s) for s in episode_seeds]
+    if not seeds:
+        raise ValueError("episode_seeds is empty")
+    dev = torch.device(device) if device is not None else policy.device
+    if envs is None:
+        envs = make_vector_env(env_id, min(int(num_envs), len(seeds)), env_kwargs=env_kwargs)
+        own = True
+    else:
+        own = False
+    n = envs.num_envs
+    horizon = _horizon(env_id) if max_steps is None else None
+    cap = int(max_steps) if max_steps is not None else (horizon + 1 if horizon else DEFAULT_MAX_STEPS)
+    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    was_training = policy.training
+    policy.eval()
+    returns: list[float] = []
+    lengths: list[int] = []
+    successes: list[bool | None] = []
+    try:
+        for w in range(0, len(seeds), n):
+            wave = seeds[w : w + n]
+            k = len(wave)
+            padded = wave + [wave[-1]] * (n - k)  # spare envs re-run the last seed; their results are dropped
+            obs, _ = envs.reset(seed=padded)
+            torch_env = is_torch(obs)
+            obs = obs_to_tensor(obs, dev)
+            state = policy.initial_state(n, dev)
+            es = torch.ones(n, dtype=torch.bool, device=dev)
+            active = np.zeros(n, dtype=bool)
+            active[:k] = True
+            ret = np.zeros(n)
+            length = np.zeros(n, dtype=np.int64)
+            succ: list[bool | None] = [None] * n
+            for _ in range(cap):
+                action, _, _, state = policy.act(obs, state, es, deterministic=deterministic, generator=gen)
+                env_action = policy.env_action(action)
+                if not torch_env:
+                    env_action = env_action.cpu().numpy()
+                next_obs, reward, terminated, truncated, info = envs.step(env_action)
+                r = to_tensor(reward, "cpu", torch.float64).reshape(-1).numpy()
+                done = (to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool))
+                done = done.reshape(-1).numpy()
+                ret[active] += r[active]
+                length[active] += 1
+                ended = np.flatnonzero(done & active)
+                if ended.size:
+                    for i, s in zip(ended, episode_successes(info, ended), strict=True):
+                        succ[i] = s
+                    active[ended] = False
+                if not active.any():
+                    break
+                obs = obs_to_tensor(next_obs, dev)
+                es = torch.as_tensor(done, device=dev)
+            returns.extend(ret[:k].tolist())
+            lengths.extend(length[:k].tolist())
+            successes.extend(succ[:k])
+    finally:
+        policy.train(was_training)
+        if own:
+            envs.close()
+    defined = [s for s in successes if s is not None]
+    mean_ret = float(np.mean(returns))
+    return {
+        "episode_seeds": seeds,
+        "returns": returns,
+        "lengths": lengths,
+        "successes": successes,
+        "num_episodes": len(seeds),
+        "mean_return": mean_ret,
+        "std_return": float(np.std(returns)),
+        "mean_length": float(np.mean(lengths)),
+        "success_rate": float(np.mean(defined)) if defined else None,
+    }
+
+
+def mean_and_sem(values: list[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean over runs (the papers report mean ± SEM over training runs)."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return math.nan, math.nan
+    sem = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+    return float(v.mean()), sem
+
+
+__all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate", "mean_and_sem"]

@@ -1,0 +1,31 @@
+"""Memory cores: one interface (``initial_state``, ``forward(x, state, episode_start)``) for every agent.
+
+>>> core = make_core("lstm", input_dim=8, hidden_size=32)
+>>> state = core.initial_state(4, "cpu")
+>>> feats, state = core(torch.zeros(10, 4, 8), state, torch.zeros(10, 4, dtype=torch.bool))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch  # noqa: F401  (used in the doctest)
+
+from membench_agents.memory.base import MemoryCore, MLPCore, State
+from membench_agents.memory.rnn import SEQUENCE_MODES, GRUCore, LSTMCore
+
+#: name -> constructor(input_dim, hidden_size)
+CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore}
+
+
+def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCore:
+    """Build the memory core ``name`` ("mlp": no memory, "lstm", "gru")."""
+    key = name.lower() if isinstance(name, str) else name
+    if key not in CORES:
+        raise ValueError(f"unknown memory core {name!r}; valid names: {', '.join(CORES)}")
+    if int(input_dim) < 1 or int(hidden_size) < 1:
+        raise ValueError(f"input_dim and hidden_size must be >= 1, got {input_dim}, {hidden_size}")
+    return CORES[key](int(input_dim), int(hidden_size), **kwargs)
+
+
+__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "LSTMCore", "MLPCore", "MemoryCore", "State", "make_core"]

@@ -1,0 +1,69 @@
+"""The memory-core interface shared by every agent.
+
+A core maps a sequence of encoded observations ``x[T, B, F]`` to features ``[T, B, H]`` while carrying a
+recurrent state between calls. Before step ``t`` the state of every environment ``b`` with
+``episode_start[t, b]`` is reset to the initial state, so nothing leaks from one episode into the next and
+nothing leaks between environments of a batch (every operation is row-wise in the batch).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+State = tuple[Tensor, ...]
+
+
+class MemoryCore(nn.Module):
+    """Base class of the memory cores.
+
+    Attributes:
+        out_dim: size H of the features returned by :meth:`forward`.
+        recurrent: whether the core carries a state between steps.
+        context_length: K of the memory-classification paper (how many past steps one forward step sees
+            directly): 1 for the MLP and for recurrent cores (their memory is the state).
+    """
+
+    out_dim: int
+    recurrent: bool = False
+    context_length: int = 1
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
+        """The state of ``batch_size`` fresh environments (each tensor has the batch on dim 0)."""
+        raise NotImplementedError
+
+    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step."""
+        raise NotImplementedError
+
+
+def check_sequence(x: Tensor, episode_start: Tensor) -> Tensor:
+    """Validate shapes; return ``episode_start`` as a bool tensor on ``x``'s device."""
+    if x.dim() != 3:
+        raise ValueError(f"memory cores take x of shape [T, B, F], got {tuple(x.shape)}")
+    if tuple(episode_start.shape) != tuple(x.shape[:2]):
+        raise ValueError(
+            f"episode_start must have shape [T, B] = {tuple(x.shape[:2])}, got {tuple(episode_start.shape)}"
+        )
+    if episode_start.dtype != torch.bool:
+        episode_start = episode_start != 0
+    return episode_start.to(x.device)
+
+
+class MLPCore(MemoryCore):
+    """No memory: a per-step MLP layer. Its state is the empty tuple."""
+
+    recurrent = False
+    context_length = 1
+
+    def __init__(self, input_dim: int, hidden_size: int):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(input_dim, hidden_size), nn.Tanh())
+        self.out_dim = hidden_size
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
+        return ()
+
+    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        check_sequence(x, episode_start)
+        return self.net(x), ()
