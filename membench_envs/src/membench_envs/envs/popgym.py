@@ -1,0 +1,315 @@
+"""POPGym (Morad et al., ICLR 2023) tasks behind ``POPGym/<Task><Easy|Medium|Hard>-v0``.
+
+The wrapper instantiates popgym 1.0.7's environment class with the difficulty's constructor arguments
+(``catalogue.popgym.DIFFICULTY_KWARGS``) and owns it; popgym's bare ``popgym-*`` IDs are never used. Every
+variant is one flat float32 ``Box`` (discrete parts one-hot, as RLlib's preprocessor fed them to the paper's
+models):
+
+- ``partial``: the paper's experiment observation, ``Antialias(PreviousAction(env))``:
+  ``[popgym observation | previous action | is_t0]``. The previous action at reset is the null action
+  (0 or the lowest action), and ``is_t0`` = 1 only on the reset observation (it is what tells the null
+  action from a real action 0, and it is RepeatFirst's "remember this" indicator).
+- ``oracle``: ``partial`` followed by exactly what a perfect memory would hold (table below); the same vector
+  is ``info["oracle"]`` at reset and at every step, in every variant.
+- ``full``: popgym's Markov state ``get_state()`` (``state_space``) flattened; for the Labyrinths the agent
+  position (row, column, scaled to [0, 1]) is appended because popgym's state lacks it.
+
+What the oracle holds (the information a memoryless policy would have to remember):
+
+=========================== ===================================================================================
+family                      oracle (appended at the end; one-hot blocks are 0 where nothing is known yet)
+=========================== ===================================================================================
+RepeatFirst                 suit of the first card, one-hot (4)
+RepeatPrevious              suits of the last k dealt cards, oldest first, one-hot (4k); slot 0 is the answer
+Autoencode                  suits still to be recited, next first (LIFO), one-hot (4N, N = 52 x decks)
+CountRecall                 running count of each value dealt so far / max count (incl. the current card)
+PositionOnlyCartPole        the dropped velocities [x_dot, theta_dot]
+VelocityOnlyCartPole        the dropped positions [x, theta]
+NoisyPositionOnlyCartPole   the noiseless state [x, x_dot, theta, theta_dot]
+PositionOnlyPendulum        the dropped angular velocity [theta_dot]
+NoisyPositionOnlyPendulum   the noiseless state [cos theta, sin theta, theta_dot]
+MultiarmedBandit            per arm: pulls / L, then payouts / L (the empirical arm statistics)
+HigherLower                 count of each rank dealt so far / (4 x decks) (card counting)
+Concentration               each card's value if it has ever been face up, else "face-down" (obs encoding)
+Battleship                  each cell's shot result so far: unknown / miss / hit, one-hot (3 B^2)
+MineSweeper                 each cell: unrevealed, or revealed with its neighbour count, one-hot
+LabyrinthExplore / Escape   popgym's visited map (unvisited = hidden), one-hot, + the agent position
+=========================== ===================================================================================
+
+For the games and the bandit nothing is known at reset, so their oracle starts as the same "unknown" vector
+for every seed; it differs between seeds as soon as something has been observed.
+
+Actions are validated (wrong shape, out of the space, non-finite: ``ValueError`` naming the action), since
+popgym does not check. ``info["success"]`` is set at the end of an episode for the tasks that define it:
+Battleship / Concentration / MineSweeper (board cleared), the Labyrinths (maze explored / exit reached) and
+the CartPoles (survived to the time limit).
+
+Labyrinth mazes come from ``mazelib``, which draws from Python's and numpy's *global* generators; the
+wrapper seeds each maze from its own generator and restores the global generators afterwards, so two
+environments never disturb each other (or anything else that uses the global RNG) and a seed gives a maze.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import warnings
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from membench_envs._deps import require
+from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, POPGYM_CLASSES
+from membench_envs.envs._native import check_variant
+from membench_envs.envs._wrap import Flattener, check_action, null_action
+
+_LABYRINTHS = ("LabyrinthExplore", "LabyrinthEscape")
+_CARTPOLES = ("PositionOnlyCartPole", "VelocityOnlyCartPole", "NoisyPositionOnlyCartPole")
+
+
+def _one_hot_rows(values: np.ndarray, n: int, valid: np.ndarray | None = None) -> np.ndarray:
+    """Rows of one-hot vectors (len(values) x n) flattened; rows where ``valid`` is False stay zero."""
+    out = np.zeros((len(values), n), dtype=np.float32)
+    idx = np.arange(len(values))
+    if valid is None:
+        out[idx, values] = 1.0
+    else:
+        out[idx[valid], np.asarray(values)[valid]] = 1.0
+    return out.ravel()
+
+
+class POPGymTask(gym.Env):
+    """One POPGym task (``family`` at ``difficulty``) with the membench observation variants."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+
+    def __init__(self, family: str, difficulty: str, obs_variant: str = "partial", render_mode: str | None = None):
+        self.obs_variant = check_variant(obs_variant)
+        if family not in POPGYM_CLASSES:
+            raise ValueError(f"unknown POPGym family {family!r}; valid: {', '.join(POPGYM_CLASSES)}")
+        if difficulty not in DIFFICULTY_KWARGS[family]:
+            raise ValueError(f"unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTY_KWARGS[family])}")
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r} is not supported by POPGym tasks")
+        self.render_mode = None
+        self.family, self.difficulty = family, difficulty
+        self.env_id = f"POPGym/{family}{difficulty}-v0"
+        require("popgym", "popgym", env_id=self.env_id)
+        if family in _LABYRINTHS:
+            require("mazelib", "popgym", env_id=self.env_id)
+        module, cls = POPGYM_CLASSES[family].split(":")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the mazes' "solvable without memory" warning
+            self.inner = getattr(importlib.import_module(module), cls)(**DIFFICULTY_KWARGS[family][difficulty])
+
+        inner = self.inner
+        self.action_space = inner.action_space
+        self._obs_flat = Flattener(inner.observation_space)
+        self._act_flat = Flattener(inner.action_space)
+        self._state_flat = Flattener(inner.state_space)
+        self._null_action = null_action(inner.action_space)
+        self._setup_oracle()
+
+        p = self._obs_flat.size + self._act_flat.size + 1
+        self._partial_size = p
+        lo = np.concatenate([self._obs_flat.low, self._act_flat.low, [0.0]]).astype(np.float32)
+        hi = np.concatenate([self._obs_flat.high, self._act_flat.high, [1.0]]).astype(np.float32)
+        if self.obs_variant == "partial":
+            self.observation_space = gym.spaces.Box(lo, hi, dtype=np.float32)
+        elif self.obs_variant == "oracle":
+            self.observation_space = gym.spaces.Box(
+                np.concatenate([lo, self._oracle_low]), np.concatenate([hi, self._oracle_high]), dtype=np.float32
+            )
+        else:
+            extra = 2 if family in _LABYRINTHS else 0
+            self.observation_space = gym.spaces.Box(
+                np.concatenate([self._state_flat.low, np.zeros(extra)]).astype(np.float32),
+                np.concatenate([self._state_flat.high, np.ones(extra)]).astype(np.float32),
+                dtype=np.float32,
+            )
+        self._started = False
+        self._done = False
+        self._maze_rng: np.random.Generator | None = None
+
+    # --- oracle ----------------------------------------------------------------------------------------
+    def _setup_oracle(self) -> None:
+        f, e = self.family, self.inner
+        inf = np.inf
+        if f == "RepeatFirst":
+            lo, hi = np.zeros(4), np.ones(4)
+        elif f == "RepeatPrevious":
+            lo, hi = np.zeros(4 * e.k), np.ones(4 * e.k)
+        elif f == "Autoencode":
+            lo, hi = np.zeros(4 * e.deck.num_cards), np.ones(4 * e.deck.num_cards)
+        elif f == "CountRecall":
+            lo, hi = np.zeros(e.num_distinct_cards), np.ones(e.num_distinct_cards)
+        elif f in ("PositionOnlyCartPole", "VelocityOnlyCartPole"):
+            lo, hi = np.full(2, -inf), np.full(2, inf)
+        elif f == "NoisyPositionOnlyCartPole":
+            lo, hi = np.full(4, -inf), np.full(4, inf)
+        elif f == "PositionOnlyPendulum":
+            lo, hi = np.array([-e.max_speed]), np.array([e.max_speed])
+        elif f == "NoisyPositionOnlyPendulum":
+            lo, hi = np.array([-1.0, -1.0, -e.max_speed]), np.array([1.0, 1.0, e.max_speed])
+        elif f == "MultiarmedBandit":
+            lo, hi = np.zeros(2 * e.num_bandits), np.ones(2 * e.num_bandits)
+        elif f == "HigherLower":
+            lo, hi = np.zeros(13), np.ones(13)
+        elif f == "Concentration":
+            lo, hi = self._obs_flat.low, self._obs_flat.high
+        elif f == "Battleship":
+            lo, hi = np.zeros(3 * e.board_size**2), np.ones(3 * e.board_size**2)
+        elif f == "MineSweeper":
+            n = int(np.prod(e.dims)) * (int(e.observation_space.n) + 1)
+            lo, hi = np.zeros(n), np.ones(n)
+        else:  # Labyrinths
+            n = self._state_flat.size + 2
+            lo, hi = np.zeros(n), np.ones(n)
+        self._oracle_low = np.asarray(lo, dtype=np.float32)
+        self._oracle_high = np.asarray(hi, dtype=np.float32)
+
+    def _oracle(self) -> np.ndarray:
+        f, e = self.family, self.inner
+        if f == "RepeatFirst":
+            out = np.zeros(4, dtype=np.float32)
+            out[int(e.card)] = 1.0
+            return out
+        if f == "RepeatPrevious":
+            hand = e.deck["player"][-e.k :]
+            suits = np.zeros(e.k, dtype=np.int64)
+            valid = np.zeros(e.k, dtype=bool)
+            if hand:
+                suits[e.k - len(hand) :] = e.deck.suits_idx[hand]
+                valid[e.k - len(hand) :] = True
+            return _one_hot_rows(suits, 4, valid)
+        if f == "Autoencode":
+            n = e.deck.num_cards
+            stack = e.deck["system"][::-1]  # next card to recite first
+            suits = np.zeros(n, dtype=np.int64)
+            valid = np.zeros(n, dtype=bool)
+            if stack:
+                suits[: len(stack)] = e.deck.suits_idx[stack]
+                valid[: len(stack)] = True
+            return _one_hot_rows(suits, 4, valid)
+        if f == "CountRecall":
+            return (e.counts / e.max_card_count).astype(np.float32)
+        if f == "PositionOnlyCartPole":
+            return np.array([e.state[1], e.state[3]], dtype=np.float32)
+        if f == "VelocityOnlyCartPole":
+            return np.array([e.state[0], e.state[2]], dtype=np.float32)
+        if f == "NoisyPositionOnlyCartPole":
+            return np.asarray(e.state, dtype=np.float32).copy()
+        if f == "PositionOnlyPendulum":
+            return np.array([e.state[1]], dtype=np.float32)
+        if f == "NoisyPositionOnlyPendulum":
+            th, thdot = e.state
+            return np.array([np.cos(th), np.sin(th), thdot], dtype=np.float32)
+        if f == "MultiarmedBandit":
+            return (np.concatenate([self._pulls, self._payouts]) / e.max_episode_length).astype(np.float32)
+        if f == "HigherLower":
+            return (e.state / (4 * e.num_decks)).astype(np.float32)
+        if f == "Concentration":
+            board = np.full(e.deck.num_cards, e.facedown_card, dtype=np.int64)
+            board[self._seen] = e.state[self._seen]
+            return self._obs_flat.encode(board)
+        if f == "Battleship":
+            result = (e.guesses.astype(np.int64) * (1 + e.board.astype(np.int64))).ravel()  # 0 ? / 1 miss / 2 hit
+            return _one_hot_rows(result, 3)
+        if f == "MineSweeper":
+            viewed = (e.hidden_grid == 2).ravel()  # HiddenSquare.VIEWED
+            cell = np.where(viewed, 1 + e.neighbor_grid.ravel().astype(np.int64), 0)
+            return _one_hot_rows(cell, int(e.observation_space.n) + 1)
+        out = np.empty(self._state_flat.size + 2, dtype=np.float32)  # Labyrinths
+        self._state_flat.encode(e.get_state(), out, 0)
+        out[-2:] = self._position()
+        return out
+
+    def _position(self) -> np.ndarray:
+        y, x = self.inner.position
+        h, w = self.inner.maze.grid.shape
+        return np.array([y / (h - 1), x / (w - 1)], dtype=np.float32)
+
+    # --- observation -------------------------------------------------------------------------------------
+    def _observe(self, obs: Any, prev_action: Any, is_t0: bool, oracle: np.ndarray) -> np.ndarray:
+        if self.obs_variant == "full":
+            state = self._state_flat.encode(self.inner.get_state())
+            if self.family in _LABYRINTHS:
+                state = np.concatenate([state, self._position()])
+            return state
+        size = self.observation_space.shape[0]
+        out = np.empty(size, dtype=np.float32)
+        self._obs_flat.encode(obs, out, 0)
+        self._act_flat.encode(prev_action, out, self._obs_flat.size)
+        out[self._partial_size - 1] = 1.0 if is_t0 else 0.0
+        if self.obs_variant == "oracle":
+            out[self._partial_size :] = oracle
+        return out
+
+    # --- gymnasium API ---------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if self.family in _LABYRINTHS:
+            obs = self._reset_maze(seed)
+        else:
+            obs, _ = self.inner.reset(seed=seed)
+        if self.family == "MultiarmedBandit":
+            self._pulls = np.zeros(self.inner.num_bandits, dtype=np.float64)
+            self._payouts = np.zeros(self.inner.num_bandits, dtype=np.float64)
+        elif self.family == "Concentration":
+            self._seen = np.zeros(self.inner.deck.num_cards, dtype=bool)
+        self._started, self._done = True, False
+        oracle = self._oracle()
+        return self._observe(obs, self._null_action, True, oracle), {"oracle": oracle}
+
+    def _reset_maze(self, seed: int | None):
+        if seed is not None:
+            self._maze_rng = np.random.default_rng(seed)
+        elif self._maze_rng is None:
+            self._maze_rng = np.random.default_rng(self.np_random.integers(2**63))
+        maze_seed = int(self._maze_rng.integers(2**31 - 1))
+        py_state, np_state = random.getstate(), np.random.get_state()
+        try:
+            obs, _ = self.inner.reset(seed=maze_seed)
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+        return obs
+
+    def step(self, action):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        a = check_action(self.action_space, action)
+        f = self.family
+        if f == "MineSweeper":
+            self._hit_mine = bool(self.inner.hidden_grid[tuple(a)] == 1)  # HiddenSquare.MINE ends the game
+        obs, reward, terminated, truncated, _ = self.inner.step(a)
+        terminated, truncated = bool(terminated), bool(truncated)
+        if f == "MultiarmedBandit":
+            self._pulls[a] += 1
+            self._payouts[a] += int(obs)
+        elif f == "Concentration":
+            self._seen[self.inner.last_in_play_idx] = True
+        oracle = self._oracle()
+        info: dict[str, Any] = {"oracle": oracle}
+        self._done = terminated or truncated
+        if self._done:
+            success = self._success(terminated, truncated)
+            if success is not None:
+                info["success"] = success
+        return self._observe(obs, a, False, oracle), float(reward), terminated, truncated, info
+
+    def _success(self, terminated: bool, truncated: bool) -> bool | None:
+        f, e = self.family, self.inner
+        if f == "Battleship":
+            return bool(e.hits == e.needed_hits)
+        if f == "Concentration":
+            return bool(len(e.deck["face_up"]) == len(e.deck))
+        if f == "MineSweeper":
+            return terminated and not self._hit_mine
+        if f in _LABYRINTHS:
+            return terminated
+        if f in _CARTPOLES:
+            return truncated and not terminated
+        return None
