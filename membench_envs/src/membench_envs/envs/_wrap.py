@@ -19,19 +19,29 @@ from membench_envs.envs._native import _validate_actions
 
 def check_action(space: gym.Space, action: Any) -> Any:
     """Validate ``action`` against ``space``; return it as the backend expects (int, int array, float array)."""
+    if isinstance(space, gym.spaces.Discrete):
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):  # fast path
+            a = int(action)
+            if space.start <= a < space.start + space.n:
+                return a
+            raise ValueError(f"action {action!r} is outside the action space {space}")
+        return int(_validate_actions(space, action, None))
     if isinstance(space, gym.spaces.Box):
-        arr = np.asarray(action, dtype=np.float64) if not isinstance(action, np.ndarray) else action
+        arr = np.asarray(action)
         if arr.shape != space.shape:
             raise ValueError(f"action has shape {arr.shape}, expected {space.shape} for action space {space}")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"action {action!r} is not finite; action space is {space}")
-        if np.any(arr < space.low) or np.any(arr > space.high):
+        if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all():
+            raise ValueError(f"action {action!r} is not finite numbers; action space is {space}")
+        if (arr < space.low).any() or (arr > space.high).any():
             raise ValueError(f"action {action!r} is outside the action space {space}")
         return arr.astype(space.dtype)
-    arr = _validate_actions(space, action, None)
-    if isinstance(space, gym.spaces.Discrete):
-        return int(arr)
-    return arr
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        arr = np.asarray(action)
+        if arr.shape == space.shape and arr.dtype.kind in "iu":  # fast path
+            if (arr >= space.start).all() and (arr < space.start + space.nvec).all():
+                return arr.astype(np.int64)
+            raise ValueError(f"action {action!r} is outside the action space {space}")
+    return _validate_actions(space, action, None)
 
 
 def null_action(space: gym.Space) -> Any:
