@@ -71,3 +71,17 @@ def test_plan_warns_when_K_equals_K_bar():
     assert p.K_bar == 10 and p.regime is Regime.LTM_ONLY
     assert any("smaller K" in w for w in p.warnings)
     assert "LTM-only" in str(p)
+
+
+def test_catalogue_keeps_the_papers_table2_values_beside_the_implementation_horizons():
+    import membench_envs
+
+    rp = membench_envs.info("POPGym/RepeatPreviousEasy-v0")
+    assert rp.xi_paper == (5, 5) and memory.context_memory_border(rp.xi_paper) == 4
+    assert rp.xi == (4, 4)  # popgym 1.0.7 answers deck[-k]: k-1 steps back (see xi_note)
+    fixed, variable = membench_envs.info("MIKASA/MiniGridMemoryS23-v0"), membench_envs.info(
+        "MIKASA/MiniGridMemoryS23Random-v0")
+    assert fixed.xi == fixed.xi_paper == (22, 22)
+    assert variable.xi_paper == (7, 22)
+    assert memory.classify_experiment(14, fixed.xi) is Regime.LTM_ONLY
+    assert memory.classify_experiment(14, variable.xi) is Regime.MIXED

@@ -69,6 +69,9 @@ class TaskSpec:
     oracle_keys: tuple[str, ...] = ()
     """What the oracle variant (and ``info['oracle']``) exposes."""
     xi_note: str = ""
+    xi_paper: tuple[int, int] | None = None
+    """Ξ as printed in the memory-classification paper's Table 2, where it differs from ``xi`` (the value
+    derived from the implementation, which is what an experiment on this ID must use)."""
     notes: str = ""
 
     def __post_init__(self) -> None:

@@ -50,6 +50,8 @@ def _spec(size: int, random_length: bool) -> TaskSpec:
         extra="minigrid",
         kwargs={"size": size, "random_length": random_length},
         oracle_keys=("start_object",),
+        # Table 2: fixed {L+1}, variable [7, L+1], with L = size - 2 the corridor length (L = 21 for size 23).
+        xi_paper=(7, size - 1) if random_length else (size - 1, size - 1),
         xi_note=(
             "event: last sight of the start-room object; recall: the step into the matching arm. On a shortest "
             "route xi = hallway_end + 2 whatever the start cell"

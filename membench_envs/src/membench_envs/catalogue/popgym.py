@@ -207,6 +207,13 @@ _NOTES: dict[str, str] = {
 }
 
 
+#: Table 2 of the memory-classification paper (and its caption for Medium / Hard).
+_XI_PAPER: dict[str, tuple[tuple[int, int], ...]] = {
+    "RepeatPrevious": ((5, 5), (33, 33), (65, 65)),
+    "Autoencode": ((2, 104), (2, 208), (2, 312)),
+}
+
+
 def _xi(family: str, level: int, T: int) -> tuple[tuple[int, int] | None, str]:
     """(Ξ, derivation) for one family at one level (0/1/2)."""
     if family == "RepeatFirst":
@@ -247,6 +254,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
     T = EPISODE_LENGTH[family][level_idx]
     in_table9 = family in _TABLE9
     xi, xi_note = _xi(family, level_idx, T)
+    xi_paper = _XI_PAPER.get(family, (None, None, None))[level_idx]
     kw = DIFFICULTY_KWARGS[family][level]
     args = ", ".join(f"{k}={v}" for k, v in kw.items())
     return TaskSpec(
@@ -264,6 +272,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         kwargs={"family": family, "difficulty": level},
         oracle_keys=ORACLE_KEYS[family],
         xi_note=xi_note,
+        xi_paper=xi_paper,
         notes=_NOTES[family] + " " + _COMMON_NOTES
         + ("" if in_table9 else " Memory type chosen by membench (family not in MIKASA Table 9)."),
     )
