@@ -48,12 +48,14 @@ class BatchedCore:
 
     # --- randomness --------------------------------------------------------------------------------
     def uniform(self, idx: np.ndarray, stream: int, step=None) -> np.ndarray:
+        if self.num_envs == 1 and np.ndim(step) == 0:  # single env: same numbers without numpy overhead
+            s = int(self.t[0]) if step is None else int(step)
+            return np.array([_rng.uniform_one(int(self.keys[0]), int(self.episode[0]), s, stream)])
         step = self.t[idx] if step is None else step
         return _rng.uniform(self.keys[idx], self.episode[idx], step, stream)
 
     def integers(self, idx: np.ndarray, stream: int, low: int, high: int, step=None) -> np.ndarray:
-        step = self.t[idx] if step is None else step
-        return _rng.integers(self.keys[idx], self.episode[idx], step, stream, low, high)
+        return _rng.to_integers(self.uniform(idx, stream, step), low, high)
 
     # --- lifecycle -----------------------------------------------------------------------------------
     def begin(self, idx: np.ndarray) -> None:
@@ -135,8 +137,14 @@ class NativeEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._done:
             raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
-        a = _validate_actions(self.action_space, action, None)
-        reward, terminated, truncated = self.core.step(a[None], self._idx)
+        space = self.action_space
+        if type(action) in (int, np.int64) and isinstance(space, gym.spaces.Discrete) and (
+            space.start <= action < space.start + space.n
+        ):  # the common case, checked without numpy
+            a = np.array([action], dtype=np.int64)
+        else:
+            a = _validate_actions(space, action, None)[None]
+        reward, terminated, truncated = self.core.step(a, self._idx)
         obs = self.core.observe(self.obs_variant, self._idx)[0]
         info = self._info()
         self._done = bool(terminated[0] or truncated[0])

@@ -38,6 +38,23 @@ def random_key(rng: np.random.Generator) -> np.uint64:
     return np.uint64(rng.integers(0, 2**63, dtype=np.int64))
 
 
+_MASK = (1 << 64) - 1
+_M1_I, _M2_I, _GOLDEN_I, _STEP_I, _STREAM_I = int(_M1), int(_M2), int(_GOLDEN), int(_STEP), int(_STREAM)
+
+
+def _mix_int(x: int) -> int:
+    x = ((x ^ (x >> 30)) * _M1_I) & _MASK
+    x = ((x ^ (x >> 27)) * _M2_I) & _MASK
+    return x ^ (x >> 31)
+
+
+def uniform_one(key: int, episode: int, step: int, stream: int) -> float:
+    """:func:`uniform` for one environment, in Python ints (no numpy overhead); bit-identical results."""
+    episode, step = episode & _MASK, step & _MASK
+    c = (episode * _GOLDEN_I + step * _STEP_I + stream * _STREAM_I) & _MASK
+    return (_mix_int(key ^ _mix_int(c)) >> 11) * _INV53
+
+
 def uniform(key, episode, step, stream: int) -> np.ndarray:
     """U[0, 1) numbers, one per element of the broadcast of ``key``, ``episode`` and ``step``."""
     with np.errstate(over="ignore"):
@@ -51,7 +68,11 @@ def uniform(key, episode, step, stream: int) -> np.ndarray:
     return (h >> _S11).astype(np.float64) * _INV53
 
 
+def to_integers(u: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Map U[0, 1) numbers to integers uniform in [low, high)."""
+    return low + np.minimum((u * (high - low)).astype(np.int64), high - low - 1)
+
+
 def integers(key, episode, step, stream: int, low: int, high: int) -> np.ndarray:
     """Integers uniform in [low, high)."""
-    u = uniform(key, episode, step, stream)
-    return low + np.minimum((u * (high - low)).astype(np.int64), high - low - 1)
+    return to_integers(uniform(key, episode, step, stream), low, high)
