@@ -145,11 +145,12 @@ class ActorCritic(nn.Module):
         hidden_size: width of the memory core (its output features).
         norm_obs: normalise float vector observations with running statistics (updated by the caller with
             :meth:`update_obs_stats`; PPO freezes them during a rollout so act and update agree).
-        encoder_size: width of the vector-observation MLP encoder.
+        encoder_size: width of the MLP on vector (and one-hot) observations; 0 (default): none, the
+            flat vector goes straight into the memory core, whose input layer embeds it.
     """
 
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "lstm",
-                 hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 64):
+                 hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0):
         super().__init__()
         self.observation_space = observation_space
         self.action_space = action_space
@@ -170,6 +171,7 @@ class ActorCritic(nn.Module):
         if isinstance(action_space, gym.spaces.Discrete):
             self.kind = "discrete"
             self.register_buffer("action_start", torch.tensor(int(action_space.start)))
+            self._start_nonzero = int(action_space.start) != 0
         elif isinstance(action_space, gym.spaces.MultiDiscrete):
             self.kind = "multidiscrete"
             self.nvec = [int(n) for n in action_space.nvec]
@@ -199,10 +201,13 @@ class ActorCritic(nn.Module):
         self.obs_norm.update(obs)
 
     # -- networks -------------------------------------------------------------------------------------
-    def _heads(self, obs, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor, State]:
+    def _heads(self, obs, state: State, episode_start: Tensor, need_state: bool = True
+               ) -> tuple[Tensor, Tensor, State]:
         """obs [T, B, ...] -> (policy outputs [T, B, n_out], value [T, B], state)."""
-        z = self.encoder(self.obs_norm(obs))
-        feats, state = self.core(z, state, episode_start)
+        if self.obs_norm.enabled:
+            obs = self.obs_norm(obs)
+        z = self.encoder(obs)
+        feats, state = self.core(z, state, episode_start, need_state=need_state)
         out = self.head(feats)
         return out[..., : self.n_out], out[..., self.n_out], state
 
@@ -218,23 +223,24 @@ class ActorCritic(nn.Module):
     def act(self, obs, state: State, episode_start: Tensor, deterministic: bool = False,
             generator: torch.Generator | None = None) -> tuple[Tensor, Tensor, Tensor, State]:
         """One step for a batch: ``obs [B, ...]``, ``episode_start [B]`` -> (action, log_prob, value, state)."""
-        es = _as_mask(episode_start, self.device)
-        p, v, state = self._heads(_unsqueeze0(obs), state, es.unsqueeze(0))
-        p, v = p[0], v[0]
+        es = episode_start
+        if not (isinstance(es, Tensor) and es.dtype == torch.bool and es.device == self.device):
+            es = _as_mask(es, self.device)
+        if self.obs_norm.enabled:
+            obs = self.obs_norm(obs)
+        feats, state = self.core.step(self.encoder(obs), state, es)
+        out = self.head(feats)
+        p, v = out[:, : self.n_out], out[:, self.n_out]
         if self.kind == "discrete":
             logp_all = torch.log_softmax(p, -1)
-            if deterministic:
-                idx = p.argmax(-1)
-            else:
-                idx = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+            idx = p.argmax(-1) if deterministic else _sample_categorical(logp_all, generator)
             logp = logp_all.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-            return idx + self.action_start, logp, v, state
+            return (idx + self.action_start if self._start_nonzero else idx), logp, v, state
         if self.kind == "multidiscrete":
             idxs, logp = [], 0.0
             for logits in p.split(self.nvec, -1):
                 lp = torch.log_softmax(logits, -1)
-                i = logits.argmax(-1) if deterministic else torch.multinomial(
-                    lp.exp(), 1, generator=generator).squeeze(-1)
+                i = logits.argmax(-1) if deterministic else _sample_categorical(lp, generator)
                 idxs.append(i)
                 logp = logp + lp.gather(-1, i.unsqueeze(-1)).squeeze(-1)
             idx = torch.stack(idxs, -1)
@@ -255,7 +261,7 @@ class ActorCritic(nn.Module):
                          episode_start_seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])."""
         es = _as_mask(episode_start_seq, self.device)
-        p, v, _ = self._heads(obs_seq, state, es)
+        p, v, _ = self._heads(obs_seq, state, es, need_state=False)
         if self.kind == "discrete":
             logp_all = torch.log_softmax(p, -1)
             idx = (actions.long() - self.action_start).unsqueeze(-1)
@@ -283,6 +289,14 @@ class ActorCritic(nn.Module):
         flat = action.reshape(*action.shape[: action.dim() - len(self.action_shape)], self.n_out)
         flat = torch.maximum(torch.minimum(flat, self.action_high), self.action_low)
         return flat.reshape(action.shape)
+
+
+def _sample_categorical(logp: Tensor, generator: torch.Generator | None) -> Tensor:
+    """One sample per row by inverting the CDF (cheaper than torch.multinomial for small batches)."""
+    cdf = logp.exp().cumsum(-1)
+    u = torch.rand((*logp.shape[:-1], 1), generator=generator, device=logp.device, dtype=logp.dtype)
+    u = u * cdf[..., -1:]  # the CDF's last entry is 1 up to rounding
+    return (cdf < u).sum(-1).clamp_max(logp.shape[-1] - 1)
 
 
 def _unsqueeze0(obs):

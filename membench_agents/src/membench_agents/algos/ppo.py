@@ -69,7 +69,8 @@ class PPOConfig:
     """truncated-BPTT chunk length (must divide num_steps); None = the whole rollout"""
     core: str = "lstm"
     hidden_size: int = 128
-    encoder_size: int = 64
+    encoder_size: int = 0
+    """width of the MLP on vector observations; 0: none (the memory core embeds them; images use a CNN)"""
     norm_obs: bool = False
     norm_reward: bool = False
     norm_adv: bool = True
@@ -88,9 +89,10 @@ class PPOConfig:
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"PPOConfig.{name} must be >= 1, got {getattr(self, name)}")
 
-        for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "hidden_size",
-                     "encoder_size"):
+        for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "hidden_size"):
             positive(name)
+        if self.encoder_size < 0:
+            raise ValueError(f"PPOConfig.encoder_size must be >= 0, got {self.encoder_size}")
         if self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
         if self.bptt_length is not None:
@@ -117,6 +119,19 @@ def _tree_map(fn, x):
     if isinstance(x, dict):
         return {k: _tree_map(fn, v) for k, v in x.items()}
     return fn(x)
+
+
+def _first_tensor(x) -> Tensor:
+    if isinstance(x, dict):
+        return _first_tensor(next(iter(x.values())))
+    return x
+
+
+def _like(value, ref):
+    """``value`` as the same kind (numpy array or tensor on ref's device) as ``ref``."""
+    if isinstance(ref, np.ndarray):
+        return value.cpu().numpy().copy() if isinstance(value, Tensor) else np.array(value, dtype=ref.dtype)
+    return torch.as_tensor(value, device=ref.device, dtype=ref.dtype)
 
 
 def _tree_set(buf, t: int, x) -> None:
@@ -154,7 +169,8 @@ class PPO:
         torch.manual_seed(cfg.seed)
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self._params = [p for p in self.policy.parameters() if p.requires_grad]
+        self.optimizer = _adam(self._params, cfg.learning_rate, self.device)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
@@ -167,12 +183,17 @@ class PPO:
         self.iteration = 0
         N = cfg.num_envs
         self.return_rms = RunningMeanStd(()).to(self.device)
-        self.discounted_return = torch.zeros(N, dtype=torch.float64, device=self.device)
-        self.ep_return = torch.zeros(N, dtype=torch.float64, device=self.device)
-        self.ep_length = torch.zeros(N, dtype=torch.long, device=self.device)
+        self.discounted_return = torch.zeros(N, dtype=torch.float32, device=self.device)
 
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
+        if self.torch_env:  # running episode statistics live where the env's outputs live
+            env_dev = _first_tensor(obs).device
+            self.ep_return = torch.zeros(N, dtype=torch.float64, device=env_dev)
+            self.ep_length = torch.zeros(N, dtype=torch.long, device=env_dev)
+        else:
+            self.ep_return = np.zeros(N, dtype=np.float64)
+            self.ep_length = np.zeros(N, dtype=np.int64)
         self.next_obs = obs_to_tensor(obs, self.device)
         self.next_state = self.policy.initial_state(N, self.device)
         self.next_episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
@@ -202,10 +223,20 @@ class PPO:
         return frac * cfg.learning_rate
 
     # ------------------------------------------------------------------------------------------------
-    @torch.no_grad()
     def _rollout(self) -> list[tuple[float, int, bool | None]]:
+        # inference mode: ~10% less overhead per tensor op than no_grad; the buffers are normal tensors,
+        # and what outlives the rollout is cloned out of inference mode below.
+        with torch.inference_mode():
+            episodes = self._rollout_steps()
+        self.next_obs = _tree_map(lambda o: o.clone(), self.next_obs)
+        self.next_state = tuple(s.clone() for s in self.next_state)
+        self.next_episode_start = self.next_episode_start.clone()
+        return episodes
+
+    def _rollout_steps(self) -> list[tuple[float, int, bool | None]]:
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
         K = self.bptt
+        torch_env = self.torch_env
         obs, state, es = self.next_obs, self.next_state, self.next_episode_start
         episodes: list[tuple[float, int, bool | None]] = []
         for t in range(cfg.num_steps):
@@ -219,45 +250,51 @@ class PPO:
             self.logp_buf[t] = logp
             self.val_buf[t] = value
             env_action = policy.env_action(action)
-            if not self.torch_env:
+            if not torch_env:
                 env_action = env_action.cpu().numpy()
             next_obs, reward, terminated, truncated, info = envs.step(env_action)
-            reward = to_tensor(reward, dev, torch.float64).reshape(-1)
-            terminated = to_tensor(terminated, dev, torch.bool).reshape(-1)
-            truncated = to_tensor(truncated, dev, torch.bool).reshape(-1)
+            # episode bookkeeping stays where the env lives: numpy for numpy envs, tensors for torch envs
+            if torch_env:
+                reward = reward.reshape(-1).to(torch.float64)
+                terminated, truncated = terminated.reshape(-1).bool(), truncated.reshape(-1).bool()
+            else:
+                reward = np.asarray(reward, dtype=np.float64).reshape(-1)
+                terminated = np.asarray(terminated, dtype=bool).reshape(-1)
+                truncated = np.asarray(truncated, dtype=bool).reshape(-1)
             done = terminated | truncated
             self.ep_return += reward
             self.ep_length += 1
+            train_reward = to_tensor(reward, dev, torch.float32)
             if cfg.norm_reward:
-                self.discounted_return.mul_(cfg.gamma).add_(reward)
-                self.return_rms.update(self.discounted_return)
-                train_reward = (reward / torch.sqrt(self.return_rms.var + 1e-8)).float()
-                self.discounted_return.masked_fill_(done, 0.0)
-            else:
-                train_reward = reward.float()
-            if bool(done.any()):
-                idx = torch.nonzero(done).squeeze(1)
+                train_reward = self._normalize_reward(train_reward, to_tensor(done, dev, torch.bool))
+            if done.any():
                 cut = truncated & ~terminated
-                if bool(cut.any()):
-                    train_reward = train_reward.clone()
-                    cidx = torch.nonzero(cut).squeeze(1)
+                if cut.any():  # bootstrap truncated episodes with gamma * V(final observation)
+                    cidx = torch.nonzero(to_tensor(cut, dev, torch.bool)).squeeze(1)
                     fo = obs_to_tensor(take_rows(final_obs(info), cidx.cpu().numpy()), dev)
                     v = policy.value(fo, tuple(s[cidx] for s in state),
                                      torch.zeros(len(cidx), dtype=torch.bool, device=dev))
+                    train_reward = train_reward.clone()
                     train_reward[cidx] += cfg.gamma * v
-                idx_np = idx.cpu().numpy()
+                idx = torch.nonzero(done).squeeze(1) if torch_env else np.flatnonzero(done)
+                idx_np = idx.cpu().numpy() if torch_env else idx
                 succ = episode_successes(info, idx_np)
-                rets = self.ep_return[idx].tolist()
-                lens = self.ep_length[idx].tolist()
-                episodes.extend(zip(rets, lens, succ, strict=True))
-                self.ep_return.masked_fill_(done, 0.0)
-                self.ep_length.masked_fill_(done, 0)
+                episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
+                self.ep_return[done] = 0.0
+                self.ep_length[done] = 0
             self.rew_buf[t] = train_reward
-            self.done_buf[t] = done
+            es = to_tensor(done, dev, torch.bool)
+            self.done_buf[t] = es
             obs = obs_to_tensor(next_obs, dev)
-            es = done
         self.next_obs, self.next_state, self.next_episode_start = obs, state, es
         return episodes
+
+    def _normalize_reward(self, reward: Tensor, done: Tensor) -> Tensor:
+        """Scale by the running std of the discounted return (gymnasium's NormalizeReward)."""
+        self.discounted_return.mul_(self.config.gamma).add_(reward)
+        self.return_rms.update(self.discounted_return)
+        self.discounted_return.masked_fill_(done, 0.0)
+        return reward / torch.sqrt(self.return_rms.var.float() + 1e-8)
 
     @torch.no_grad()
     def _advantages(self) -> tuple[Tensor, Tensor]:
@@ -298,23 +335,32 @@ class PPO:
         n_chunks = adv.shape[1]
         stats = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")}
         stop = False
+        M = cfg.num_minibatches
+        bounds = [len(c) for c in torch.arange(n_chunks).chunk(M)]
         for _ in range(cfg.update_epochs):
+            # one gather per tensor and epoch; minibatches are then contiguous slices (views)
             perm = torch.randperm(n_chunks, generator=self.shuffle_generator).to(self.device)
-            for mb in perm.chunk(cfg.num_minibatches):
-                mb_obs = _tree_map(lambda o, mb=mb: o.index_select(1, mb), obs)
-                mb_state = tuple(s.index_select(0, mb) for s in states)
-                newlogp, entropy, newv = policy.evaluate_actions(
-                    mb_obs, acts.index_select(1, mb), mb_state, es.index_select(1, mb))
-                logratio = newlogp - logp_old.index_select(1, mb)
+            p_obs = _tree_map(lambda o, perm=perm: o.index_select(1, perm), obs)
+            p_states = tuple(s.index_select(0, perm) for s in states)
+            p_acts, p_logp, p_adv, p_ret, p_val, p_es = (
+                x.index_select(1, perm) for x in (acts, logp_old, adv, ret, val_old, es))
+            start = 0
+            for size in bounds:
+                sl = slice(start, start + size)
+                start += size
+                mb_obs = _tree_map(lambda o, sl=sl: o[:, sl], p_obs)
+                mb_state = tuple(s[sl] for s in p_states)
+                newlogp, entropy, newv = policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl])
+                logratio = newlogp - p_logp[:, sl]
                 ratio = logratio.exp()
-                mb_adv = adv.index_select(1, mb)
+                mb_adv = p_adv[:, sl]
                 if cfg.norm_adv and mb_adv.numel() > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
                 pg_loss = torch.max(-mb_adv * ratio,
                                     -mb_adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                mb_ret = ret.index_select(1, mb)
+                mb_ret = p_ret[:, sl]
                 if cfg.clip_vloss:
-                    mb_val = val_old.index_select(1, mb)
+                    mb_val = p_val[:, sl]
                     v_clipped = mb_val + (newv - mb_val).clamp(-cfg.clip_coef, cfg.clip_coef)
                     v_loss = 0.5 * torch.max((newv - mb_ret).square(), (v_clipped - mb_ret).square()).mean()
                 else:
@@ -324,7 +370,7 @@ class PPO:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
-                    nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                    nn.utils.clip_grad_norm_(self._params, cfg.max_grad_norm, foreach=True)
                 self.optimizer.step()
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - logratio).mean()
@@ -390,8 +436,8 @@ class PPO:
             "optimizer": self.optimizer.state_dict(),
             "return_rms": self.return_rms.state_dict(),
             "discounted_return": self.discounted_return.clone(),
-            "ep_return": self.ep_return.clone(),
-            "ep_length": self.ep_length.clone(),
+            "ep_return": self.ep_return.copy() if isinstance(self.ep_return, np.ndarray) else self.ep_return.clone(),
+            "ep_length": self.ep_length.copy() if isinstance(self.ep_length, np.ndarray) else self.ep_length.clone(),
             "global_step": self.global_step,
             "iteration": self.iteration,
             "next_obs": _tree_map(lambda o: o.clone(), self.next_obs),
@@ -409,8 +455,8 @@ class PPO:
         self.optimizer.load_state_dict(d["optimizer"])
         self.return_rms.load_state_dict(d["return_rms"])
         self.discounted_return = d["discounted_return"].to(dev)
-        self.ep_return = d["ep_return"].to(dev)
-        self.ep_length = d["ep_length"].to(dev)
+        self.ep_return = _like(d["ep_return"], self.ep_return)
+        self.ep_length = _like(d["ep_length"], self.ep_length)
         self.global_step = int(d["global_step"])
         self.iteration = int(d["iteration"])
         self.next_obs = _tree_map(lambda o: o.to(dev), d["next_obs"])
@@ -430,3 +476,12 @@ class PPO:
 
     def load(self, path) -> None:
         self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))
+
+
+def _adam(params, lr: float, device: torch.device) -> torch.optim.Adam:
+    """Adam with the fused kernel where this torch build has it (2-3x faster steps for small networks)."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, eps=1e-5, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr, eps=1e-5)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 State = tuple[Tensor, ...]
 
@@ -32,9 +33,22 @@ class MemoryCore(nn.Module):
         """The state of ``batch_size`` fresh environments (each tensor has the batch on dim 0)."""
         raise NotImplementedError
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
-        """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step."""
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
+        """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step.
+
+        Returns ``(features [T, B, out_dim], final state)``. With ``need_state=False`` a core may skip
+        computing the final state and return ``()`` instead (PPO updates never use it).
+        """
         raise NotImplementedError
+
+    def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        """One step for a batch: ``x[B, F]``, ``episode_start[B]`` (bool) -> (features [B, H], state).
+
+        Same result as ``forward`` on a length-1 sequence; cores override it with a leaner fast path.
+        """
+        out, state = self.forward(x.unsqueeze(0), state, episode_start.unsqueeze(0))
+        return out[0], state
 
 
 def check_sequence(x: Tensor, episode_start: Tensor) -> Tensor:
@@ -47,23 +61,38 @@ def check_sequence(x: Tensor, episode_start: Tensor) -> Tensor:
         )
     if episode_start.dtype != torch.bool:
         episode_start = episode_start != 0
-    return episode_start.to(x.device)
+    if episode_start.device != x.device:
+        episode_start = episode_start.to(x.device)
+    return episode_start
 
 
 class MLPCore(MemoryCore):
-    """No memory: a per-step MLP layer. Its state is the empty tuple."""
+    """No memory: a per-step 2-layer tanh MLP of width ``hidden_size``. Its state is the empty tuple."""
 
     recurrent = False
     context_length = 1
 
     def __init__(self, input_dim: int, hidden_size: int):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(input_dim, hidden_size), nn.Tanh())
+        self.net = nn.Sequential(nn.Linear(input_dim, hidden_size), nn.Tanh(),
+                                 nn.Linear(hidden_size, hidden_size), nn.Tanh())
+        for m in self.net:
+            if isinstance(m, nn.Linear):
+                nn.init.orthogonal_(m.weight, 2**0.5)
+                nn.init.zeros_(m.bias)
         self.out_dim = hidden_size
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         return ()
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
         check_sequence(x, episode_start)
-        return self.net(x), ()
+        return self._mlp(x), ()
+
+    def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        return self._mlp(x), ()
+
+    def _mlp(self, x: Tensor) -> Tensor:
+        l1, l2 = self.net[0], self.net[2]
+        return torch.tanh(F.linear(torch.tanh(F.linear(x, l1.weight, l1.bias)), l2.weight, l2.bias))

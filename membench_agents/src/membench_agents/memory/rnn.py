@@ -62,7 +62,17 @@ class _RNNCore(MemoryCore):
         raise NotImplementedError
 
     # -- forward --------------------------------------------------------------------------------------
-    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+    def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        """Rollout fast path: ``x[B, F]``, ``episode_start[B]`` (bool, on x's device) -> (h [B, H], state)."""
+        if bool(episode_start.any()):
+            keep = (~episode_start).to(x.dtype).unsqueeze(1)
+            state = tuple(s * keep for s in state)
+        new = self._cell(x, state)
+        return new[0], new
+
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
+        """See :class:`MemoryCore`. ``need_state=False`` may return ``()`` as the state (saves work in updates)."""
         es = check_sequence(x, episode_start)
         if len(state) != self.n_state or state[0].shape != (x.shape[1], self.hidden_size):
             raise ValueError(
@@ -70,21 +80,24 @@ class _RNNCore(MemoryCore):
                 f"[B, H] = [{x.shape[1]}, {self.hidden_size}], got {[tuple(s.shape) for s in state]}"
             )
         T = x.shape[0]
-        keep0 = (~es[0]).to(x.dtype).unsqueeze(1)
-        state = tuple(s * keep0 for s in state)
+        if bool(es[0].any()):
+            keep0 = (~es[0]).to(x.dtype).unsqueeze(1)
+            state = tuple(s * keep0 for s in state)
         if T == 1:
             new = self._cell(x[0], state)
             return new[0].unsqueeze(0), new
         mode = self.sequence_mode
         if mode == "loop":
-            return self._loop(x, state, es)
+            out, final = self._loop(x, state, es)
+            return out, final if need_state else ()
         if not bool(es[1:].any()):
             out, rnn_state = self.rnn(x, self._to_rnn(state))
             return out, self._from_rnn(rnn_state)
         plan = self._plan(es)
         if mode == "auto" and plan[1] * plan[2] > self.max_padding_ratio * T * x.shape[1]:
-            return self._loop(x, state, es)  # padding would cost more than the step loop
-        return self._padded(x, state, es, plan)
+            out, final = self._loop(x, state, es)  # padding would cost more than the step loop
+            return out, final if need_state else ()
+        return self._padded(x, state, es, plan, need_state)
 
     def _loop(self, x: Tensor, state: State, es: Tensor) -> tuple[Tensor, State]:
         keep = (~es).to(x.dtype).unsqueeze(2)
@@ -96,7 +109,7 @@ class _RNNCore(MemoryCore):
             outs.append(state[0])
         return torch.stack(outs), state
 
-    def _padded(self, x: Tensor, state: State, es: Tensor, plan) -> tuple[Tensor, State]:
+    def _padded(self, x: Tensor, state: State, es: Tensor, plan, need_state: bool = True) -> tuple[Tensor, State]:
         T, B, F = x.shape
         flat_pos, n_seg, max_len, col, inherit = plan
         init = tuple(s[col] * inherit.to(x.dtype).unsqueeze(1) for s in state)
@@ -105,6 +118,8 @@ class _RNNCore(MemoryCore):
         out, _ = self.rnn(padded, self._to_rnn(init))
         H = out.shape[-1]
         feats = out.reshape(max_len * n_seg, H).index_select(0, flat_pos).view(B, T, H).transpose(0, 1)
+        if not need_state:
+            return feats, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
         last_start = torch.where(es, torch.arange(T, device=x.device).unsqueeze(1), 0).amax(0)  # [B]
