@@ -12,7 +12,7 @@ from typing import Any
 _LAZY = {
     "make": "membench_envs.robo.entry",
     "make_vec": "membench_envs.robo.vector",
-    "has_gpu": "membench_envs.robo.vector",
+    "has_gpu": "membench_envs.robo.entry",
     "record_episode": "membench_envs.robo.video",
     "task_info": "membench_envs.robo.entry",
     "MemoryTabletopEnv": "membench_envs.robo.base",
@@ -25,7 +25,7 @@ __all__ = sorted(_LAZY)
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        if _LAZY[name] != "membench_envs.robo.entry":
+        if _LAZY[name] != "membench_envs.robo.entry":  # entry imports ManiSkill only when called
             from membench_envs._deps import require
 
             require("mani_skill", "robo")

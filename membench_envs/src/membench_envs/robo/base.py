@@ -361,6 +361,12 @@ class MemoryTabletopEnv(BaseEnv):
         else:
             self._apply_schedule(all_idx, t)
 
+    def reset(self, seed: int | list[int] | None = None, options: dict | None = None):
+        if seed is not None:  # also seed gymnasium's np_random (ManiSkill keeps its own RNGs)
+            first = seed if isinstance(seed, (int, np.integer)) else list(seed)[0]
+            gym.Env.reset(self, seed=int(first))
+        return super().reset(seed=seed, options=options)
+
     # --- evaluation, reward, episode end ---------------------------------------------------------------------
     def evaluate(self) -> dict:
         info = self._evaluate_task()

@@ -1,0 +1,79 @@
+"""RememberColor3/5/9 (paper App. K.2, Table 1): memorise the colour of a cube, then touch the cube of that colour.
+
+Object memory, T = 60. Oracle ``true_color_indices`` (k = 1): index into :data:`COLORS`. Customise with kwargs or
+class constants, as in the paper's App. M (Codes 3, 5, 15)::
+
+    gym.make("MIKASA/RememberColor9-v0", time_offset=50, delta_time=900, goal_thresh=0.03, max_episode_steps=1000)
+
+    class RememberColor4Debug(RememberColorEnv):   # then membench_envs.robo.make(RememberColor4Debug, ...)
+        COLORS = 4; TIME_OFFSET = 200; GOAL_THRESH = 0.03; CUBE_HALFSIZE = 0.02; DELTA_TIME = 100
+
+Phases, success, dense reward, layout and the full-state layout are those of :mod:`membench_envs.robo._remember`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mani_skill.utils.registration import register_env
+
+from membench_envs.robo._remember import Item, RememberBaseEnv
+
+#: (name, RGB 0-255) in the paper's order; the first ``colors`` are used. "Olive" is (255, 128, 0), i.e. orange,
+#: as in the public MIKASA-Robo code.
+COLORS: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("Red", (255, 0, 0)),
+    ("Lime", (0, 255, 0)),
+    ("Blue", (0, 0, 255)),
+    ("Yellow", (255, 255, 0)),
+    ("Magenta", (255, 0, 255)),
+    ("Cyan", (0, 255, 255)),
+    ("Maroon", (128, 0, 0)),
+    ("Olive", (255, 128, 0)),
+    ("Teal", (0, 128, 128)),
+)
+
+
+class RememberColorEnv(RememberBaseEnv):
+    """N cubes of distinct colours (``colors`` = N, 1-9)."""
+
+    ORACLE_KEYS = ("true_color_indices",)
+    COLORS: ClassVar[int] = 3
+    CUBE_HALFSIZE: ClassVar[float] = 0.02
+
+    def __init__(self, *args, colors: int | None = None, cube_halfsize: float | None = None, **kwargs):
+        self.n_colors = int(self.COLORS if colors is None else colors)
+        if not 1 <= self.n_colors <= len(COLORS):
+            raise ValueError(f"colors must be in 1..{len(COLORS)}, got {self.n_colors}")
+        self.cube_halfsize = float(self.CUBE_HALFSIZE if cube_halfsize is None else cube_halfsize)
+        if not self.cube_halfsize > 0:
+            raise ValueError(f"cube_halfsize must be > 0, got {self.cube_halfsize}")
+        super().__init__(*args, **kwargs)
+
+    @property
+    def scale(self) -> float:
+        return self.cube_halfsize
+
+    def make_items(self) -> list[Item]:
+        return [
+            Item("cube", (r / 255, g / 255, b / 255, 1.0), name, (i,))
+            for i, (name, (r, g, b)) in enumerate(COLORS[: self.n_colors])
+        ]
+
+    def oracle_bounds(self):
+        return [0], [self.n_colors - 1]
+
+
+@register_env("membench-RememberColor3-v0", max_episode_steps=60)
+class RememberColor3Env(RememberColorEnv):
+    COLORS = 3
+
+
+@register_env("membench-RememberColor5-v0", max_episode_steps=60)
+class RememberColor5Env(RememberColorEnv):
+    COLORS = 5
+
+
+@register_env("membench-RememberColor9-v0", max_episode_steps=60)
+class RememberColor9Env(RememberColorEnv):
+    COLORS = 9
