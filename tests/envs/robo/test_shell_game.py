@@ -169,6 +169,32 @@ def test_catalogue_entries():
         assert params["ball_radius"] == 0.02
 
 
+def test_catalogue_matches_the_task_classes():
+    from membench_envs.robo.entry import _load_class
+
+    for spec in robo_shell_game.TASKS:
+        cls = _load_class(spec.kwargs["robo_env"])
+        assert cls.ORACLE_KEYS == spec.oracle_keys and cls.MAX_EPISODE_STEPS == spec.episode_length
+        params = robo_catalogue.PARAMETERS[spec.id]
+        assert (cls.TIME_OFFSET, cls.GOAL_THRESH, cls.MIN_DIST, cls.BALL_RADIUS) == (
+            params["time_offset"], params["goal_thresh"], params["min_dist"], params["ball_radius"])
+        if "goal_offset" in params:
+            assert list(cls.GOAL_OFFSET) == params["goal_offset"] and cls.REACH_THRESH == params["reach_thresh"]
+
+
+def test_task_info_once_the_catalogue_lists_shell_game():
+    from membench_envs.robo import task_info
+
+    from membench_envs import catalogue
+
+    if "MIKASA/ShellGameTouch-v0" not in catalogue.ids(catalogue.all_tasks()):
+        pytest.skip("catalogue/__init__.py does not list robo_shell_game in _SUITE_MODULES yet")
+    info = task_info("MIKASA/ShellGamePick-v0")
+    assert info["episode_timeout"] == 90 and info["oracle_keys"] == ("cup_with_ball_number",)
+    assert info["phases"] == (("observation", 0), ("occlusion", 5), ("action", 6))
+    assert info["parameters"]["goal_offset"] == [0.0, 0.0, 0.125]
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_full_variant_spaces_and_step(full_envs, mode):
     env = full_envs[mode]
@@ -376,6 +402,38 @@ def test_ball_is_seen_then_hidden_in_the_cameras(oracle_rgb_env):
             assert _red_pixels(obs["rgb"]) == (0, 0), t
         else:
             assert min(_red_pixels(obs["rgb"])) >= 5, t
+
+
+def test_observation_after_occlusion_does_not_depend_on_the_cup(oracle_rgb_env):
+    """With the layout and the robot's start pinned (center_range = 0, no joint noise), episodes that differ only in
+    the ball's cup give different images while the ball is visible and bit-identical RGB + joints once it is covered:
+    nothing in the partial observation (mug pose, shading, shadows) tells where the ball is."""
+    env = oracle_rgb_env
+    base = env.unwrapped
+    saved = base.center_range, base.robot_init_qpos_noise
+    base.center_range, base.robot_init_qpos_noise = 0.0, 0.0
+    try:
+        episodes = {}
+        for seed in range(20):
+            obs, info = env.reset(seed=seed)
+            cup = int(info["oracle"][0])
+            if cup in episodes:
+                continue
+            seq = [(obs["rgb"], obs["joints"])]
+            for _ in range(6):
+                obs, *_ = env.step(ZERO)
+                seq.append((obs["rgb"], obs["joints"]))
+            episodes[cup] = seq
+            if len(episodes) == 3:
+                break
+    finally:
+        base.center_range, base.robot_init_qpos_noise = saved
+    assert sorted(episodes) == [0, 1, 2]
+    for cup in (1, 2):
+        assert not np.array_equal(episodes[cup][0][0], episodes[0][0][0])  # t=0: the ball shows where it is
+        for t in (5, 6):
+            np.testing.assert_array_equal(episodes[cup][t][0], episodes[0][t][0])
+            np.testing.assert_array_equal(episodes[cup][t][1], episodes[0][t][1])
 
 
 # --------------------------------------------------------------------------------------------------------------

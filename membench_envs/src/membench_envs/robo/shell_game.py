@@ -219,11 +219,6 @@ class ShellGameEnv(MemoryTabletopEnv):
         """(num_envs, 3) the goal of every environment: ball start + ``goal_offset`` (Touch: the ball's start)."""
         return self._goal
 
-    def _target_mug_pose(self) -> torch.Tensor:
-        m = N_CUPS + 1
-        raw = self._memory_view.pose.raw_pose.reshape(m, self.num_envs, 7).transpose(0, 1)
-        return raw[torch.arange(self.num_envs, device=self.device), self._target]
-
     def _evaluate_task(self) -> dict:
         arange = torch.arange(self.num_envs, device=self.device)
         mug_p = self.mug_positions[arange, self._target]
