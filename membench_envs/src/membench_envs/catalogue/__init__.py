@@ -40,7 +40,7 @@ PAPERS: Mapping[str, str] = MappingProxyType(
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "popgym", "minigrid", "robo")
+_SUITE_MODULES = ("native", "popgym", "minigrid", "robo", "robo_shell_game")
 
 
 @dataclass(frozen=True)
