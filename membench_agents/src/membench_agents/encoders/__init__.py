@@ -87,15 +87,16 @@ class VectorEncoder(nn.Module):
 class OneHotEncoder(VectorEncoder):
     """Discrete / MultiDiscrete observations: concatenated one-hot codes, then the MLP (if any)."""
 
-    def __init__(self, nvec: np.ndarray, start: np.ndarray, hidden_size: int = 64):
-        self.nvec_shape = tuple(np.asarray(nvec).shape)
+    def __init__(self, nvec: np.ndarray, start: np.ndarray, hidden_size: int = 64,
+                 obs_shape: tuple[int, ...] | None = None):
+        nvec = np.asarray(nvec)
+        self.obs_shape = tuple(nvec.shape) if obs_shape is None else tuple(obs_shape)  # () for Discrete
         super().__init__((int(np.sum(nvec)),), hidden_size)
         self.register_buffer("offsets", torch.as_tensor(np.cumsum(nvec) - nvec, dtype=torch.long).reshape(-1))
         self.register_buffer("start", torch.as_tensor(np.asarray(start), dtype=torch.long).reshape(-1))
 
     def forward(self, obs: Tensor) -> Tensor:
-        n = len(self.nvec_shape)
-        lead = obs.shape[: obs.dim() - n]
+        lead = obs.shape[: obs.dim() - len(self.obs_shape)]
         idx = obs.reshape(*lead, -1).long() - self.start + self.offsets
         onehot = torch.zeros(*lead, self.in_dim, device=obs.device)
         onehot.scatter_(-1, idx, 1.0)
@@ -185,7 +186,7 @@ def make_encoder(observation_space: gym.Space, hidden_size: int = 64, *, _path: 
                              f"image only with at most {MAX_CHANNELS} channels on the last (or first) axis")
         return VectorEncoder(space.shape, hidden_size)
     if isinstance(space, gym.spaces.Discrete):
-        return OneHotEncoder(np.array([space.n]), np.array([space.start]), hidden_size)
+        return OneHotEncoder(np.array([space.n]), np.array([space.start]), hidden_size, obs_shape=())
     if isinstance(space, gym.spaces.MultiDiscrete):
         return OneHotEncoder(space.nvec, space.start, hidden_size)
     if isinstance(space, gym.spaces.MultiBinary):

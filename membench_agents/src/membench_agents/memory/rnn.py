@@ -28,6 +28,7 @@ class _RNNCore(MemoryCore):
     context_length = 1
     rnn_cls: type[nn.RNNBase]
     n_state: int
+    keep_gate: int
     #: "auto" pads episode segments unless that computes more than this many times the real steps.
     max_padding_ratio: float = 3.0
 
@@ -39,11 +40,22 @@ class _RNNCore(MemoryCore):
         self.hidden_size = hidden_size
         self.out_dim = hidden_size
         self.sequence_mode = sequence_mode
-        for name, p in self.rnn.named_parameters():
-            if "weight" in name:
-                nn.init.orthogonal_(p)
-            else:
-                nn.init.zeros_(p)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Orthogonal weights per gate block (so small raw inputs still move every gate), zero biases
+        except +1 on the gate that keeps the old state."""
+        H = self.hidden_size
+        with torch.no_grad():
+            for name, p in self.rnn.named_parameters():
+                if "weight" in name:
+                    for g in range(p.shape[0] // H):
+                        nn.init.orthogonal_(p[g * H : (g + 1) * H])
+                else:
+                    p.zero_()
+            # keep-gate bias +1 (LSTM forget gate, GRU update gate): remember by default at initialisation
+            k = self.keep_gate
+            self.rnn.bias_hh_l0[k * H : (k + 1) * H] = 1.0
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         if device is None:
@@ -153,6 +165,7 @@ class LSTMCore(_RNNCore):
 
     rnn_cls = nn.LSTM
     n_state = 2
+    keep_gate = 1  # gate order i, f, g, o
 
     def _cell(self, x: Tensor, state: State) -> State:
         r = self.rnn
@@ -170,6 +183,7 @@ class GRUCore(_RNNCore):
 
     rnn_cls = nn.GRU
     n_state = 1
+    keep_gate = 1  # gate order r, z, n
 
     def _cell(self, x: Tensor, state: State) -> State:
         r = self.rnn
