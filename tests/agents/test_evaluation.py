@@ -1,0 +1,85 @@
+"""Evaluation on a fixed list of episode seeds (memory-classification paper, F.1: seeds 0..99)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate, mean_and_sem
+from membench_agents.policy import ActorCritic
+
+import membench_envs  # noqa: F401
+
+TMAZE = "MIKASA/TMazePassive-v0"
+L = 3
+RIGHT, UP = 2, 1
+
+
+class AlwaysUpPolicy(ActorCritic):
+    """A scripted T-Maze policy: walk right, turn up at the junction (flag = obs[2]). Succeeds iff goal = up."""
+
+    def act(self, obs, state, episode_start, deterministic=False, generator=None):
+        action = torch.where(obs[:, 2] > 0.5, UP, RIGHT)
+        zeros = torch.zeros(obs.shape[0])
+        return action, zeros, zeros, state
+
+
+def _policy(core="lstm", cls=ActorCritic):
+    env = gym.make(TMAZE, corridor_length=L)
+    return cls(env.observation_space, env.action_space, core, 16)
+
+
+def _goal(seed: int) -> int:
+    _, info = gym.make(TMAZE, corridor_length=L).reset(seed=seed)
+    return int(info["oracle"][0])
+
+
+def test_default_protocol_is_seeds_0_to_99():
+    assert DEFAULT_EPISODE_SEEDS == tuple(range(100))
+
+
+@pytest.mark.parametrize("num_envs", [1, 7, 16])
+def test_episode_i_is_run_with_seed_i(num_envs):
+    seeds = [5, 17, 3, 99, 42, 0, 1, 2, 1000, 8]
+    res = evaluate(_policy(cls=AlwaysUpPolicy), TMAZE, {"corridor_length": L}, seeds, num_envs=num_envs)
+    expected = [_goal(s) == 1 for s in seeds]
+    assert res["episode_seeds"] == seeds
+    assert res["successes"] == expected
+    assert res["returns"] == [float(e) for e in expected]
+    assert res["lengths"] == [L + 1] * len(seeds)
+    assert res["success_rate"] == pytest.approx(np.mean(expected))
+    assert res["num_episodes"] == len(seeds)
+
+
+def test_results_do_not_depend_on_num_envs_or_order_of_waves():
+    policy = _policy("gru")
+    seeds = list(range(30))
+    a = evaluate(policy, TMAZE, {"corridor_length": L}, seeds, num_envs=4)
+    b = evaluate(policy, TMAZE, {"corridor_length": L}, seeds, num_envs=30)
+    assert a["returns"] == b["returns"] and a["successes"] == b["successes"]
+    # stochastic evaluation is seeded too
+    c = evaluate(policy, TMAZE, {"corridor_length": L}, seeds, deterministic=False, num_envs=8, seed=1)
+    d = evaluate(policy, TMAZE, {"corridor_length": L}, seeds, deterministic=False, num_envs=8, seed=1)
+    assert c["returns"] == d["returns"]
+    assert policy.training  # the mode is restored
+
+
+def test_tasks_without_success_report_none():
+    env = gym.make("Pendulum-v1")
+    policy = ActorCritic(env.observation_space, env.action_space, "mlp", 8)
+    res = evaluate(policy, "Pendulum-v1", None, [0, 1, 2], num_envs=3)
+    assert res["successes"] == [None, None, None] and res["success_rate"] is None
+    assert res["lengths"] == [200, 200, 200]  # the TimeLimit truncation ends each episode
+    assert all(np.isfinite(res["returns"]))
+
+
+def test_empty_seed_list():
+    with pytest.raises(ValueError, match="episode_seeds is empty"):
+        evaluate(_policy(), TMAZE, None, [])
+
+
+def test_mean_and_sem():
+    m, s = mean_and_sem([0.5, 1.0, 0.75])
+    assert m == pytest.approx(0.75) and s == pytest.approx(np.std([0.5, 1.0, 0.75], ddof=1) / np.sqrt(3))
+    assert mean_and_sem([0.3]) == (0.3, 0.0)
