@@ -237,6 +237,9 @@ class PPO:
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
         K = self.bptt
         torch_env = self.torch_env
+        numpy_rows = not torch_env and dev.type == "cpu"
+        if numpy_rows:
+            rew_np, done_np = self.rew_buf.numpy(), self.done_buf.numpy()
         obs, state, es = self.next_obs, self.next_state, self.next_episode_start
         episodes: list[tuple[float, int, bool | None]] = []
         for t in range(cfg.num_steps):
@@ -264,9 +267,15 @@ class PPO:
             done = terminated | truncated
             self.ep_return += reward
             self.ep_length += 1
-            train_reward = to_tensor(reward, dev, torch.float32)
+            if numpy_rows:  # CPU buffers: write the numpy rows directly (no tensor conversions per step)
+                rew_np[t] = reward
+                done_np[t] = done
+            else:
+                self.rew_buf[t] = to_tensor(reward, dev, torch.float32)
+                self.done_buf[t] = to_tensor(done, dev, torch.bool)
+            es = self.done_buf[t]
             if cfg.norm_reward:
-                train_reward = self._normalize_reward(train_reward, to_tensor(done, dev, torch.bool))
+                self.rew_buf[t] = self._normalize_reward(self.rew_buf[t], es)
             if done.any():
                 cut = truncated & ~terminated
                 if cut.any():  # bootstrap truncated episodes with gamma * V(final observation)
@@ -274,17 +283,13 @@ class PPO:
                     fo = obs_to_tensor(take_rows(final_obs(info), cidx.cpu().numpy()), dev)
                     v = policy.value(fo, tuple(s[cidx] for s in state),
                                      torch.zeros(len(cidx), dtype=torch.bool, device=dev))
-                    train_reward = train_reward.clone()
-                    train_reward[cidx] += cfg.gamma * v
+                    self.rew_buf[t, cidx] += cfg.gamma * v
                 idx = torch.nonzero(done).squeeze(1) if torch_env else np.flatnonzero(done)
                 idx_np = idx.cpu().numpy() if torch_env else idx
                 succ = episode_successes(info, idx_np)
                 episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
                 self.ep_return[done] = 0.0
                 self.ep_length[done] = 0
-            self.rew_buf[t] = train_reward
-            es = to_tensor(done, dev, torch.bool)
-            self.done_buf[t] = es
             obs = obs_to_tensor(next_obs, dev)
         self.next_obs, self.next_state, self.next_episode_start = obs, state, es
         return episodes
