@@ -2,7 +2,8 @@
 
 Both act in ``pd_ee_delta_pose`` (the controller does the inverse kinematics): before the choice phase they hold
 still; at the choice phase they pick an object (the oracle's match, or one uniformly at random), hover above it,
-descend until the closed gripper's TCP is just above its centre, and hold still there. They read object positions
+descend until the closed gripper's TCP is 3.5 cm above its centre (inside the 5 cm success radius, just above the
+object, so a sphere is not rolled away), and hold still there. They read object positions
 from the simulator (privileged), so they isolate the question "is the task solvable, and only through memory?".
 """
 
@@ -40,7 +41,7 @@ class ReachPolicy:
         goal = self.base.memory_object_positions[0, self.target].cpu().numpy().astype(np.float64)
         tcp = self.base.agent.tcp.pose.p[0].cpu().numpy()
         horizontal = np.linalg.norm(goal[:2] - tcp[:2])
-        aim = goal + np.array([0.0, 0.0, 0.025 if horizontal < 0.02 else 0.09])
+        aim = goal + np.array([0.0, 0.0, 0.035 if horizontal < 0.02 else 0.09])
         action[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1.0, 1.0)
         return action
 

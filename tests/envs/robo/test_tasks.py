@@ -148,3 +148,16 @@ def test_oracle_keys_of_catalogue_match_the_task_classes():
         spec = membench_envs.info(env_id)
         cls = _load_class(spec.kwargs["robo_env"])
         assert cls.ORACLE_KEYS == spec.oracle_keys
+
+
+def test_custom_timing_kwargs_set_phases_and_episode_length():
+    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", time_offset=50, delta_time=900)
+    assert env.unwrapped.phase_starts == (0, 50, 950)
+    assert env.unwrapped.max_episode_steps == 1000  # the paper's long variant (Code 5): cue + delay + 50
+    env.close()
+    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", episode_steps=7, goal_thresh=0.03)
+    assert env.unwrapped.max_episode_steps == 7 and env.unwrapped.goal_thresh == 0.03
+    env.reset(seed=0)
+    flags = [env.step(np.zeros(8, np.float32))[3] for _ in range(7)]
+    assert flags == [False] * 6 + [True]
+    env.close()

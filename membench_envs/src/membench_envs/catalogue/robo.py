@@ -79,7 +79,7 @@ def _remember_color(n: int) -> TaskSpec:
         ("true_color_indices",),
         _REMEMBER_PHASES,
         {"colors": n, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05, "cube_halfsize": 0.02,
-         "max_episode_steps": 60},
+         "episode_steps": 60},
         _REMEMBER_XI_NOTE,
         _REMEMBER_NOTES,
     )
@@ -97,7 +97,7 @@ def _remember_shape(n: int) -> TaskSpec:
         ("true_shape_indices",),
         _REMEMBER_PHASES,
         {"shapes": n, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05, "shape_scale": 0.02,
-         "color": [0, 0, 255, 255], "max_episode_steps": 60},
+         "color": [0, 0, 255, 255], "episode_steps": 60},
         _REMEMBER_XI_NOTE,
         _REMEMBER_NOTES,
     )
@@ -121,7 +121,7 @@ def _remember_shape_and_color(n_shapes: int, n_colors: int) -> TaskSpec:
         ("true_shapes_info", "true_colors_info"),
         _REMEMBER_PHASES,
         {"n_shapes": n_shapes, "n_colors": n_colors, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05,
-         "shape_scale": 0.02, "max_episode_steps": 60},
+         "shape_scale": 0.02, "episode_steps": 60},
         _REMEMBER_XI_NOTE,
         _REMEMBER_NOTES + extra,
     )

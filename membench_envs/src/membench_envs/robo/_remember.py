@@ -1,6 +1,7 @@
 """Shared mechanics of RememberColor, RememberShape and RememberShapeAndColor (paper App. K.2-K.4, Table 1).
 
-Phases, with the defaults ``time_offset = 5`` and ``delta_time = 5`` (observation index t, 0 = reset):
+Phases, with the defaults ``time_offset = 5`` and ``delta_time = 5`` (observation index t, 0 = reset; T = 60, in
+general ``time_offset + delta_time + 50`` unless ``episode_steps`` is given):
 
 - ``cue``    t in [0, time_offset): only the target object, at the table centre (0, 0).
 - ``delay``  t in [time_offset, time_offset + delta_time): empty table.
@@ -86,6 +87,7 @@ class RememberBaseEnv(MemoryTabletopEnv):
     DELTA_TIME: ClassVar[int] = 5
     GOAL_THRESH: ClassVar[float] = 0.05
     STATIC_THRESH: ClassVar[float] = 0.2
+    CHOICE_STEPS: ClassVar[int] = 50
     CUE_XY: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
     def __init__(
@@ -125,6 +127,11 @@ class RememberBaseEnv(MemoryTabletopEnv):
     @property
     def choice_start(self) -> int:
         return self.time_offset + self.delta_time
+
+    def default_episode_steps(self) -> int:
+        """60 at the paper's timing; in general the choice phase keeps its 50 steps (T = cue + delay + 50), which
+        also reproduces the paper's long variant (Code 5: TIME_OFFSET 50 + DELTA_TIME 900 -> T = 1000)."""
+        return max(self.MAX_EPISODE_STEPS, self.choice_start + self.CHOICE_STEPS)
 
     def _load_objects(self, options: dict) -> None:
         rests = []

@@ -13,7 +13,9 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
 - **Rewards.** ``sparse`` (= success), ``dense`` (the task's terms, overwritten by ``MAX_DENSE_REWARD`` on success)
   and ``normalized_dense`` (dense / ``MAX_DENSE_REWARD``, in [0, 1]); also ManiSkill's ``none``.
 - **Episodes.** ``elapsed_steps`` is 0 at reset; the observation returned at step t shows the scene *after* the
-  phase schedule for step t was applied. Episodes truncate at ``max_episode_steps`` (T of the paper's Table 1) and,
+  phase schedule for step t was applied. Episodes truncate at T = ``env.max_episode_steps`` (Table 1 of the paper;
+  the ``episode_steps`` kwarg overrides it; the env truncates itself, also per sub-scene on the GPU, so no gymnasium
+  ``TimeLimit`` is involved and ``gym.make``'s own ``max_episode_steps`` argument is not the way to change T) and,
   by default, terminate on success (ManiSkill's convention; ``terminate_on_success=False`` gives the paper
   baselines' fixed-length episodes). ``info["success_once"]`` latches success within an episode.
 - **Observations** (``obs_variant``; every value batched, leading dim ``num_envs``; stable keys):
@@ -44,7 +46,7 @@ pose inside ``evaluate()`` and restored poses it had read in the same call, so t
 **How a task subclasses the platform**::
 
     class MyTask(MemoryTabletopEnv):
-        MAX_EPISODE_STEPS = 60          # T (truncation), overridable with the max_episode_steps kwarg
+        MAX_EPISODE_STEPS = 60          # T (truncation), overridable with the episode_steps kwarg
         MAX_DENSE_REWARD = 3.0          # value written on success; normalized_dense divides by it
         ORACLE_KEYS = ("true_color_indices",)
 
@@ -131,7 +133,7 @@ class MemoryTabletopEnv(BaseEnv):
         obs_variant: str = "partial",
         robot_uids: str = "panda_wristcam",
         robot_init_qpos_noise: float = 0.02,
-        max_episode_steps: int | None = None,
+        episode_steps: int | None = None,
         terminate_on_success: bool = True,
         obs_mode: str | None = None,
         control_mode: str | None = "pd_joint_delta_pos",
@@ -154,9 +156,9 @@ class MemoryTabletopEnv(BaseEnv):
         if reward_mode is not None and reward_mode not in REWARD_MODES:
             raise ValueError(f"unknown reward_mode {reward_mode!r}; valid: {', '.join(REWARD_MODES)}")
         self.robot_init_qpos_noise = float(robot_init_qpos_noise)
-        self.max_episode_steps = int(max_episode_steps or self.MAX_EPISODE_STEPS)
+        self.max_episode_steps = int(self.default_episode_steps() if episode_steps is None else episode_steps)
         if self.max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}")
+            raise ValueError(f"episode_steps must be >= 1, got {episode_steps}")
         self.terminate_on_success = bool(terminate_on_success)
         schedule = list(self.phase_schedule())
         starts = [start for _, start in schedule]
@@ -170,6 +172,10 @@ class MemoryTabletopEnv(BaseEnv):
     # ------------------------------------------------------------------------------------------------------------
     # Task hooks (override in subclasses)
     # ------------------------------------------------------------------------------------------------------------
+    def default_episode_steps(self) -> int:
+        """T when the ``episode_steps`` kwarg is not given (``MAX_EPISODE_STEPS`` unless a task derives it)."""
+        return self.MAX_EPISODE_STEPS
+
     def phase_schedule(self) -> Sequence[tuple[str, int]]:
         """``[(phase name, first step), ...]``: first step 0, non-decreasing."""
         raise NotImplementedError

@@ -15,7 +15,8 @@ control_mode="pd_joint_delta_pos", num_envs=1, sim_backend="auto", render_mode=N
   ``clip_actions=True`` clips out-of-range actions instead of raising; ``batched=True`` forces the batched torch
   interface for ``num_envs=1``; ``terminate_on_success=False`` runs every episode for the full T steps.
 - Any other kwarg is a task parameter (App. M of the paper), e.g. ``delta_time=100``, ``goal_thresh=0.03``,
-  ``colors=4``, ``max_episode_steps=1000``.
+  ``colors=4``, ``episode_steps=1000`` (T; the env truncates itself, so use ``episode_steps``, not gymnasium's
+  ``max_episode_steps``, which would only add an outer ``TimeLimit``).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def make(
         class RememberColor4Debug(RememberColorEnv):
             COLORS = 4; TIME_OFFSET = 200; DELTA_TIME = 100; GOAL_THRESH = 0.03
 
-        env = membench_envs.robo.make(RememberColor4Debug, obs_variant="partial", max_episode_steps=1000)
+        env = membench_envs.robo.make(RememberColor4Debug, obs_variant="partial", episode_steps=1000)
     """
     require("mani_skill", "robo", env_id=env_id)
     variant = resolve_variant(obs_variant, obs_mode)

@@ -3,7 +3,7 @@
 Object memory, T = 60. Oracle ``true_color_indices`` (k = 1): index into :data:`COLORS`. Customise with kwargs or
 class constants, as in the paper's App. M (Codes 3, 5, 15)::
 
-    gym.make("MIKASA/RememberColor9-v0", time_offset=50, delta_time=900, goal_thresh=0.03, max_episode_steps=1000)
+    gym.make("MIKASA/RememberColor9-v0", time_offset=50, delta_time=900, goal_thresh=0.03)  # T = 50+900+50
 
     class RememberColor4Debug(RememberColorEnv):   # then membench_envs.robo.make(RememberColor4Debug, ...)
         COLORS = 4; TIME_OFFSET = 200; GOAL_THRESH = 0.03; CUBE_HALFSIZE = 0.02; DELTA_TIME = 100

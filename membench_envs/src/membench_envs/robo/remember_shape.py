@@ -5,7 +5,7 @@ Shapes, in the paper's order: cube, sphere, cylinder, cross, torus, star, pyrami
 ``shapes`` are used; built from primitives, see :mod:`membench_envs.robo.shapes`). Oracle ``true_shape_indices``
 (k = 1). Kwargs / class constants (App. M, Code 16): ``shapes`` / ``SHAPES`` (1-9), ``shape_scale`` / ``SHAPE_SCALE``
 (0.02), ``color`` / ``COLOR`` (RGBA 0-255, [0, 0, 255, 255]), ``time_offset``, ``delta_time``, ``goal_thresh``,
-``max_episode_steps``. Phases, success and reward: :mod:`membench_envs.robo._remember`.
+``episode_steps``. Phases, success and reward: :mod:`membench_envs.robo._remember`.
 """
 
 from __future__ import annotations

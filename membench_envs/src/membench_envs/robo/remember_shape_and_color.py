@@ -10,7 +10,7 @@ gives 2 shapes (cube, sphere) × 3 colours instead. We follow the paper (its int
 ``n_shapes=2, n_colors=3`` reproduces the code's set. 3x3 and 5x3 agree in both sources.
 
 Kwargs / class constants (App. M, Code 17): ``n_shapes`` / ``N_SHAPES`` (1-5), ``n_colors`` / ``N_COLORS`` (1-3),
-``shape_scale`` / ``SHAPE_SCALE`` (0.02), ``time_offset``, ``delta_time``, ``goal_thresh``, ``max_episode_steps``.
+``shape_scale`` / ``SHAPE_SCALE`` (0.02), ``time_offset``, ``delta_time``, ``goal_thresh``, ``episode_steps``.
 Phases, success and reward: :mod:`membench_envs.robo._remember`.
 """
 

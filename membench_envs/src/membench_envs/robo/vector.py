@@ -41,7 +41,11 @@ class RoboVectorEnv(VectorEnv):
     def __init__(self, env: gym.Env):
         self.env = env
         base = env.unwrapped
-        if not getattr(env, "batched", False):
+        try:
+            batched = env.get_wrapper_attr("batched")
+        except AttributeError:
+            batched = False
+        if not batched:
             raise ValueError("RoboVectorEnv needs a batched MikasaRoboEnv (num_envs > 1 or batched=True)")
         self.num_envs = base.num_envs
         self.single_observation_space = base.single_observation_space

@@ -1,0 +1,111 @@
+"""The parallel paths (batched torch interface, GPU-style SAME_STEP vector env, AsyncVectorEnv of CPU envs), the
+one-line video recorder, the render overlays, and ManiSkill's own recorder on top of them."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from membench_envs.robo.entry import has_gpu
+from membench_envs.robo.vector import RoboVectorEnv, make_vec
+
+import membench_envs
+
+
+def test_batched_interface_gives_torch_tensors_and_same_episode_as_numpy(robo_env):
+    batched = robo_env("MIKASA/RememberColor5-v0", obs_variant="full", batched=True)
+    single = robo_env("MIKASA/RememberColor5-v0", obs_variant="full")
+    obs_b, info_b = batched.reset(seed=11)
+    obs_s, info_s = single.reset(seed=11)
+    assert isinstance(obs_b["state"], torch.Tensor) and obs_b["state"].shape == (1, obs_s["state"].shape[0])
+    np.testing.assert_allclose(obs_b["state"][0].numpy(), obs_s["state"], atol=1e-6)
+    assert int(info_b["oracle"][0, 0]) == int(info_s["oracle"][0])
+    a = np.random.default_rng(0).uniform(-1, 1, 8).astype(np.float32)
+    obs_b, r_b, te_b, tr_b, info_b = batched.step(torch.as_tensor(a)[None])
+    obs_s, r_s, *_ = single.step(a)
+    assert isinstance(r_b, torch.Tensor) and r_b.shape == (1,) and te_b.dtype == torch.bool
+    np.testing.assert_allclose(obs_b["state"][0].numpy(), obs_s["state"], atol=1e-5)
+    with pytest.raises(ValueError, match="action"):
+        batched.step(torch.zeros(1, 5))
+
+
+def test_gpu_style_vector_env_same_step_autoreset_on_cpu():
+    """RoboVectorEnv is the GPU path's VectorEnv; with num_envs=1 its logic runs on the CPU backend too."""
+    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", batched=True, episode_steps=4,
+                   disable_env_checker=True)
+    venv = RoboVectorEnv(env)
+    assert venv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    obs, info = venv.reset(seed=3)
+    first_oracle = info["oracle"].clone()
+    for t in range(1, 5):
+        obs, r, term, trunc, info = venv.step(torch.zeros(1, 8))
+        if t < 4:
+            assert "final_obs" not in info and int(info["elapsed_steps"][0]) == t
+    assert bool(trunc[0]) and bool(info["_final_obs"][0])
+    assert int(info["final_info"]["elapsed_steps"][0]) == 4
+    assert int(info["elapsed_steps"][0]) == 0  # obs is already the first one of the next episode
+    assert obs["state"].shape == info["final_obs"]["state"].shape
+    venv.close()
+    assert first_oracle.shape == (1, 1)
+
+
+@pytest.mark.skipif(has_gpu(), reason="checks the CPU path")
+def test_make_vec_picks_async_cpu_envs_here_with_seed_plus_i(robo_env):
+    venv = make_vec("MIKASA/RememberColor9-v0", num_envs=2, obs_variant="full", episode_steps=3)
+    assert isinstance(venv, gym.vector.AsyncVectorEnv)
+    obs, info = venv.reset(seed=20)
+    single = robo_env("MIKASA/RememberColor9-v0", obs_variant="full", episode_steps=3)
+    for i in range(2):
+        s_obs, s_info = single.reset(seed=20 + i)
+        assert int(info["oracle"][i, 0]) == int(s_info["oracle"][0])
+        np.testing.assert_allclose(obs["state"][i], s_obs["state"], atol=1e-6)
+    for _ in range(3):
+        obs, r, term, trunc, info = venv.step(np.zeros((2, 8), np.float32))
+    assert trunc.all() and info["_final_obs"].all()
+    assert obs["state"].shape == (2, single.observation_space["state"].shape[0])
+    venv.close()
+
+
+def test_gym_make_vec_uses_the_same_helper():
+    spec = gym.spec("MIKASA/RememberColor3-v0")
+    assert spec.vector_entry_point == "membench_envs.robo.entry:make_robo_vec"
+
+
+def test_render_overlay_draws_on_frames(robo_env):
+    plain = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", render_mode="rgb_array")
+    over = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", render_mode="rgb_array", render_overlay=True)
+    plain.reset(seed=0)
+    over.reset(seed=0)
+    a, b = plain.render(), over.render()
+    assert a.shape == b.shape == (512, 512, 3) and a.dtype == b.dtype == np.uint8
+    assert not np.array_equal(a[:40, :200], b[:40, :200])  # text box in the top-left corner
+    np.testing.assert_array_equal(a[300:], b[300:])  # the rest of the frame is untouched
+    lines = over.unwrapped.overlay_lines(0)
+    assert lines[0].startswith("step 0/60") and "cue" in lines[0]
+    assert lines[1] == f"target: {['Red', 'Lime', 'Blue'][int(over.unwrapped.oracle()[0, 0])]}"
+
+
+def test_record_episode_one_liner(tmp_path):
+    import imageio
+
+    path = membench_envs.robo.record_episode("MIKASA/RememberColor3-v0", tmp_path / "rc3.mp4", max_steps=6,
+                                             obs_variant="full")
+    frames = imageio.mimread(path)
+    assert len(frames) == 7 and frames[0].shape == (512, 512, 3)
+
+
+def test_maniskill_record_episode_wrapper_with_overlay(tmp_path):
+    """The raw ManiSkill env (internal ID) + our overlay under ManiSkill's own RecordEpisode."""
+    import membench_envs.robo.remember_color  # noqa: F401  (registers membench-RememberColor3-v0 with ManiSkill)
+    from mani_skill.utils.wrappers import RecordEpisode
+    from membench_envs.robo.wrappers import RenderOverlay
+
+    raw = gym.make("membench-RememberColor3-v0", obs_variant="full", render_mode="rgb_array",
+                   sim_backend="physx_cpu", render_backend="cpu")
+    env = RecordEpisode(RenderOverlay(raw), str(tmp_path), save_trajectory=False, max_steps_per_video=4)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(torch.zeros(1, 8))
+    env.close()
+    assert list(tmp_path.glob("*.mp4"))
