@@ -41,11 +41,17 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     if vectorization == "native" and spec.vector_entry_point is None:
         raise ValueError(f"{env_id} has no native batched implementation (vector_entry_point); use 'sync' or 'async'")
     if vectorization in ("auto", "native") and spec.vector_entry_point is not None:
-        envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point",
-                            autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+        try:
+            envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point",
+                                autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+        except TypeError as e:  # vector entry points that are always SAME_STEP may not take the argument
+            if "autoreset_mode" not in str(e):
+                raise
+            envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point", **kwargs)
         mode = envs.metadata.get("autoreset_mode")
         if mode is not None and AutoresetMode(mode) != AutoresetMode.SAME_STEP:
-            raise ValueError(f"{env_id}'s native vector env ignored autoreset_mode=SAME_STEP (got {mode})")
+            envs.close()
+            raise ValueError(f"{env_id}'s native vector env does not use SAME_STEP autoreset (got {mode})")
     else:
         envs = gym.make_vec(env_id, num_envs=int(num_envs),
                             vectorization_mode="async" if vectorization == "async" else "sync",

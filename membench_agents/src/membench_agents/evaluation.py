@@ -81,6 +81,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
             padded = wave + [wave[-1]] * (n - k)  # spare envs re-run the last seed; their results are dropped
             obs, _ = envs.reset(seed=padded)
             torch_env = is_torch(obs)
+            env_device = _first_tensor(obs).device if torch_env else None
             obs = obs_to_tensor(obs, dev)
             state = policy.initial_state(n, dev)
             es = torch.ones(n, dtype=torch.bool, device=dev)
@@ -94,6 +95,8 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
                 env_action = policy.env_action(action)
                 if not torch_env:
                     env_action = env_action.cpu().numpy()
+                elif env_action.device != env_device:
+                    env_action = env_action.to(env_device)
                 next_obs, reward, terminated, truncated, info = envs.step(env_action)
                 r = to_tensor(reward, "cpu", torch.float64).reshape(-1).numpy()
                 done = (to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool))
@@ -129,6 +132,10 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
         "mean_length": float(np.mean(lengths)),
         "success_rate": float(np.mean(defined)) if defined else None,
     }
+
+
+def _first_tensor(x):
+    return _first_tensor(next(iter(x.values()))) if isinstance(x, dict) else x
 
 
 def mean_and_sem(values: list[float]) -> tuple[float, float]:

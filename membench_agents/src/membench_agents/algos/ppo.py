@@ -188,10 +188,11 @@ class PPO:
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
         if self.torch_env:  # running episode statistics live where the env's outputs live
-            env_dev = _first_tensor(obs).device
+            env_dev = self.env_device = _first_tensor(obs).device
             self.ep_return = torch.zeros(N, dtype=torch.float64, device=env_dev)
             self.ep_length = torch.zeros(N, dtype=torch.long, device=env_dev)
         else:
+            self.env_device = None
             self.ep_return = np.zeros(N, dtype=np.float64)
             self.ep_length = np.zeros(N, dtype=np.int64)
         self.next_obs = obs_to_tensor(obs, self.device)
@@ -255,6 +256,8 @@ class PPO:
             env_action = policy.env_action(action)
             if not torch_env:
                 env_action = env_action.cpu().numpy()
+            elif env_action.device != self.env_device:
+                env_action = env_action.to(self.env_device)
             next_obs, reward, terminated, truncated, info = envs.step(env_action)
             # episode bookkeeping stays where the env lives: numpy for numpy envs, tensors for torch envs
             if torch_env:
