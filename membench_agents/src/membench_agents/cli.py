@@ -1,0 +1,352 @@
+"""``membench``: train, evaluate and report memory agents on membench environment IDs.
+
+    membench train --env MIKASA/TMazePassive-v0 --agent ppo-lstm [--seeds 3] [--steps 200000]
+    membench train --resume runs/MIKASA/TMazePassive-v0/ppo-lstm/<stamp>      # after Ctrl-C or a crash
+    membench eval runs/MIKASA/TMazePassive-v0/ppo-lstm/<stamp>                # reload checkpoints, re-evaluate
+    membench report runs/                                                     # table + comparison plot
+    membench bench                                                            # the T-Maze memory ladder
+    membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru         # one cell (`make bench`)
+    membench list                                                             # agents and cell configs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from membench_agents.config import AGENTS, ConfigError
+
+DEFAULT_OUT = "runs"
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seeds", help="number of runs (3), a list (0,1,2) or a range (0-4)")
+    p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
+    p.add_argument("--jobs", type=int, default=0,
+                   help="runs trained in parallel processes, 1 torch thread each (default: min(CPUs, runs))")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
+    p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="membench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate")
+    p.add_argument("--env", help="environment ID")
+    p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
+    p.add_argument("--config", help="a config file (instead of experiments/configs/<env-id>/<agent>.yaml)")
+    p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
+    p.add_argument("--run-dir", help="write the run here (default: <out>/<env-id>/<agent>[.<variant>]/<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its checkpoints")
+    _add_common(p)
+
+    p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol")
+    p.add_argument("run_dir")
+    p.add_argument("--episodes", type=int, help="episodes per run (default: the run's protocol)")
+    p.add_argument("--seed-start", type=int, help="first episode seed (default: the run's protocol)")
+    p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    p = sub.add_parser("report", help="print the table of run folders and write one comparison plot")
+    p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
+    p.add_argument("--out", help="plot file (default: <path>/report.png)")
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--title")
+
+    p = sub.add_parser("bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell")
+    p.add_argument("--env", help="environment ID (default: the ladder's)")
+    p.add_argument("--agent", help="agent (default: the ladder's three cells)")
+    p.add_argument("--spec", help="bench spec file (default: experiments/bench/default.yaml)")
+    p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench")
+    _add_common(p)
+
+    sub.add_parser("list", help="agents and the cell configs of experiments/")
+    return parser
+
+
+def _workers(requested: int, n_jobs: int) -> int:
+    if requested and requested > 0:
+        return requested
+    return max(1, min(os.cpu_count() or 1, n_jobs))
+
+
+# ------------------------------------------------------------------------------------------------------
+def cmd_train(args) -> int:
+    from membench_agents import runs
+    from membench_agents.config import resolve
+
+    if args.resume:
+        run_dir = Path(args.resume)
+        cfg = runs.read_config(run_dir)
+        print(f"resuming {run_dir}", file=sys.stderr)
+    else:
+        res = resolve(args.env, args.agent, config_file=args.config, steps=args.steps, seeds=args.seeds,
+                      obs_variant=args.obs_variant, overrides=args.set, experiments=args.experiments,
+                      device=args.device)
+        cfg = res.config
+        run_dir = Path(args.run_dir) if args.run_dir else runs.new_run_dir(args.out, cfg)
+        if (run_dir / "config.yaml").exists():
+            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or another --run-dir")
+        print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
+    try:
+        results = runs.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
+                             resume=bool(args.resume), progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}",
+              file=sys.stderr)
+        return 130
+    from membench_agents.report import table
+
+    print(table([run_dir]))
+    print(f"\nresults: {run_dir / 'results.json'}\nplot:    {run_dir / 'learning_curve.png'}\n"
+          f"tensorboard --logdir {run_dir}")
+    return 0 if results else 1
+
+
+def cmd_eval(args) -> int:
+    from membench_agents import runs
+
+    run_dir = Path(args.run_dir)
+    cfg = runs.read_config(run_dir)
+    ev = dict(cfg["eval"])
+    if args.episodes is not None:
+        ev["episodes"] = args.episodes
+    if args.seed_start is not None:
+        ev["seed_start"] = args.seed_start
+    if args.stochastic:
+        ev["deterministic"] = False
+    seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
+    stored = json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").is_file() else None
+    per_seed = []
+    for s in cfg["seeds"]:
+        _, trainer, payload = runs.load_trainer(run_dir, s)
+        if not payload["run"].get("finished"):
+            print(f"warning: seed {s} has not finished training (step {payload['global_step']})", file=sys.stderr)
+        with runs.preserve_rng():
+            res = runs.normalize_eval(trainer.evaluate(seeds_eval, deterministic=ev["deterministic"],
+                                                       num_envs=ev["num_envs"]))
+        per_seed.append(res)
+        trainer.close()
+    agg = runs.aggregate(per_seed)
+    same_protocol = ev == cfg["eval"]
+    matches = None
+    if stored is not None and same_protocol:
+        matches = bool(
+            agg["metric"] == stored["metric"]
+            and all(abs(a - b) < 1e-9 for a, b in zip(agg["per_run"], stored["per_run"], strict=True))
+        )
+    out = {"run_dir": str(run_dir), "episode_seeds": [seeds_eval[0], seeds_eval[-1]], **agg,
+           "stored": None if stored is None else {"mean": stored["mean"], "sem": stored["sem"],
+                                                   "per_run": stored["per_run"]},
+           "reproduces_results": matches}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{cfg['agent']} ({cfg['obs_variant']}) on {cfg['env']}: {agg['metric']} "
+              f"{agg['mean']:.3f} ± {agg['sem']:.3f} over {agg['n_runs']} runs "
+              f"(episode seeds {seeds_eval[0]}..{seeds_eval[-1]})")
+        for s, v in zip(cfg["seeds"], agg["per_run"], strict=True):
+            print(f"  seed {s}: {v:.3f}")
+        if matches is not None:
+            print(f"reproduces results.json: {'yes' if matches else 'NO'} "
+                  f"(stored {stored['mean']:.3f} ± {stored['sem']:.3f})")
+    return 0 if matches in (None, True) else 1
+
+
+def cmd_report(args) -> int:
+    from membench_agents.report import report
+
+    try:
+        text, plot = report(args.paths, out=args.out, markdown=args.markdown, title=args.title)
+    except FileNotFoundError as e:
+        raise ConfigError(str(e)) from None
+    print(text)
+    print(f"\nplot: {plot}")
+    return 0
+
+
+def cmd_list(args) -> int:  # noqa: ARG001
+    from membench_agents.config import experiments_dir, list_cells
+
+    print("agents:")
+    for a in AGENTS.values():
+        print(f"  {a.name:<18} {a.description}")
+    exp = experiments_dir()
+    if exp is None:
+        print("\nno experiments/ folder found")
+        return 0
+    print(f"\ncell configs ({exp / 'configs'}/<env-id>/<agent>[.<variant>].yaml):")
+    for env_id, stem, _ in list_cells(exp):
+        print(f"  {env_id:<36} {stem}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------------
+# bench
+# ------------------------------------------------------------------------------------------------------
+def _bench_spec(args) -> tuple[dict[str, Any], Path]:
+    from membench_agents.config import experiments_dir, load_yaml
+
+    if args.spec:
+        return load_yaml(args.spec), Path(args.spec)
+    exp = experiments_dir(args.experiments)
+    if exp is None or not (exp / "bench" / "default.yaml").is_file():
+        raise ConfigError("no experiments/bench/default.yaml found; pass --spec FILE or run from the repository")
+    path = exp / "bench" / "default.yaml"
+    return load_yaml(path), path
+
+
+def _spec_cell_pairs(spec: dict[str, Any], spec_path: Path) -> list[tuple[str, str]]:
+    """(agent, obs_variant) of every cell of a bench spec."""
+    from membench_agents.config import load_yaml
+
+    pairs = []
+    for c in spec["cells"]:
+        data = load_yaml(spec_path.parent / c) if isinstance(c, str) else c
+        pairs.append((data["agent"], data.get("obs_variant", "partial")))
+    return pairs
+
+
+def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_dirs: list[Path]) -> list[str]:
+    lines = []
+    for lab, d in zip(labels, cell_dirs, strict=True):
+        if lab not in expect:
+            continue
+        lo, hi = expect[lab]
+        res = json.loads((d / "results.json").read_text())
+        ok = lo <= res["mean"] <= hi
+        lines.append(f"  {lab:<18} {res['mean']:.3f} ± {res['sem']:.3f}  expected [{lo}, {hi}]  "
+                     f"{'ok' if ok else 'NOT MET'}")
+    return lines
+
+
+def cmd_bench(args) -> int:
+    import yaml
+
+    from membench_agents import runs
+    from membench_agents.config import resolve
+    from membench_agents.report import plot_comparison, table
+
+    t0 = time.perf_counter()
+    expect: dict[str, list[float]] = {}
+    if args.resume:
+        bench_dir = Path(args.resume)
+        meta = yaml.safe_load((bench_dir / "bench.yaml").read_text())
+        labels = meta["cells"]
+        cell_dirs = [bench_dir / c for c in labels]
+        cfgs = [runs.read_config(d) for d in cell_dirs]
+        title = meta.get("title")
+        expect = meta.get("expect") or {}
+        jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in runs.jobs_for(c, d, resume=True)]
+        print(f"resuming {bench_dir}", file=sys.stderr)
+    else:
+        common = {"steps": args.steps, "seeds": args.seeds, "experiments": args.experiments, "device": args.device}
+        resolved = []
+        title = None
+        if args.env is None and args.agent is None:
+            spec, spec_path = _bench_spec(args)
+            title = spec.get("title")
+            expect = spec.get("expect") or {}
+            if args.jobs == 0 and spec.get("jobs"):
+                args.jobs = int(spec["jobs"])
+            for c in spec["cells"]:
+                if isinstance(c, str):
+                    resolved.append(resolve(config_file=spec_path.parent / c, **common))
+                else:
+                    resolved.append(resolve(c.get("env", spec.get("env")), c["agent"],
+                                            obs_variant=c.get("obs_variant"), **common))
+            print(f"bench: {spec.get('description', str(spec_path))}", file=sys.stderr)
+        elif args.agent is None:
+            # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
+            spec, spec_path = _bench_spec(args)
+            for agent, variant in _spec_cell_pairs(spec, spec_path):
+                resolved.append(resolve(args.env, agent, obs_variant=variant, **common))
+            title = f"memory ladder on {args.env}"
+        else:
+            env = args.env
+            if env is None:
+                spec, _ = _bench_spec(args)
+                env = spec["env"]
+            resolved.append(resolve(env, args.agent, **common))
+        cfgs = [r.config for r in resolved]
+        for r in resolved:
+            c = r.config
+            print(f"  {runs.run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
+                  f"{len(c['seeds'])} seeds  <- {r.sources[-1]}", file=sys.stderr)
+        one_env = len({(c["env"], json.dumps(c["env_kwargs"], sort_keys=True)) for c in cfgs}) == 1
+        labels = [runs.run_label(c) if one_env else f"{c['env'].replace('/', '__')}__{runs.run_label(c)}"
+                  for c in cfgs]
+        if len(set(labels)) != len(labels):
+            raise ConfigError(f"two bench cells share a label: {labels}")
+        for c in cfgs:
+            runs.preflight(c)
+        bench_dir = Path(args.out) / "bench" / time.strftime("%Y%m%d-%H%M%S")
+        k = 1
+        while bench_dir.exists():
+            k += 1
+            bench_dir = bench_dir.with_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{k}")
+        cell_dirs = [bench_dir / lab for lab in labels]
+        jobs = []
+        for d, c in zip(cell_dirs, cfgs, strict=True):
+            jobs += runs.prepare_run(c, d)
+        (bench_dir / "bench.yaml").write_text(yaml.safe_dump({"cells": labels, "title": title, "expect": expect}))
+        print(f"bench folder: {bench_dir}", file=sys.stderr)
+    workers = _workers(args.jobs, len(jobs))
+    print(f"{len(jobs)} training runs, {workers} at a time", file=sys.stderr)
+    try:
+        runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
+              file=sys.stderr)
+        return 130
+    for d in cell_dirs:
+        runs.finalize_run(d)
+    wall = time.perf_counter() - t0
+    text = table(cell_dirs)
+    checks = _check_expectations(expect, labels, cell_dirs)
+    (bench_dir / "table.txt").write_text(text + "\n" + ("\nexpected:\n" + "\n".join(checks) + "\n" if checks else ""))
+    (bench_dir / "table.md").write_text(table(cell_dirs, markdown=True) + "\n")
+    plot = plot_comparison(cell_dirs, bench_dir / "comparison.png", title=title)
+    print(text)
+    if checks:
+        print("\nexpected ladder:\n" + "\n".join(checks))
+    print(f"\nwall time: {wall / 60:.1f} min\nplot: {plot}\nruns: {bench_dir}")
+    return 0 if all("NOT MET" not in c for c in checks) else 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    handler = {"train": cmd_train, "eval": cmd_eval, "report": cmd_report, "bench": cmd_bench,
+               "list": cmd_list}[args.command]
+    try:
+        return handler(args)
+    except ConfigError as e:
+        print(f"membench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # a failed run: the message, not a traceback from the orchestrator
+        from membench_agents.runs import RunFailed
+
+        if isinstance(e, RunFailed):
+            print(f"membench: {e}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""Tables and plots over run folders (``membench report``).
+
+A run folder is any folder holding a ``results.json`` written by :func:`membench_agents.runs.finalize_run`.
+Learning curves come from the per-seed ``metrics.jsonl``: the evaluations during training when the run made
+them (``eval.every_steps`` > 0, the protocol's fixed episode seeds), otherwise the training episodes
+(stochastic policy, smoothed). Across seeds: mean ± SEM at every step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from membench_agents.runs import sem
+
+
+def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Every run folder (holding results.json) at or under the given paths, in a stable order."""
+    found: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise FileNotFoundError(f"{p} does not exist")
+        if (p / "results.json").is_file():
+            found.append(p)
+        else:
+            found.extend(sorted(q.parent for q in p.rglob("results.json")))
+    seen: dict[Path, None] = {}
+    for f in found:
+        seen.setdefault(f.resolve(), None)
+    return list(seen)
+
+
+def load_results(run_dir: str | os.PathLike) -> dict[str, Any]:
+    return json.loads((Path(run_dir) / "results.json").read_text())
+
+
+def label(results: dict[str, Any]) -> str:
+    return f"{results['agent']} ({results['obs_variant']})"
+
+
+def _read_metrics(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    history, evals = [], []
+    if not path.is_file():
+        return history, evals
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "eval" in row:
+            evals.append(row["eval"])
+        else:
+            history.append(row)
+    return history, evals
+
+
+def _smooth(y: np.ndarray, window: int) -> np.ndarray:
+    """Trailing moving average that ignores NaNs (iterations without finished episodes)."""
+    out = np.full_like(y, np.nan, dtype=np.float64)
+    for i in range(len(y)):
+        seg = y[max(0, i - window + 1): i + 1]
+        seg = seg[~np.isnan(seg)]
+        if seg.size:
+            out[i] = seg.mean()
+    return out
+
+
+def seed_curves(run_dir: str | os.PathLike, metric: str) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """Per-seed (steps, values) curves of a run and their source ("eval" or "train")."""
+    run_dir = Path(run_dir)
+    res = load_results(run_dir)
+    eval_key = "success_rate" if metric == "success_rate" else "mean_return"
+    train_key = "success_rate" if metric == "success_rate" else "return_mean"
+    evals_by_seed, train_by_seed = [], []
+    for s in res["seeds"]:
+        history, evals = _read_metrics(run_dir / f"seed_{s}" / "metrics.jsonl")
+        if evals:
+            evals_by_seed.append((np.array([e["global_step"] for e in evals], dtype=np.float64),
+                                  np.array([np.nan if e[eval_key] is None else e[eval_key] for e in evals])))
+        if history:
+            x = np.array([h["global_step"] for h in history], dtype=np.float64)
+            y = np.array([np.nan if h.get(train_key) is None else h[train_key] for h in history], dtype=np.float64)
+            train_by_seed.append((x, _smooth(y, max(1, len(y) // 20))))
+    if evals_by_seed and len(evals_by_seed) == len(res["seeds"]) and all(len(x) > 1 for x, _ in evals_by_seed):
+        return "eval", evals_by_seed
+    return "train", train_by_seed
+
+
+def mean_sem_curve(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 200):
+    """Interpolate every seed onto one grid; return (x, mean, sem)."""
+    if not curves:
+        return np.array([]), np.array([]), np.array([])
+    lo = max(float(x[0]) for x, _ in curves)
+    hi = min(float(x[-1]) for x, _ in curves)
+    grid = np.unique(np.concatenate([x for x, _ in curves])) if len(curves) == 1 else np.linspace(lo, hi, points)
+    ys = []
+    for x, y in curves:
+        ok = ~np.isnan(y)
+        ys.append(np.interp(grid, x[ok], y[ok]) if ok.sum() else np.full_like(grid, np.nan))
+    ys = np.array(ys)
+    mean = np.nanmean(ys, axis=0)
+    err = np.array([sem(list(col[~np.isnan(col)])) for col in ys.T])
+    return grid, mean, err
+
+
+def _metric_name(metric: str) -> str:
+    return "success rate" if metric == "success_rate" else "return"
+
+
+def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
+    """``learning_curve.png`` of one run: per-seed curves, their mean ± SEM, and the final evaluation."""
+    from matplotlib.figure import Figure
+
+    run_dir = Path(run_dir)
+    res = load_results(run_dir)
+    metric = res["metric"]
+    source, curves = seed_curves(run_dir, metric)
+    fig = Figure(figsize=(10, 4), layout="constrained")
+    ax, bx = fig.subplots(1, 2, width_ratios=[3, 1])
+    for (x, y), s in zip(curves, res["seeds"], strict=False):
+        ax.plot(x, y, lw=0.8, alpha=0.5, label=f"seed {s}")
+    gx, gm, ge = mean_sem_curve(curves)
+    if gx.size:
+        ax.plot(gx, gm, color="k", lw=2, label="mean")
+        ax.fill_between(gx, gm - ge, gm + ge, color="k", alpha=0.15, label="± SEM")
+    what = "evaluation on the fixed episode seeds" if source == "eval" else "training episodes (smoothed)"
+    ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"{label(res)} on {res['env']}: {what}")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    vals = res["per_run"]
+    bx.bar([0], [res["mean"]], yerr=[res["sem"]], capsize=8, color="C0", alpha=0.7)
+    bx.scatter(np.zeros(len(vals)) + np.linspace(-0.15, 0.15, len(vals)), vals, color="k", zorder=3, s=12)
+    bx.set(xticks=[0], xticklabels=["final"], ylabel=_metric_name(metric),
+           title=f"{res['mean']:.3f} ± {res['sem']:.3f} (n={res['n_runs']})")
+    if metric == "success_rate":
+        ax.set_ylim(-0.02, 1.02)
+        bx.set_ylim(0, 1.05)
+    out = Path(out) if out is not None else run_dir / "learning_curve.png"
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | None = None) -> Path:
+    """One figure for several runs: learning curves (mean ± SEM over seeds) and final bars (mean ± SEM)."""
+    from matplotlib.figure import Figure
+
+    results = [load_results(d) for d in run_dirs]
+    metrics = {r["metric"] for r in results}
+    metric = "success_rate" if metrics == {"success_rate"} else "return"
+    fig = Figure(figsize=(12, 4.5), layout="constrained")
+    ax, bx = fig.subplots(1, 2, width_ratios=[2, 1])
+    sources = set()
+    for i, (d, r) in enumerate(zip(run_dirs, results, strict=True)):
+        source, curves = seed_curves(d, metric)
+        sources.add(source)
+        gx, gm, ge = mean_sem_curve(curves)
+        if gx.size:
+            ax.plot(gx, gm, color=f"C{i}", lw=2, label=f"{label(r)}  [{r['env']}]")
+            ax.fill_between(gx, gm - ge, gm + ge, color=f"C{i}", alpha=0.2)
+    what = "evaluation on the fixed episode seeds" if sources == {"eval"} else "training episodes"
+    ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"learning curves (mean ± SEM): {what}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    xs = np.arange(len(results))
+    means = [r["mean"] if r["metric"] == metric else np.nan for r in results]
+    errs = [r["sem"] if r["metric"] == metric else 0 for r in results]
+    bx.bar(xs, means, yerr=errs, capsize=6, color=[f"C{i}" for i in xs], alpha=0.75)
+    for i, r in enumerate(results):
+        vals = r["per_run"]
+        bx.scatter(i + np.linspace(-0.15, 0.15, len(vals)), vals, color="k", s=10, zorder=3)
+        bx.text(i, (means[i] if not np.isnan(means[i]) else 0) + errs[i] + 0.02, f"{means[i]:.2f}", ha="center",
+                fontsize=9)
+    bx.set_xticks(xs, [label(r).replace(" (", "\n(") for r in results], fontsize=8)
+    n_eps = {r["protocol"]["episodes_per_run"] for r in results}
+    bx.set(ylabel=f"final {_metric_name(metric)}",
+           title=f"final evaluation: {'/'.join(map(str, sorted(n_eps)))} episode seeds per run, mean ± SEM")
+    if metric == "success_rate":
+        ax.set_ylim(-0.02, 1.02)
+        bx.set_ylim(0, 1.12)
+        bx.axhline(0.5, color="gray", ls="--", lw=1)
+        ax.axhline(0.5, color="gray", ls="--", lw=1)
+    if title:
+        fig.suptitle(title)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def _fmt_steps(n: int) -> str:
+    for div, suf in ((1_000_000, "M"), (1_000, "k")):
+        if n >= div:
+            v = n / div
+            return f"{v:.0f}{suf}" if v == int(v) else f"{v:.1f}{suf}"
+    return str(n)
+
+
+def table(run_dirs: list[Path], markdown: bool = False) -> str:
+    """The results table: one row per run folder (mean ± SEM over the training seeds)."""
+    rows = []
+    for d in run_dirs:
+        r = load_results(d)
+        kw = ",".join(f"{k}={v}" for k, v in r.get("env_kwargs", {}).items())
+        rows.append([
+            r["agent"], r["obs_variant"], r["env"] + (f" [{kw}]" if kw else ""), _fmt_steps(r["total_steps"]),
+            str(r["n_runs"]), r["metric"], f"{r['mean']:.3f} ± {r['sem']:.3f}",
+            " ".join(f"{v:.2f}" for v in r["per_run"]),
+            f"{np.mean([x['sps'] or 0 for x in r['runs']]):,.0f}",
+        ])
+    head = ["agent", "variant", "env", "steps", "runs", "metric", "mean ± SEM", "per run", "SPS"]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = None, markdown: bool = False,
+           title: str | None = None) -> tuple[str, Path]:
+    """Find the runs under ``paths``, return (table text, plot path)."""
+    paths = list(paths)
+    runs = find_runs(paths)
+    if not runs:
+        raise FileNotFoundError(f"no run folders (with results.json) under {', '.join(map(str, paths))}")
+    if out is None:
+        base = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_dir() else Path.cwd()
+        out = base / "report.png"
+    text = table(runs, markdown=markdown)
+    plot = plot_comparison(runs, out, title=title)
+    return text, plot

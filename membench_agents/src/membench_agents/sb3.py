@@ -1,0 +1,335 @@
+"""Reference agents: stable-baselines3 PPO (``sb3-ppo``) and sb3-contrib RecurrentPPO (``sb3-recurrentppo``).
+
+They train on the same IDs (single ``gym.make(id, obs_variant=..., **env_kwargs)`` environments inside SB3's
+``DummyVecEnv``) and go through the same run machinery as the membench agents: one iteration (one rollout +
+update) at a time, the same TensorBoard tags, checkpoints and progress bar, and the same evaluation protocol
+(episode ``i`` is ``reset(seed=episode_seeds[i])``; the per-episode results are aggregated by the same
+:func:`membench_agents.runs.aggregate` code as every other agent).
+
+Checkpoints hold the policy and optimizer, the algorithm's rollout cursor (last observation, episode
+starts, LSTM states, step counters), the pickled environments and the python / numpy / torch RNG states,
+so a resumed SB3 run continues exactly like an uninterrupted one (on CPU).
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import random
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from membench_agents.config import AGENTS, ConfigError, _close
+
+#: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
+_RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
+_SB3_SPACES_OBS = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict)
+_SB3_SPACES_ACT = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
+def _require_sb3(agent: str):
+    try:
+        import stable_baselines3  # noqa: F401
+
+        if agent == "sb3-recurrentppo":
+            import sb3_contrib  # noqa: F401
+    except ImportError as e:
+        raise ConfigError(
+            f"agent {agent!r} needs stable-baselines3 and sb3-contrib: pip install 'membench-agents[sb3]' ({e})"
+        ) from None
+
+
+def algo_class(agent: str):
+    _require_sb3(agent)
+    if AGENTS[agent].sb3_algo == "RecurrentPPO":
+        from sb3_contrib import RecurrentPPO
+
+        return RecurrentPPO
+    from stable_baselines3 import PPO
+
+    return PPO
+
+
+def check_spaces(agent: str, obs_space: gym.Space, action_space: gym.Space) -> None:
+    """One clear error when SB3 cannot handle the spaces of an environment."""
+    if not isinstance(action_space, _SB3_SPACES_ACT):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the action space {action_space}: stable-baselines3 PPO supports "
+            "Box, Discrete, MultiDiscrete and MultiBinary actions only"
+        )
+    if not isinstance(obs_space, _SB3_SPACES_OBS):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the observation space {obs_space}: stable-baselines3 supports "
+            "Box, Discrete, MultiDiscrete, MultiBinary and flat Dict observations"
+        )
+    if isinstance(obs_space, spaces.Dict):
+        nested = [k for k, s in obs_space.spaces.items() if isinstance(s, (spaces.Dict, spaces.Tuple))]
+        if nested:
+            raise ConfigError(
+                f"agent {agent!r} cannot handle the observation space: keys {nested} are nested Dict/Tuple spaces, "
+                "and stable-baselines3 supports flat Dict observations only (use a membench agent: ppo-lstm)"
+            )
+
+
+def default_policy(agent: str, obs_space: gym.Space) -> str:
+    recurrent = AGENTS[agent].sb3_algo == "RecurrentPPO"
+    if isinstance(obs_space, spaces.Dict):
+        base = "MultiInput"
+    elif isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 3:
+        base = "Cnn"
+    else:
+        base = "Mlp"
+    return f"{base}LstmPolicy" if recurrent else f"{base}Policy"
+
+
+def make_env(env_id: str, obs_variant: str, env_kwargs: dict[str, Any]) -> gym.Env:
+    return gym.make(env_id, obs_variant=obs_variant, **env_kwargs)
+
+
+class _EnvFn:
+    """A picklable environment factory for DummyVecEnv."""
+
+    def __init__(self, env_id: str, obs_variant: str, env_kwargs: dict[str, Any]):
+        self.args = (env_id, obs_variant, dict(env_kwargs))
+
+    def __call__(self) -> gym.Env:
+        return make_env(*self.args)
+
+
+def _callback_base():
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    return BaseCallback
+
+
+class EpisodeTracker:
+    """Collects (return, length, success) of the training episodes finished during a rollout."""
+
+    def __init__(self, n_envs: int):
+        self.returns = np.zeros(n_envs, dtype=np.float64)
+        self.lengths = np.zeros(n_envs, dtype=np.int64)
+        self.finished: list[tuple[float, int, bool | None]] = []
+
+    def on_step(self, rewards, dones, infos) -> None:
+        self.returns += rewards
+        self.lengths += 1
+        for i in np.flatnonzero(dones):
+            success = infos[i].get("success")
+            self.finished.append(
+                (float(self.returns[i]), int(self.lengths[i]), None if success is None else bool(success))
+            )
+            self.returns[i] = 0.0
+            self.lengths[i] = 0
+
+    def pop(self) -> list[tuple[float, int, bool | None]]:
+        out, self.finished = self.finished, []
+        return out
+
+
+def _make_callback(tracker: EpisodeTracker):
+    class _Callback(_callback_base()):
+        def _on_step(self) -> bool:
+            tracker.on_step(self.locals["rewards"], self.locals["dones"], self.locals["infos"])
+            return True
+
+    return _Callback()
+
+
+class SB3Trainer:
+    """One SB3 training run (one seed), stepped one iteration (rollout + update) at a time."""
+
+    def __init__(self, cfg: dict[str, Any], seed: int, device: str = "cpu"):
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        self.cfg = cfg
+        self.agent = cfg["agent"]
+        self.seed = seed
+        cls = algo_class(self.agent)
+        sb3cfg = dict(cfg["sb3"])
+        n_envs = int(sb3cfg.pop("n_envs", 8))
+        policy = sb3cfg.pop("policy", None)
+        allowed = set(inspect.signature(cls.__init__).parameters) - {"self", "policy"} - _RESERVED
+        for k in sb3cfg:
+            if k not in allowed:
+                raise ConfigError(
+                    f"unknown key 'sb3.{k}' for {cls.__name__}.{_close(k, allowed)} "
+                    f"Valid: n_envs, policy, {', '.join(sorted(allowed))}."
+                )
+        fn = _EnvFn(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
+        self.venv = DummyVecEnv([fn for _ in range(n_envs)])
+        check_spaces(self.agent, self.venv.observation_space, self.venv.action_space)
+        policy = policy or default_policy(self.agent, self.venv.observation_space)
+        self.model = cls(policy, self.venv, seed=seed, device=device, verbose=0, **sb3cfg)
+        self.steps_per_iteration = self.model.n_steps * n_envs
+        self.tracker = EpisodeTracker(n_envs)
+        self.num_iterations = 0
+
+    # --- the common trainer interface (see membench_agents.runs) ------------------------------------
+    @property
+    def global_step(self) -> int:
+        return int(self.model.num_timesteps)
+
+    @property
+    def policy(self):
+        return self.model.policy
+
+    @property
+    def target_steps(self) -> int:
+        """SB3 trains whole rollouts: the budget rounded up to a multiple of n_steps x n_envs."""
+        spi = self.steps_per_iteration
+        return -(-int(self.cfg["total_steps"]) // spi) * spi
+
+    @property
+    def finished(self) -> bool:
+        return self.global_step >= self.target_steps
+
+    def iterate(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        self.model.learn(
+            self.steps_per_iteration,
+            callback=_make_callback(self.tracker),
+            reset_num_timesteps=False,
+            log_interval=None,
+            progress_bar=False,
+        )
+        dt = time.perf_counter() - t0
+        self.num_iterations += 1
+        logged = dict(self.model.logger.name_to_value)
+        out: dict[str, Any] = {
+            "global_step": self.global_step,
+            "sps": self.steps_per_iteration / max(dt, 1e-9),
+            "episodes": self.tracker.pop(),
+        }
+        for ours, theirs in (
+            ("policy_loss", "train/policy_gradient_loss"),
+            ("value_loss", "train/value_loss"),
+            ("approx_kl", "train/approx_kl"),
+            ("clipfrac", "train/clip_fraction"),
+            ("explained_variance", "train/explained_variance"),
+            ("learning_rate", "train/learning_rate"),
+        ):
+            if theirs in logged:
+                out[ours] = float(logged[theirs])
+        if "train/entropy_loss" in logged:
+            out["entropy"] = -float(logged["train/entropy_loss"])
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        m = self.model
+        cursor = {
+            "num_timesteps": m.num_timesteps,
+            "_n_updates": m._n_updates,
+            "_episode_num": m._episode_num,
+            "_last_obs": m._last_obs,
+            "_last_episode_starts": m._last_episode_starts,
+            "_current_progress_remaining": m._current_progress_remaining,
+        }
+        if hasattr(m, "_last_lstm_states"):
+            cursor["_last_lstm_states"] = m._last_lstm_states
+        return {
+            "kind": "sb3",
+            "policy": m.policy.state_dict(),
+            "optimizer": m.policy.optimizer.state_dict(),
+            "cursor": cursor,
+            "venv": pickle.dumps(self.venv),
+            "tracker": (self.tracker.returns.copy(), self.tracker.lengths.copy()),
+            "num_iterations": self.num_iterations,
+            "rng": {
+                "python": random.getstate(),
+                "numpy": np.random.get_state(),
+                "torch": torch.get_rng_state(),
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        m = self.model
+        m.policy.load_state_dict(state["policy"])
+        m.policy.optimizer.load_state_dict(state["optimizer"])
+        self.venv.close()
+        self.venv = pickle.loads(state["venv"])
+        m.set_env(self.venv, force_reset=False)
+        for k, v in state["cursor"].items():
+            setattr(m, k, v)
+        self.tracker.returns, self.tracker.lengths = (x.copy() for x in state["tracker"])
+        self.num_iterations = state["num_iterations"]
+        random.setstate(state["rng"]["python"])
+        np.random.set_state(state["rng"]["numpy"])
+        torch.set_rng_state(state["rng"]["torch"])
+
+    def evaluate(self, episode_seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+        return evaluate_model(
+            self.model, self.cfg["env"], self.cfg["obs_variant"], self.cfg["env_kwargs"], episode_seeds,
+            deterministic=deterministic, num_envs=num_envs,
+        )
+
+    def close(self) -> None:
+        self.venv.close()
+
+
+def _to_numpy(x):
+    if isinstance(x, dict):
+        return {k: _to_numpy(v) for k, v in x.items()}
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+class SB3Policy(torch.nn.Module):
+    """An SB3 model behind the policy interface of :func:`membench_agents.evaluation.evaluate`.
+
+    So SB3 models are evaluated by exactly the code (episode seeds, waves, success bookkeeping) that
+    evaluates the membench agents. ``act`` calls ``model.predict`` (RecurrentPPO: with its LSTM state and
+    the episode starts); the recurrent state is SB3's own and is only passed back and forth.
+    """
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.recurrent = hasattr(model, "_last_lstm_states")
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def initial_state(self, n: int, device=None):  # noqa: ARG002
+        return None
+
+    def act(self, obs, state, episode_start, deterministic: bool = False, generator=None):  # noqa: ARG002
+        obs_np = _to_numpy(obs)
+        if self.recurrent:
+            actions, state = self.model.predict(obs_np, state=state, episode_start=_to_numpy(episode_start),
+                                                deterministic=deterministic)
+        else:
+            actions, _ = self.model.predict(obs_np, deterministic=deterministic)
+        return torch.as_tensor(np.asarray(actions)), None, None, state
+
+    def env_action(self, action):
+        return action
+
+
+def evaluate_model(
+    model,
+    env_id: str,
+    obs_variant: str,
+    env_kwargs: dict[str, Any],
+    episode_seeds: list[int],
+    deterministic: bool = True,
+    num_envs: int = 100,
+) -> dict[str, Any]:
+    """Evaluate an SB3 model with :func:`membench_agents.evaluation.evaluate` (episode ``i``:
+    ``reset(seed=episode_seeds[i])``), leaving the global RNGs as they were."""
+    from membench_agents.evaluation import evaluate
+
+    rng_state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
+    try:
+        return evaluate(SB3Policy(model), env_id, {"obs_variant": obs_variant, **env_kwargs}, list(episode_seeds),
+                        device="cpu", deterministic=deterministic, num_envs=min(num_envs, len(episode_seeds)))
+    finally:
+        random.setstate(rng_state[0])
+        np.random.set_state(rng_state[1])
+        torch.set_rng_state(rng_state[2])
