@@ -389,7 +389,7 @@ class PPO:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
-                    nn.utils.clip_grad_norm_(self._params, cfg.max_grad_norm, foreach=True)
+                    _clip_grad_norm(self._params, cfg.max_grad_norm)
                 self.optimizer.step()
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - logratio).mean()
@@ -498,6 +498,18 @@ class PPO:
 
     def load(self, path) -> None:
         self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))
+
+
+def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:
+    """``nn.utils.clip_grad_norm_`` for one device and dtype, in 4 tensor ops (a third of its overhead)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    if not hasattr(torch, "_foreach_norm") or len({(g.device, g.dtype) for g in grads}) > 1:
+        nn.utils.clip_grad_norm_(params, max_norm)
+        return
+    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    torch._foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp(max=1.0))
 
 
 def _adam(params, lr: float, device: torch.device) -> torch.optim.Adam:
