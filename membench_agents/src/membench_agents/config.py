@@ -335,6 +335,24 @@ def env_types(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple
         env.close()
 
 
+def is_membench_id(env_id: str) -> bool:
+    try:
+        import membench_envs
+
+        membench_envs.info(env_id)
+        return True
+    except KeyError:
+        return False
+
+
+def make_kwargs(env_id: str, obs_variant: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for ``gym.make``: membench IDs take ``obs_variant``; other gymnasium IDs only the
+    default (partial) variant, which is then not passed."""
+    if is_membench_id(env_id) or obs_variant != "partial":
+        return {"obs_variant": obs_variant, **env_kwargs}
+    return dict(env_kwargs)
+
+
 def space_types(obs_space, action_space) -> tuple[str, str]:
     from gymnasium import spaces
 

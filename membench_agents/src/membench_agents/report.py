@@ -29,7 +29,8 @@ def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
         if (p / "results.json").is_file():
             found.append(p)
         else:
-            found.extend(sorted(q.parent for q in p.rglob("results.json")))
+            hits = [Path(root) for root, _, files in os.walk(p, followlinks=True) if "results.json" in files]
+            found.extend(sorted(hits))
     seen: dict[Path, None] = {}
     for f in found:
         seen.setdefault(f.resolve(), None)
@@ -108,6 +109,11 @@ def mean_sem_curve(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 20
     return grid, mean, err
 
 
+def _env_text(res: dict[str, Any]) -> str:
+    kw = ", ".join(f"{k}={v}" for k, v in (res.get("env_kwargs") or {}).items())
+    return f"{res['env']} ({kw})" if kw else res["env"]
+
+
 def _metric_name(metric: str) -> str:
     return "success rate" if metric == "success_rate" else "return"
 
@@ -129,7 +135,7 @@ def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -
         ax.plot(gx, gm, color="k", lw=2, label="mean")
         ax.fill_between(gx, gm - ge, gm + ge, color="k", alpha=0.15, label="± SEM")
     what = "evaluation on the fixed episode seeds" if source == "eval" else "training episodes (smoothed)"
-    ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"{label(res)} on {res['env']}: {what}")
+    ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"{label(res)} on {_env_text(res)}: {what}")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     vals = res["per_run"]
@@ -160,12 +166,11 @@ def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | N
         sources.add(source)
         gx, gm, ge = mean_sem_curve(curves)
         if gx.size:
-            ax.plot(gx, gm, color=f"C{i}", lw=2, label=f"{label(r)}  [{r['env']}]")
+            ax.plot(gx, gm, color=f"C{i}", lw=2, label=f"{label(r)}  [{_env_text(r)}]")
             ax.fill_between(gx, gm - ge, gm + ge, color=f"C{i}", alpha=0.2)
     what = "evaluation on the fixed episode seeds" if sources == {"eval"} else "training episodes"
     ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"learning curves (mean ± SEM): {what}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     xs = np.arange(len(results))
     means = [r["mean"] if r["metric"] == metric else np.nan for r in results]
     errs = [r["sem"] if r["metric"] == metric else 0 for r in results]
@@ -178,12 +183,13 @@ def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | N
     bx.set_xticks(xs, [label(r).replace(" (", "\n(") for r in results], fontsize=8)
     n_eps = {r["protocol"]["episodes_per_run"] for r in results}
     bx.set(ylabel=f"final {_metric_name(metric)}",
-           title=f"final evaluation: {'/'.join(map(str, sorted(n_eps)))} episode seeds per run, mean ± SEM")
+           title=f"final: {'/'.join(map(str, sorted(n_eps)))} episode seeds/run, mean ± SEM")
     if metric == "success_rate":
         ax.set_ylim(-0.02, 1.02)
         bx.set_ylim(0, 1.12)
         bx.axhline(0.5, color="gray", ls="--", lw=1)
-        ax.axhline(0.5, color="gray", ls="--", lw=1)
+        ax.axhline(0.5, color="gray", ls="--", lw=1, label="0.5 (chance of a binary choice)")
+    ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
     out = Path(out)
@@ -207,7 +213,8 @@ def table(run_dirs: list[Path], markdown: bool = False) -> str:
         r = load_results(d)
         kw = ",".join(f"{k}={v}" for k, v in r.get("env_kwargs", {}).items())
         rows.append([
-            r["agent"], r["obs_variant"], r["env"] + (f" [{kw}]" if kw else ""), _fmt_steps(r["total_steps"]),
+            r["agent"], r["obs_variant"], r["env"] + (f" [{kw}]" if kw else ""),
+            _fmt_steps(max(x["global_step"] for x in r["runs"])),
             str(r["n_runs"]), r["metric"], f"{r['mean']:.3f} ± {r['sem']:.3f}",
             " ".join(f"{v:.2f}" for v in r["per_run"]),
             f"{np.mean([x['sps'] or 0 for x in r['runs']]):,.0f}",

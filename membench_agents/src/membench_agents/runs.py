@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from membench_agents.config import AGENTS, ConfigError, _close, dump, space_types
+from membench_agents.config import AGENTS, ConfigError, _close, dump, make_kwargs, space_types
 
 CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_FORMAT = 1
@@ -185,7 +185,7 @@ def ppo_config(cfg: dict[str, Any], seed: int):
 
 
 def env_kwargs_of(cfg: dict[str, Any]) -> dict[str, Any]:
-    return {"obs_variant": cfg["obs_variant"], **cfg["env_kwargs"]}
+    return make_kwargs(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
 
 
 class PPOTrainer:

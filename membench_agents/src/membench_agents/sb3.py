@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from membench_agents.config import AGENTS, ConfigError, _close
+from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -88,7 +88,7 @@ def default_policy(agent: str, obs_space: gym.Space) -> str:
 
 
 def make_env(env_id: str, obs_variant: str, env_kwargs: dict[str, Any]) -> gym.Env:
-    return gym.make(env_id, obs_variant=obs_variant, **env_kwargs)
+    return gym.make(env_id, **make_kwargs(env_id, obs_variant, env_kwargs))
 
 
 class _EnvFn:
@@ -327,7 +327,7 @@ def evaluate_model(
 
     rng_state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
     try:
-        return evaluate(SB3Policy(model), env_id, {"obs_variant": obs_variant, **env_kwargs}, list(episode_seeds),
+        return evaluate(SB3Policy(model), env_id, make_kwargs(env_id, obs_variant, env_kwargs), list(episode_seeds),
                         device="cpu", deterministic=deterministic, num_envs=min(num_envs, len(episode_seeds)))
     finally:
         random.setstate(rng_state[0])

@@ -1,0 +1,115 @@
+"""`make bench-perf` section "agents": training throughput of membench PPO-LSTM vs sb3-contrib RecurrentPPO.
+
+Same task (MIKASA/TMazePassive-v0), same step budget, same number of environments, rollout length,
+epochs and LSTM width (the matched cell configs experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml
+and sb3-recurrentppo.yaml, checked below), 1 torch thread each, one agent at a time, each in a fresh
+process. SPS = environment steps / training wall time (rollouts + updates; evaluation excluded). Both
+trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
+episode seeds 0..99, deterministic actions).
+
+Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L]
+  (default: the registered task, L = 10; --corridor-length 2 is the ladder's length, where both learn)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TASK = "MIKASA/TMazePassive-v0"
+AGENTS = ("ppo-lstm", "sb3-recurrentppo")
+TARGET_RATIO = 5.0
+
+
+def config(agent: str, steps: int, seed: int, corridor_length: int | None) -> dict:
+    from membench_agents.config import resolve
+
+    sets = ["eval.episodes=100", "eval.seed_start=0", "eval.every_steps=0", "checkpoint.every_iterations=0",
+            "checkpoint.every_seconds=0"]
+    if corridor_length is not None:
+        sets.append(f"env_kwargs.corridor_length={corridor_length}")
+    return resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
+
+
+def matched(a: dict, b: dict) -> list[tuple[str, object, object]]:
+    p, s = a["ppo"], b["sb3"]
+    pairs = [
+        ("environments", p["num_envs"], s["n_envs"]),
+        ("rollout length", p["num_steps"], s["n_steps"]),
+        ("epochs", p["update_epochs"], s["n_epochs"]),
+        ("minibatch size", p["num_envs"] * p["num_steps"] // p["num_minibatches"], s["batch_size"]),
+        ("LSTM width", p["hidden_size"], s["policy_kwargs"]["lstm_hidden_size"]),
+        ("learning rate", p["learning_rate"], s["learning_rate"]),
+        ("step budget", a["total_steps"], b["total_steps"]),
+    ]
+    bad = [x for x in pairs if x[1] != x[2]]
+    if bad:
+        raise SystemExit(f"the two cell configs are not matched: {bad}")
+    return pairs
+
+
+def run_one(agent: str, steps: int, seed: int, corridor_length: int | None) -> dict:
+    """Train + evaluate one agent in this process (called in a fresh subprocess)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from membench_agents import runs
+
+    cfg = config(agent, steps, seed, corridor_length)
+    with tempfile.TemporaryDirectory() as d:
+        summary = runs.train_seed(cfg, seed, d)
+    return {"agent": agent, "steps": summary["global_step"], "train_time_s": summary["train_time_s"],
+            "sps": summary["sps"], "success_rate": summary["eval"]["success_rate"],
+            "mean_return": summary["eval"]["mean_return"], "torch_threads": torch.get_num_threads()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=102_400, help="rounded up to whole rollouts (16 x 128 steps)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--corridor-length", type=int, default=None)
+    ap.add_argument("--one", choices=AGENTS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length)))
+        return 0
+
+    probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length)["ppo"]
+    per_iteration = probe["num_envs"] * probe["num_steps"]
+    args.steps = -(-args.steps // per_iteration) * per_iteration  # whole rollouts for both agents
+    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length) for a in AGENTS}
+    task = TASK + (f" (corridor_length={args.corridor_length})" if args.corridor_length else " (as registered, L=10)")
+    print(f"task: {task}; budget {args.steps:,} steps; 1 torch thread; training seed {args.seed}")
+    for name, x, _ in matched(cfgs["ppo-lstm"], cfgs["sb3-recurrentppo"]):
+        print(f"  {name:<15} {x}")
+    results = {}
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    for agent in AGENTS:
+        cmd = [sys.executable, __file__, "--one", agent, "--steps", str(args.steps), "--seed", str(args.seed)]
+        if args.corridor_length is not None:
+            cmd += ["--corridor-length", str(args.corridor_length)]
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return 1
+        results[agent] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"\n{'agent':<18} {'steps':>8} {'train s':>8} {'SPS':>9} {'success (100 seeds)':>20} {'return':>7}")
+    for agent, r in results.items():
+        succ = "n/a" if r["success_rate"] is None else f"{r['success_rate']:.2f}"
+        print(f"{agent:<18} {r['steps']:>8,} {r['train_time_s']:>8.1f} {r['sps']:>9,.0f} {succ:>20} "
+              f"{r['mean_return']:>7.3f}")
+    ratio = results["ppo-lstm"]["sps"] / results["sb3-recurrentppo"]["sps"]
+    verdict = "meets" if ratio >= TARGET_RATIO else "BELOW"
+    print(f"\nthroughput ratio membench PPO-LSTM / sb3-contrib RecurrentPPO: {ratio:.1f}x "
+          f"({verdict} the {TARGET_RATIO:.0f}x target)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Shared helpers of the run / CLI / resume / SB3 tests: tiny configs and comparisons."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from membench_agents.config import resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+TMAZE = "MIKASA/TMazePassive-v0"
+
+
+def tiny_config(agent: str = "ppo-lstm", *, iterations: int = 6, seeds=1, variant: str | None = None, **over):
+    """A resolved config for T-Maze L=2 that trains ``iterations`` tiny PPO iterations (8 envs x 16 steps)."""
+    sets = [
+        "env_kwargs.corridor_length=2",
+        "eval.episodes=20",
+        "eval.num_envs=10",
+        "checkpoint.every_iterations=2",
+    ]
+    if agent.startswith("sb3"):
+        sets += ["sb3.n_envs=4", "sb3.n_steps=32", "sb3.batch_size=64", "sb3.n_epochs=2"]
+        steps = iterations * 4 * 32
+        if agent == "sb3-recurrentppo":
+            sets += ["sb3.policy_kwargs={lstm_hidden_size: 16}"]
+    else:
+        sets += ["ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=2",
+                 "ppo.hidden_size=16", "ppo.learning_rate=0.001", "ppo.deterministic=true"]
+        steps = iterations * 8 * 16
+    sets += [f"{k}={v}" for k, v in over.items()]
+    return resolve(TMAZE, agent, steps=steps, seeds=seeds, obs_variant=variant, overrides=sets).config
+
+
+def history(seed_dir) -> list[dict]:
+    """metrics.jsonl without the wall-clock fields."""
+    rows = []
+    for line in Path(seed_dir, "metrics.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        for k in ("sps", "time"):
+            row.pop(k, None)
+        rows.append(row)
+    return rows
+
+
+def final_params(seed_dir) -> dict[str, torch.Tensor]:
+    payload = torch.load(Path(seed_dir, "checkpoint.pt"), map_location="cpu", weights_only=False)
+    t = payload["trainer"]
+    return t["algo"]["policy"] if t["kind"] == "ppo" else t["policy"]
+
+
+def assert_same_params(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], atol: float = 0.0) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        if atol == 0.0:
+            assert torch.equal(a[k], b[k]), f"parameter {k} differs"
+        else:
+            torch.testing.assert_close(a[k], b[k], atol=atol, rtol=0)
+
+
+def membench(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    """Run the CLI in a fresh process (as `make bench` does)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    exe = shutil.which("membench", path=str(Path(sys.executable).parent))
+    cmd = [exe, *args] if exe else [sys.executable, "-m", "membench_agents", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env, **kw)
+
+
+class TupleActionEnv(gym.Env):
+    """A valid gymnasium env whose action space no agent here supports."""
+
+    observation_space = gym.spaces.Box(-1, 1, (3,), np.float32)
+    action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(3, np.float32), 0.0, True, False, {}
+
+
+class NestedDictObsEnv(gym.Env):
+    """Nested Dict observations (ManiSkill-like): membench encoders take them, SB3 does not."""
+
+    observation_space = gym.spaces.Dict(
+        {"agent": gym.spaces.Dict({"qpos": gym.spaces.Box(-1, 1, (2,), np.float32)}),
+         "extra": gym.spaces.Box(-1, 1, (1,), np.float32)}
+    )
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, True, False, {}
+
+
+def register_test_envs() -> None:
+    for name, cls in (("TupleAction-v0", TupleActionEnv), ("NestedDictObs-v0", NestedDictObsEnv)):
+        if f"membench-test/{name}" not in gym.registry:
+            gym.register(f"membench-test/{name}", entry_point=cls)

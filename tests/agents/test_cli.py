@@ -1,0 +1,139 @@
+"""The `membench` CLI end to end on tiny budgets: train, eval, report, bench, and one clear error per bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from tests.agents._runs_helpers import ROOT, membench
+
+LADDER = ROOT / "experiments" / "bench" / "tmaze-ladder"
+TINY = ["--steps", "1024", "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
+        "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=20", "--set", "eval.every_steps=256",
+        "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """`membench train` of a tiny ppo-lstm run with 2 seeds in 2 worker processes."""
+    run = tmp_path_factory.mktemp("cli") / "run"
+    out = membench("train", "--config", str(LADDER / "ppo-lstm.yaml"), "--seeds", "2", "--jobs", "2",
+                   "--run-dir", str(run), *TINY)
+    assert out.returncode == 0, out.stderr
+    return run, out
+
+
+def test_train_writes_every_promised_file(trained):
+    run, out = trained
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    assert cfg["agent"] == "ppo-lstm" and cfg["seeds"] == [0, 1] and cfg["env_kwargs"] == {"corridor_length": 2}
+    assert cfg["ppo"]["num_envs"] == 8 and cfg["total_steps"] == 1024
+    for s in (0, 1):
+        d = run / f"seed_{s}"
+        events = list(d.glob("events.out.tfevents.*"))
+        assert events and events[0].stat().st_size > 0
+        assert (d / "checkpoint.pt").is_file() and (d / "metrics.jsonl").is_file() and (d / "eval.json").is_file()
+    res = json.loads((run / "results.json").read_text())
+    assert {"protocol", "versions", "git_commit", "mean", "sem", "per_run", "config"} <= set(res)
+    assert res["protocol"]["episodes_per_run"] == 20 and res["protocol"]["n_runs"] == 2
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert res["git_commit"] == head
+    assert (run / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "ppo-lstm" in out.stdout and "mean ± SEM" in out.stdout and "success_rate" in out.stdout
+
+
+def test_tensorboard_log_has_returns_success_losses_and_sps(trained):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(trained[0] / "seed_0"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    for tag in ("charts/episodic_return", "charts/success_rate", "charts/SPS", "losses/policy_loss",
+                "losses/value_loss", "losses/entropy", "eval/success_rate", "final/success_rate"):
+        assert tag in tags, (tag, tags)
+    assert [e.step for e in acc.Scalars("charts/SPS")] == [128 * i for i in range(1, 9)]
+
+
+def test_eval_reloads_checkpoints_and_reproduces_the_results(trained):
+    run, _ = trained
+    out = membench("eval", str(run), "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    res = json.loads((run / "results.json").read_text())
+    assert got["reproduces_results"] is True
+    assert got["per_run"] == res["per_run"] and got["mean"] == res["mean"] and got["sem"] == res["sem"]
+    out = membench("eval", str(run))
+    assert out.returncode == 0 and "reproduces results.json: yes" in out.stdout
+
+
+def test_report_prints_the_table_and_writes_one_plot(trained, tmp_path):
+    run, _ = trained
+    other = tmp_path / "runs" / "mlp"
+    out = membench("train", "--config", str(LADDER / "ppo-mlp.oracle.yaml"), "--seeds", "1", "--run-dir", str(other),
+                   *TINY)
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "runs" / "lstm").symlink_to(run, target_is_directory=True)
+    out = membench("report", str(tmp_path / "runs"), "--out", str(tmp_path / "cmp.png"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any("ppo-lstm" in line and "partial" in line for line in lines)
+    assert any("ppo-mlp" in line and "oracle" in line for line in lines)
+    assert (tmp_path / "cmp.png").stat().st_size > 10_000
+    md = membench("report", str(tmp_path / "runs"), "--markdown", "--out", str(tmp_path / "cmp2.png")).stdout
+    assert md.startswith("| agent |")
+
+
+def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({
+        "title": "tiny ladder", "jobs": 2,
+        "cells": [str(LADDER / "ppo-mlp.yaml"), str(LADDER / "ppo-mlp.oracle.yaml")],
+        "expect": {"ppo-mlp": [0.0, 1.0], "ppo-mlp.oracle": [2.0, 3.0]},  # the second cannot be met
+    }))
+    out = membench("bench", "--spec", str(spec), "--steps", "1024", "--seeds", "1", "--out", str(tmp_path / "o"),
+                   "--no-progress")
+    assert out.returncode == 3, out.stderr  # an expectation not met is a failure exit code
+    assert "expected ladder" in out.stdout and "NOT MET" in out.stdout and " ok" in out.stdout
+    bench = next((tmp_path / "o" / "bench").iterdir())
+    assert (bench / "comparison.png").is_file() and (bench / "table.md").is_file()
+    assert {p.name for p in bench.iterdir() if p.is_dir()} == {"ppo-mlp", "ppo-mlp.oracle"}
+
+
+def test_bench_one_cell_uses_the_agent_defaults_on_an_id_without_config(tmp_path):
+    out = membench("bench", "--env", "MIKASA/TMazePassiveL5-v0", "--agent", "sb3-ppo", "--steps", "512",
+                   "--seeds", "1", "--out", str(tmp_path), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "experiments/defaults/sb3-ppo.yaml" in out.stderr and "sb3-ppo" in out.stdout
+
+
+def test_unknown_agent_and_env_are_one_clear_error():
+    out = membench("train", "--env", "MIKASA/TMazePassive-v0", "--agent", "ppo-lstn")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "unknown agent 'ppo-lstn'" in out.stderr and "Did you mean ppo-lstm" in out.stderr
+    out = membench("bench", "--env", "MIKASA/TMazePasive-v0", "--agent", "ppo-lstm")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "Did you mean" in out.stderr and "MIKASA/TMazePassive-v0" in out.stderr
+
+
+def test_missing_config_value_is_one_clear_error(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("agent: ppo-mlp\ntotal_steps: 100\n")
+    out = membench("train", "--config", str(cfg))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "missing config value 'env'" in out.stderr and "--env" in out.stderr
+
+
+def test_resume_of_a_folder_that_is_not_a_run_is_one_clear_error(tmp_path):
+    out = membench("train", "--resume", str(tmp_path))
+    assert out.returncode == 2 and "not a membench run folder" in out.stderr
+
+
+def test_module_entry_point_and_list():
+    out = membench("list")
+    assert out.returncode == 0 and "sb3-recurrentppo" in out.stdout
+    out = subprocess.run([__import__("sys").executable, "-m", "membench_agents", "--help"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0 and "train" in out.stdout and "report" in out.stdout

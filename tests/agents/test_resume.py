@@ -1,0 +1,150 @@
+"""Resume: an interrupted + resumed run equals an uninterrupted one (same seed, deterministic mode).
+
+The comparison is exact: network parameters (torch.equal), the logged per-iteration returns / success
+rates / losses of metrics.jsonl, the evaluations during training and the final evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from membench_agents import runs
+from tests.agents._runs_helpers import ROOT, assert_same_params, final_params, history, membench, tiny_config
+
+
+def _uninterrupted(cfg, tmp_path: Path, name: str = "a") -> Path:
+    d = tmp_path / name
+    runs.train_seed(cfg, cfg["seeds"][0], d)
+    return d
+
+
+@pytest.mark.parametrize("agent", ["ppo-lstm", "ppo-mlp"])
+def test_interrupt_then_resume_with_a_new_trainer_equals_uninterrupted(tmp_path, agent):
+    cfg = tiny_config(agent, iterations=7, **{"eval.every_steps": 256})
+    a = _uninterrupted(cfg, tmp_path)
+
+    b = tmp_path / "b"
+    with pytest.raises(runs.Interrupted, match="checkpoint saved"):
+        runs.train_seed(cfg, 0, b, stop_after_iterations=3)
+    assert (b / "checkpoint.pt").is_file() and not (b / "eval.json").exists()
+    ckpt = runs.load_checkpoint(b / "checkpoint.pt")
+    assert ckpt["global_step"] == 3 * 8 * 16 and not ckpt["run"]["finished"]
+    # a brand-new trainer object (fresh PPO, fresh env) loads the checkpoint and trains the rest
+    summary = runs.train_seed(cfg, 0, b, resume=True)
+
+    assert_same_params(final_params(a), final_params(b))
+    ha, hb = history(a), history(b)
+    assert len(ha) == 7 + len([r for r in ha if "eval" in r]) and ha == hb
+    assert any(r.get("episodes") for r in ha)  # the logged returns are real episodes
+    assert json.loads((a / "eval.json").read_text())["eval"] == summary["eval"]
+
+
+def test_resume_in_a_new_process_equals_uninterrupted(tmp_path):
+    """Interrupt (stop after k iterations), then `membench train --resume` continues in a new process."""
+    cfg = tiny_config("ppo-gru", iterations=6, seeds=[0, 1])
+    straight = tmp_path / "straight"
+    runs.train(cfg, straight, workers=1, progress=False)
+
+    run = tmp_path / "resumed"
+    jobs = runs.prepare_run(cfg, run)
+    for job in jobs:
+        with pytest.raises(runs.Interrupted):
+            runs.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2 + job.seed)
+    out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    for s in (0, 1):
+        assert_same_params(final_params(straight / f"seed_{s}"), final_params(run / f"seed_{s}"))
+        assert history(straight / f"seed_{s}") == history(run / f"seed_{s}")
+    ra, rb = (json.loads((d / "results.json").read_text()) for d in (straight, run))
+    assert ra["per_run"] == rb["per_run"] and ra["mean"] == rb["mean"] and ra["sem"] == rb["sem"]
+
+
+def test_a_crash_leaves_a_checkpoint_and_resume_recovers(tmp_path):
+    cfg = tiny_config("ppo-lstm", iterations=6, **{"checkpoint.every_iterations": 1})
+    a = _uninterrupted(cfg, tmp_path)
+
+    b = tmp_path / "b"
+    trainer = runs.make_trainer(cfg, 0)
+    real_iterate, calls = trainer.iterate, []
+
+    def crashing_iterate():
+        calls.append(1)
+        if len(calls) == 4:
+            raise RuntimeError("simulated crash inside an iteration")
+        return real_iterate()
+
+    trainer.iterate = crashing_iterate
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        runs.train_seed(cfg, 0, b, trainer=trainer)
+    assert "simulated crash" in (b / "error.txt").read_text()
+    assert runs.load_checkpoint(b / "checkpoint.pt")["global_step"] == 3 * 8 * 16
+    runs.train_seed(cfg, 0, b, resume=True)
+    assert not (b / "error.txt").exists()
+    assert_same_params(final_params(a), final_params(b))
+    assert history(a) == history(b)
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    cfg = tiny_config("ppo-mlp", iterations=4)
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, tmp_path, stop_after_iterations=1)
+    other = dict(cfg, total_steps=cfg["total_steps"] * 2)
+    with pytest.raises(runs.ConfigError, match="different config"):
+        runs.train_seed(other, 0, tmp_path, resume=True)
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
+    """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
+    boundary with a checkpoint, the command says how to resume, and the resumed runs equal uninterrupted ones."""
+    cfg_args = ["--config", str(ROOT / "experiments/bench/tmaze-ladder/ppo-lstm.yaml"), "--seeds", "2",
+                "--steps", str(60 * 8 * 16), "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16",
+                "--set", "ppo.num_minibatches=2", "--set", "ppo.hidden_size=16", "--set", "ppo.deterministic=true",
+                "--set", "eval.every_steps=0", "--set", "eval.episodes=20", "--set", "checkpoint.every_iterations=0",
+                "--set", "checkpoint.every_seconds=0", "--no-progress"]
+    run = tmp_path / "run"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *cfg_args, "--run-dir", str(run),
+                             "--jobs", "2"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        started = _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
+        assert started, "the runs did not start"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if proc.returncode == 0:
+        pytest.skip("the runs finished before the interrupt arrived (machine too fast for this budget)")
+    assert proc.returncode == 130, err
+    assert f"membench train --resume {run}" in err
+    steps = [runs.load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
+    assert all(st % (8 * 16) == 0 for st in steps)  # saved at an iteration boundary
+    assert not (run / "results.json").exists()
+
+    out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    straight = tmp_path / "straight"
+    out = membench("train", *cfg_args, "--run-dir", str(straight), "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    for s in (0, 1):
+        assert_same_params(final_params(straight / f"seed_{s}"), final_params(run / f"seed_{s}"))
+        assert history(straight / f"seed_{s}") == history(run / f"seed_{s}")

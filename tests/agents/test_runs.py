@@ -1,0 +1,126 @@
+"""Runs: the evaluation protocol and its aggregation, results.json provenance, bad input, determinism."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import numpy as np
+import pytest
+from membench_agents.config import ConfigError, resolve
+
+from membench_agents import runs
+from tests.agents._runs_helpers import (
+    ROOT,
+    TMAZE,
+    assert_same_params,
+    final_params,
+    history,
+    register_test_envs,
+    tiny_config,
+)
+
+
+def _eval(returns, successes=None):
+    return runs.normalize_eval({"returns": returns, "lengths": [3] * len(returns), "successes": successes})
+
+
+def test_aggregate_is_mean_and_sem_over_per_run_means():
+    per_run = [_eval([1, 0, 1, 1], [True, False, True, True]),  # 0.75
+               _eval([0, 0, 1, 1], [False, False, True, True]),  # 0.5
+               _eval([1, 1, 1, 1], [True] * 4)]  # 1.0
+    agg = runs.aggregate(per_run)
+    assert agg["metric"] == "success_rate" and agg["n_runs"] == 3
+    assert agg["per_run"] == [0.75, 0.5, 1.0]
+    assert agg["mean"] == pytest.approx(0.75)
+    # SEM over the 3 run means with ddof=1: std([.75, .5, 1], ddof=1) / sqrt(3) = 0.25 / sqrt(3)
+    assert agg["sem"] == pytest.approx(0.25 / math.sqrt(3))
+    # not the SEM over the 12 pooled episodes
+    pooled = np.array([1, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1], dtype=float)
+    assert agg["sem"] != pytest.approx(pooled.std(ddof=1) / math.sqrt(12))
+
+
+def test_return_is_the_metric_where_the_task_defines_no_success():
+    per_run = [_eval([1.0, 3.0]), _eval([2.0, 2.0], None), _eval([5.0, 3.0], [None, None])]
+    agg = runs.aggregate(per_run)
+    assert agg["metric"] == "return" and agg["per_run"] == [2.0, 2.0, 4.0]
+    assert agg["sem"] == pytest.approx(np.std([2, 2, 4], ddof=1) / math.sqrt(3))
+    assert runs.aggregate([_eval([1.0])])["sem"] == 0.0  # one run: no spread to estimate
+
+
+def test_episode_seeds_are_the_fixed_protocol_list():
+    cfg = tiny_config("ppo-mlp")
+    assert runs.episode_seeds(cfg) == list(range(20))
+    cfg = resolve(TMAZE, "ppo-mlp").config
+    assert runs.episode_seeds(cfg) == list(range(100))  # default: 100 episodes, seeds 0..99
+
+
+def test_train_writes_results_with_protocol_versions_and_commit(tmp_path):
+    cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1])
+    res = runs.train(cfg, tmp_path, workers=1, progress=False)
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk["mean"] == res["mean"] and on_disk["metric"] == "success_rate"
+    p = on_disk["protocol"]
+    assert p["n_runs"] == 2 and p["training_seeds"] == [0, 1] and p["episodes_per_run"] == 20
+    assert p["episode_seeds"]["list"] == list(range(20)) and p["deterministic_actions"] is True
+    assert "ddof=1" in p["aggregation"]
+    for k in ("python", "torch", "gymnasium", "numpy", "membench_envs", "membench_agents"):
+        assert on_disk["versions"][k], k
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert on_disk["git_commit"] == head and len(head) == 40
+    # the per-run values are the per-seed eval.json means, and the aggregate is computed from them
+    per_seed = [json.loads((tmp_path / f"seed_{s}" / "eval.json").read_text()) for s in (0, 1)]
+    assert on_disk["per_run"] == [s["eval"]["success_rate"] for s in per_seed]
+    assert on_disk["sem"] == pytest.approx(runs.sem(on_disk["per_run"]))
+    assert all(len(s["eval"]["returns"]) == 20 for s in per_seed)
+    assert (tmp_path / "learning_curve.png").stat().st_size > 10_000
+
+
+def test_evaluation_during_training_does_not_change_training(tmp_path):
+    base = tiny_config("ppo-lstm", iterations=4)
+    with_eval = tiny_config("ppo-lstm", iterations=4, **{"eval.every_steps": 128})
+    runs.train_seed(base, 0, tmp_path / "a")
+    runs.train_seed(with_eval, 0, tmp_path / "b")
+    assert_same_params(final_params(tmp_path / "a"), final_params(tmp_path / "b"))
+    hb = history(tmp_path / "b")
+    assert [r for r in hb if "eval" not in r] == history(tmp_path / "a")
+    assert len([r for r in hb if "eval" in r]) == 5  # at step 0 and after each of the 4 iterations
+
+
+def test_parallel_workers_give_the_same_runs_as_one_process(tmp_path):
+    cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1])
+    a = runs.train(cfg, tmp_path / "inline", workers=1, progress=False)
+    b = runs.train(cfg, tmp_path / "parallel", workers=2, progress=False)
+    assert a["per_run"] == b["per_run"]
+    for s in (0, 1):
+        assert_same_params(final_params(tmp_path / "inline" / f"seed_{s}"),
+                           final_params(tmp_path / "parallel" / f"seed_{s}"))
+
+
+def test_agent_that_cannot_handle_the_action_space_says_which_and_why():
+    register_test_envs()
+    for agent in ("ppo-lstm", "sb3-ppo"):
+        cfg = resolve("membench-test/TupleAction-v0", agent, steps=100).config
+        with pytest.raises(ConfigError) as e:
+            runs.preflight(cfg)
+        msg = str(e.value)
+        assert agent in msg and "action space" in msg and "Tuple" in msg
+        assert ("Discrete" in msg and "Box" in msg), msg  # why: what it does support
+
+
+def test_sb3_cannot_take_nested_dict_observations_but_membench_ppo_can():
+    register_test_envs()
+    cfg = resolve("membench-test/NestedDictObs-v0", "sb3-recurrentppo", steps=100).config
+    with pytest.raises(ConfigError, match=r"'sb3-recurrentppo' cannot handle the observation space.*nested.*agent"):
+        runs.preflight(cfg)
+    runs.preflight(resolve("membench-test/NestedDictObs-v0", "ppo-gru", steps=100).config)
+
+
+def test_unknown_hyperparameter_is_one_error_with_close_matches(tmp_path):
+    cfg = tiny_config("ppo-mlp", **{"ppo.learning_rte": 0.1})
+    with pytest.raises(ConfigError, match=r"unknown key 'ppo.learning_rte'.*Did you mean learning_rate"):
+        runs.preflight(cfg)
+    cfg = tiny_config("ppo-mlp", **{"ppo.core": "gru"})
+    with pytest.raises(ConfigError, match="set by the run"):
+        runs.preflight(cfg)

@@ -1,0 +1,107 @@
+"""The SB3 reference agents (sb3-ppo, sb3-recurrentppo): same IDs, same run machinery, same evaluation code."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+from membench_agents.config import ConfigError  # noqa: E402
+from membench_agents.sb3 import SB3Policy, SB3Trainer, evaluate_model  # noqa: E402
+
+from membench_agents import runs  # noqa: E402
+from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, tiny_config  # noqa: E402
+
+
+@pytest.mark.parametrize("agent", ["sb3-ppo", "sb3-recurrentppo"])
+def test_sb3_agent_end_to_end_on_tmaze_with_the_protocol(tmp_path, agent):
+    cfg = tiny_config(agent, iterations=3, seeds=[0, 1])
+    res = runs.train(cfg, tmp_path, workers=1, progress=False)
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk["agent"] == agent and on_disk["metric"] == "success_rate"
+    assert on_disk["protocol"]["episode_seeds"]["list"] == list(range(20)) and on_disk["n_runs"] == 2
+    assert on_disk["versions"]["stable_baselines3"] and on_disk["versions"]["sb3_contrib"]
+    assert on_disk["per_run"] == res["per_run"]
+    for s in (0, 1):
+        d = tmp_path / f"seed_{s}"
+        assert (d / "checkpoint.pt").is_file() and list(d.glob("events.out.tfevents.*"))
+        rows = history(d)
+        assert len(rows) == 3 and rows[-1]["global_step"] == 3 * 4 * 32
+        assert {"policy_loss", "value_loss", "entropy", "approx_kl"} <= set(rows[-1])
+        assert sum(r["episodes"] for r in rows) > 0
+    assert (tmp_path / "learning_curve.png").is_file()
+
+
+def _manual_rollouts(model, seeds, variant="partial", L=2):
+    """One single gym.make env per episode seed, stepped by hand with model.predict."""
+    out = []
+    recurrent = hasattr(model, "_last_lstm_states")
+    for s in seeds:
+        env = gym.make(TMAZE, corridor_length=L, obs_variant=variant)
+        obs, _ = env.reset(seed=s)
+        state, start, ret, done = None, np.ones(1, bool), 0.0, False
+        while not done:
+            if recurrent:
+                a, state = model.predict(obs[None], state=state, episode_start=start, deterministic=True)
+            else:
+                a, _ = model.predict(obs[None], deterministic=True)
+            start = np.zeros(1, bool)
+            obs, r, term, trunc, info = env.step(int(a[0]))
+            ret += r
+            done = term or trunc
+        out.append((ret, info["success"]))
+    return out
+
+
+@pytest.mark.parametrize("agent", ["sb3-ppo", "sb3-recurrentppo"])
+def test_sb3_models_go_through_the_shared_evaluation_with_the_same_episode_seeds(agent):
+    cfg = tiny_config(agent, iterations=2)
+    trainer = SB3Trainer(cfg, seed=0)
+    trainer.iterate()
+    seeds = [3, 11, 42, 7, 0, 99]
+    res = evaluate_model(trainer.model, TMAZE, "partial", {"corridor_length": 2}, seeds, num_envs=4)
+    assert res["episode_seeds"] == seeds  # produced by membench_agents.evaluation.evaluate
+    manual = _manual_rollouts(trainer.model, seeds)
+    assert res["returns"] == [m[0] for m in manual]
+    assert res["successes"] == [m[1] for m in manual]
+    action = SB3Policy(trainer.model).act(torch.zeros(2, 4), None, torch.ones(2, dtype=torch.bool))[0]
+    assert isinstance(action, torch.Tensor) and action.shape == (2,)
+
+
+def test_sb3_evaluation_does_not_perturb_training():
+    cfg = tiny_config("sb3-recurrentppo", iterations=2)
+    # SB3 draws from the global RNGs, so the two runs go one after the other (each model seeds them)
+    a = SB3Trainer(cfg, seed=0)
+    a.iterate()
+    a.iterate()
+    b = SB3Trainer(cfg, seed=0)
+    b.iterate()
+    b.evaluate(list(range(10)), deterministic=False, num_envs=5)
+    b.iterate()
+    assert_same_params(a.model.policy.state_dict(), b.model.policy.state_dict())
+
+
+@pytest.mark.parametrize("agent", ["sb3-ppo", "sb3-recurrentppo"])
+def test_sb3_resume_equals_uninterrupted(tmp_path, agent):
+    cfg = tiny_config(agent, iterations=5)
+    runs.train_seed(cfg, 0, tmp_path / "a")
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, tmp_path / "b", stop_after_iterations=2)
+    runs.train_seed(cfg, 0, tmp_path / "b", resume=True)
+    assert_same_params(final_params(tmp_path / "a"), final_params(tmp_path / "b"))
+    assert history(tmp_path / "a") == history(tmp_path / "b")
+
+
+def test_sb3_bad_keys_and_spaces_are_clear_errors():
+    cfg = tiny_config("sb3-ppo", **{"sb3.n_epoch": 3})
+    with pytest.raises(ConfigError, match=r"unknown key 'sb3.n_epoch' for PPO.*Did you mean n_epochs"):
+        SB3Trainer(cfg, seed=0)
+    cfg = tiny_config("sb3-recurrentppo", **{"sb3.seed": 3})
+    with pytest.raises(ConfigError, match="unknown key 'sb3.seed'"):
+        SB3Trainer(cfg, seed=0)
