@@ -81,14 +81,25 @@ def test_walls_wrong_turn_and_timeout():
     assert term and r == 0 and not info["success"] and obs[0] == -goal
 
 
-def test_dense_penalty_is_minus_one_over_T_minus_1():
+def test_dense_penalty_is_minus_one_over_T_minus_1_on_lagging_steps():
     env = gym.make("MIKASA/TMazePassiveDense-v0")
     obs, info = env.reset(seed=4)
     goal = info["oracle"][0]
+    # On schedule (x == t after every step): no penalty, and the optimal return is 1.
     rewards = [env.step(RIGHT)[1] for _ in range(L)]
-    np.testing.assert_allclose(rewards, -1.0 / L)
+    assert rewards == [0.0] * L
     _, r, term, _, info = env.step(UP if goal == 1 else DOWN)
     assert term and r == 1.0 and info["success"]
+    # Every step that leaves the agent behind the schedule costs 1/(T-1); catching up is impossible.
+    env.reset(seed=4)
+    rewards = [env.step(a)[1] for a in (RIGHT, UP, RIGHT, LEFT, RIGHT)]
+    np.testing.assert_allclose(rewards, [0.0, -1 / L, -1 / L, -1 / L, -1 / L])
+    env.reset(seed=4)
+    total = 0.0
+    for _ in range(L + 1):
+        _, r, term, _, _ = env.step(LEFT)
+        total += r
+    assert term and total == pytest.approx(-1.0)  # T-1 = L lagging non-final steps; the final step scores 0
 
 
 def oracle_policy(obs, t, first):

@@ -10,7 +10,7 @@ _TMAZE_VEP = "membench_envs.envs.tmaze:TMazePassiveVector"
 
 def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
     T = length + 1
-    reward = "dense: -1/(T-1) per step, +1 correct turn" if penalty else "sparse: +1 correct turn"
+    reward = "dense: -1/(T-1) per lagging step, +1 correct turn" if penalty else "sparse: +1 correct turn"
     return TaskSpec(
         id=env_id,
         entry_point=_TMAZE_EP,

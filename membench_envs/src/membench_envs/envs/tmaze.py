@@ -18,8 +18,12 @@ Observation (``partial``): o = [y, clue, flag, noise]
 ``oracle`` appends the goal (±1) to every observation; ``full`` is the Markov state
 [x / L, y, goal, t / T].
 
-Reward. Sparse: +1 for the correct turn, 0 otherwise. Dense (``penalty=True``): additionally
-−1/(T−1) on every step that does not end the episode, so the optimal return is 1 − L/(T−1) = 0.
+Reward. Sparse: +1 for the correct turn, 0 otherwise. Dense (``penalty=True``): additionally −1/(T−1) on
+every non-final step after which the agent lags behind the optimal schedule (x < t), as in Ni et al.'s T-Maze,
+which the paper's environment modifies. The paper words it as a penalty "for each step taken"; a penalty on
+literally every step would be a constant (every episode lasts exactly T steps, since the junction cannot be
+reached before t = L), so it could not turn the sparse reward into a dense one. The optimal return is 1 in
+both reward modes; a policy that never moves right collects −1 (all T−1 non-final steps lag).
 
 Event–recall: one pair (the clue at t = 0, the turn at t = T−1): ξ = T, K̄ = T − 1.
 """
@@ -74,7 +78,8 @@ class TMazeCore(BatchedCore):
         t = t + 1
         correct = turn & (new_y == self.goal[sl])
         terminated = turn | (t >= self.T)
-        reward = np.where(terminated, correct.astype(np.float64), self.step_penalty)
+        lagging = new_x < t
+        reward = np.where(terminated, correct.astype(np.float64), np.where(lagging, self.step_penalty, 0.0))
         self.x[sl] = new_x
         self.y[sl] = new_y
         self.t[sl] = t
