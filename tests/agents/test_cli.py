@@ -100,6 +100,14 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
     bench = next((tmp_path / "o" / "bench").iterdir())
     assert (bench / "comparison.png").is_file() and (bench / "table.md").is_file()
     assert {p.name for p in bench.iterdir() if p.is_dir()} == {"ppo-mlp", "ppo-mlp.oracle"}
+    # --resume finishes what is missing (here: one seed's final evaluation) and rebuilds the outputs
+    (bench / "ppo-mlp" / "seed_0" / "eval.json").unlink()
+    (bench / "ppo-mlp" / "results.json").unlink()
+    before = json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"]
+    out = membench("bench", "--resume", str(bench), "--no-progress")
+    assert out.returncode == 3 and "ppo-mlp" in out.stdout, out.stderr
+    assert (bench / "ppo-mlp" / "results.json").is_file()
+    assert json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"] == before
 
 
 def test_bench_one_cell_uses_the_agent_defaults_on_an_id_without_config(tmp_path):

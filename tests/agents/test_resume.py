@@ -114,7 +114,7 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
     boundary with a checkpoint, the command says how to resume, and the resumed runs equal uninterrupted ones."""
     cfg_args = ["--config", str(ROOT / "experiments/bench/tmaze-ladder/ppo-lstm.yaml"), "--seeds", "2",
-                "--steps", str(60 * 8 * 16), "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16",
+                "--steps", str(150 * 8 * 16), "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16",
                 "--set", "ppo.num_minibatches=2", "--set", "ppo.hidden_size=16", "--set", "ppo.deterministic=true",
                 "--set", "eval.every_steps=0", "--set", "eval.episodes=20", "--set", "checkpoint.every_iterations=0",
                 "--set", "checkpoint.every_seconds=0", "--no-progress"]
@@ -126,7 +126,7 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     try:
         started = _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
         assert started, "the runs did not start"
-        time.sleep(1.0)
+        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:
