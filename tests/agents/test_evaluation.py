@@ -83,3 +83,12 @@ def test_mean_and_sem():
     m, s = mean_and_sem([0.5, 1.0, 0.75])
     assert m == pytest.approx(0.75) and s == pytest.approx(np.std([0.5, 1.0, 0.75], ddof=1) / np.sqrt(3))
     assert mean_and_sem([0.3]) == (0.3, 0.0)
+
+
+def test_env_kwargs_that_lengthen_episodes_are_evaluated_to_the_end():
+    # The catalogue's T of MIKASA/TMazePassive-v0 is 11; corridor_length=30 makes episodes 31 steps long.
+    env = gym.make("MIKASA/TMazePassive-v0", corridor_length=30)
+    policy = ActorCritic(env.observation_space, env.action_space, core="mlp", hidden_size=8)
+    out = evaluate(policy, "MIKASA/TMazePassive-v0", {"corridor_length": 30}, list(range(4)))
+    assert out["success_rate"] is not None
+    assert all(length <= 31 for length in out["lengths"]) and max(out["lengths"]) == 31

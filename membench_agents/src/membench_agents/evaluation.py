@@ -24,24 +24,6 @@ DEFAULT_EPISODE_SEEDS: tuple[int, ...] = tuple(range(100))
 DEFAULT_MAX_STEPS = 100_000
 
 
-def _horizon(env_id: str) -> int | None:
-    import gymnasium as gym
-
-    import membench_envs
-
-    try:
-        spec = gym.spec(env_id)
-    except Exception:  # noqa: BLE001
-        return None
-    if spec.max_episode_steps:
-        return int(spec.max_episode_steps)
-    try:
-        T = membench_envs.catalogue.get(env_id).episode_length
-    except KeyError:
-        return None
-    return int(T) if T else None
-
-
 @torch.no_grad()
 def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None = None,
              episode_seeds: list[int] | tuple[int, ...] = DEFAULT_EPISODE_SEEDS,
@@ -53,7 +35,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     success), "mean_return", "std_return", "mean_length", "success_rate" (None when no episode defines
     success), "num_episodes"}``. ``device``: where observations go (default: the policy's device).
     ``seed`` seeds the action sampling when ``deterministic`` is False. ``max_steps`` caps one wave
-    (default: the env's horizon + 1, else 100000); an episode cut by it counts with its partial return.
+    (default 100000); an episode cut by it counts with its partial return.
     ``envs``: an existing SAME_STEP vector env to use instead of making one (its num_envs wins).
     """
     seeds = [int(s) for s in episode_seeds]
@@ -66,8 +48,9 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     else:
         own = False
     n = envs.num_envs
-    horizon = _horizon(env_id) if max_steps is None else None
-    cap = int(max_steps) if max_steps is not None else (horizon + 1 if horizon else DEFAULT_MAX_STEPS)
+    # A safety net for tasks that never end; the env's own time limit ends episodes first. (The catalogue's
+    # T cannot serve as the cap: env_kwargs such as corridor_length change the episode length.)
+    cap = int(max_steps) if max_steps is not None else DEFAULT_MAX_STEPS
     gen = torch.Generator(device=dev).manual_seed(int(seed))
     was_training = policy.training
     policy.eval()
