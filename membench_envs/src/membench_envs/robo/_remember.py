@@ -171,9 +171,10 @@ class RememberBaseEnv(MemoryTabletopEnv):
         return self.items[int(self._target[env_i])].label
 
     def _evaluate_task(self) -> dict:
-        arange = torch.arange(self.num_envs, device=self.device)
-        positions = self.memory_object_positions
-        target_p = positions[arange, self._target]
+        if self.num_envs == 1:  # CPU: read the target's pose only (the full state needs all, and caches them)
+            target_p = self.memory_objects[int(self._target[0])].pose.p
+        else:
+            target_p = self.memory_object_positions[torch.arange(self.num_envs, device=self.device), self._target]
         dist = torch.linalg.norm(target_p - self.agent.tcp.pose.p, dim=1)
         in_choice = self.elapsed_steps >= self.choice_start
         placed = (dist <= self.goal_thresh) & in_choice

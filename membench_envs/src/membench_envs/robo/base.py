@@ -78,6 +78,7 @@ occlusion step; success rules and reward terms are the task's own.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from functools import cached_property
@@ -250,20 +251,33 @@ class MemoryTabletopEnv(BaseEnv):
         self._sched_place[k, env_idx, obj] = False
 
     def current_phase(self) -> torch.Tensor:
-        """Index of the current phase of every environment, (num_envs,) int64."""
-        return self._phase_of(self.elapsed_steps)
+        """Index of the current phase of every environment, (num_envs,) int64 (set when the schedule is applied)."""
+        return self._phase_now
+
+    def _cached(self, name: str, compute):
+        """Per-step cache (invalidated whenever the simulation advances or an episode starts)."""
+        hit = self._step_cache.get(name)
+        if hit is not None and hit[0] == self._tick:
+            return hit[1]
+        value = compute()
+        self._step_cache[name] = (self._tick, value)
+        return value
 
     def object_visible(self) -> torch.Tensor:
         """(num_envs, M) bool: which memory objects are on the table now (the schedule's view)."""
-        phase = self.current_phase()
-        return self._sched_visible[phase, torch.arange(self.num_envs, device=self.device)]
+        arange = torch.arange(self.num_envs, device=self.device)
+        return self._cached("visible", lambda: self._sched_visible[self._phase_now, arange])
 
     @property
     def memory_object_positions(self) -> torch.Tensor:
         """(num_envs, M, 3) positions of the memory objects (parked ones report their parking slot)."""
-        m = len(self.memory_objects)
-        p = self._memory_view.pose.p  # (M * num_envs, 3), object-major
-        return p.reshape(m, self.num_envs, 3).transpose(0, 1)
+
+        def compute():
+            m = len(self.memory_objects)
+            p = self._memory_view.pose.p  # (M * num_envs, 3), object-major
+            return p.reshape(m, self.num_envs, 3).transpose(0, 1)
+
+        return self._cached("positions", compute)
 
     # ------------------------------------------------------------------------------------------------------------
     # ManiSkill plumbing
@@ -308,7 +322,11 @@ class MemoryTabletopEnv(BaseEnv):
         park[:, 2] = self.PARK_Z
         park[:, 3] = 1.0
         self._park_pose = park
+        self._park_pose_np = park.cpu().numpy()
         self._starts = torch.tensor(self.phase_starts, device=dev, dtype=torch.int64)
+        self._phase_now = torch.zeros(n, dtype=torch.int64, device=dev)
+        self._tick = 0
+        self._step_cache: dict = {}
         self._success_once = torch.zeros(n, dtype=torch.bool, device=dev)
         self._last_reward = torch.zeros(n, device=dev)
         self._last_reward_terms: dict[str, torch.Tensor] = {}
@@ -322,7 +340,14 @@ class MemoryTabletopEnv(BaseEnv):
             self._success_once[env_idx] = False
             self._last_reward[env_idx] = 0.0
             self._initialize_task(env_idx, self._batched_episode_rng[common.to_numpy(env_idx)])
+            if not self.gpu_sim_enabled:  # numpy mirror of the single env's schedule: the per-step fast path
+                self._sched_np = (
+                    self._sched_visible[:, 0].cpu().numpy().copy(),
+                    self._sched_place[:, 0].cpu().numpy().copy(),
+                    self._sched_pose[:, 0].cpu().numpy().copy(),
+                )
             self._apply_schedule(env_idx, torch.zeros(len(env_idx), dtype=torch.int64, device=self.device))
+            self._tick += 1
 
     def _reset_robot(self, env_idx: torch.Tensor) -> None:
         rest = np.asarray(PANDA_REST_QPOS, dtype=np.float64)
@@ -338,8 +363,12 @@ class MemoryTabletopEnv(BaseEnv):
         return (t >= self._starts.reshape(1, -1)).sum(dim=1) - 1
 
     def _apply_schedule(self, env_idx: torch.Tensor, t: torch.Tensor) -> bool:
-        """Park hidden objects and place objects whose phase starts at step ``t``. Returns whether it wrote."""
+        """Park hidden objects and place objects whose phase starts at step ``t`` (for envs ``env_idx``); record the
+        phase of step ``t``. Returns whether any pose was written."""
+        if not self.gpu_sim_enabled:
+            return self._apply_schedule_single(int(t.reshape(-1)[0]))
         phase = self._phase_of(t)
+        self._phase_now[env_idx] = phase
         entering = t.to(torch.int64) == self._starts[phase]
         visible = self._sched_visible[phase, env_idx]  # (b, M)
         place = self._sched_place[phase, env_idx] & visible & entering[:, None]
@@ -356,6 +385,22 @@ class MemoryTabletopEnv(BaseEnv):
             self.memory_objects[j].set_state(state, env_idx=sel)
         return True
 
+    def _apply_schedule_single(self, t: int) -> bool:
+        """CPU (num_envs = 1) version of :meth:`_apply_schedule` on numpy mirrors: ~no cost on steps without writes."""
+        phase = bisect.bisect_right(self.phase_starts, t) - 1
+        self._phase_now[0] = phase
+        visible_all, place_all, pose_all = self._sched_np
+        visible = visible_all[phase]
+        place = place_all[phase] & visible & (t == self.phase_starts[phase])
+        write = place | ~visible
+        if not write.any():
+            return False
+        park = self._park_pose_np
+        for j in np.flatnonzero(write):
+            pose = pose_all[phase, j] if place[j] else park[j]
+            self.memory_objects[j].set_state(np.concatenate([pose, np.zeros(6, dtype=np.float32)])[None])
+        return True
+
     def _after_control_step(self):
         t = self._elapsed_steps.to(torch.int64) + 1  # the step whose observation is about to be produced
         all_idx = torch.arange(self.num_envs, device=self.device)
@@ -366,6 +411,7 @@ class MemoryTabletopEnv(BaseEnv):
                 self.scene.px.gpu_apply_rigid_dynamic_data()
         else:
             self._apply_schedule(all_idx, t)
+        self._tick += 1
 
     def reset(self, seed: int | list[int] | None = None, options: dict | None = None):
         if seed is not None:  # also seed gymnasium's np_random (ManiSkill keeps its own RNGs)
