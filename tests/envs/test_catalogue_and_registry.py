@@ -152,3 +152,12 @@ def test_catalogue_validates_entries():
         catalogue.TaskSpec(id="MIKASA/X-v0", memory_types=("object",), xi=(5, 2), **kw)
     with pytest.raises(ValueError, match="namespaced"):
         catalogue.TaskSpec(id="X-v0", memory_types=("object",), xi=(2, 2), **kw)
+
+
+def test_gpu_capable_ids_skip_gymnasiums_numpy_checker():
+    # ManiSkill batches are CUDA tensors on a GPU; gymnasium's passive checker would convert them to numpy.
+    robo = [s for s in membench_envs.all_tasks() if s.extra == "robo"]
+    assert robo
+    for spec in robo:
+        assert gym.spec(spec.id).disable_env_checker, spec.id
+    assert not gym.spec("MIKASA/TMazePassive-v0").disable_env_checker

@@ -22,6 +22,7 @@ def register_all() -> list[str]:
                 entry_point=spec.entry_point,
                 vector_entry_point=spec.vector_entry_point,
                 max_episode_steps=spec.max_episode_steps,
+                disable_env_checker=spec.disable_env_checker,
                 kwargs=dict(spec.kwargs),
             )
         _registered = True

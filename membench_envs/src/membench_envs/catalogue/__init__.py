@@ -66,6 +66,8 @@ class TaskSpec:
     vector_entry_point: str | None = None
     """A native batched implementation (one numpy step for N envs), if there is one."""
     max_episode_steps: int | None = None
+    disable_env_checker: bool = False
+    """True where gymnasium's passive checker cannot read the observations (e.g. CUDA tensors of ManiSkill)."""
     oracle_keys: tuple[str, ...] = ()
     """What the oracle variant (and ``info['oracle']``) exposes."""
     xi_note: str = ""

@@ -48,6 +48,8 @@ def _robo(
         action_type="continuous",
         source="MIKASA",
         extra="robo",
+        # gymnasium's passive checker converts observations to numpy: impossible for GPU (CUDA tensor) batches.
+        disable_env_checker=True,
         kwargs={"robo_env": cls_path, "membench_id": env_id},
         variants=variants,
         oracle_keys=oracle_keys,
