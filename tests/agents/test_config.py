@@ -167,3 +167,15 @@ def test_every_agent_has_defaults_for_unknown_envs():
             for act in ("discrete", "multi-discrete", "continuous"):
                 d = config.agent_defaults(EXPERIMENTS, agent, obs, act)
                 assert d.get("total_steps"), (agent, obs, act)
+
+
+def test_default_bench_spec_cells_resolve_to_the_ladder():
+    """`make bench` with no arguments: three full cell configs, same task and hyperparameters, 3 seeds each."""
+    spec = config.load_yaml(EXPERIMENTS / "bench" / "default.yaml")
+    cfgs = [resolve(config_file=EXPERIMENTS / "bench" / c).config for c in spec["cells"]]
+    assert [(c["agent"], c["obs_variant"]) for c in cfgs] == [
+        ("ppo-mlp", "partial"), ("ppo-lstm", "partial"), ("ppo-mlp", "oracle")]
+    assert all(c["env"] == spec["env"] and c["seeds"] == [0, 1, 2] for c in cfgs)
+    assert cfgs[0]["ppo"] == cfgs[1]["ppo"] == cfgs[2]["ppo"]  # only the core / the variant differ
+    assert cfgs[0]["total_steps"] == cfgs[1]["total_steps"] == cfgs[2]["total_steps"]
+    assert set(spec["expect"]) == {"ppo-mlp", "ppo-lstm", "ppo-mlp.oracle"}
