@@ -7,8 +7,10 @@ process. SPS = environment steps / training wall time (rollouts + updates; evalu
 trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
 episode seeds 0..99, deterministic actions).
 
-Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L]
-  (default: the registered task, L = 10; --corridor-length 2 is the ladder's length, where both learn)
+Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sb3-default-arch]
+  (default: the registered task, L = 10, where neither agent gets a reward within the budget; with
+  --corridor-length 2 both learn. --sb3-default-arch: RecurrentPPO with its default policy instead of
+  the one matched to membench's architecture)
 """
 
 from __future__ import annotations
@@ -27,14 +29,18 @@ AGENTS = ("ppo-lstm", "sb3-recurrentppo")
 TARGET_RATIO = 5.0
 
 
-def config(agent: str, steps: int, seed: int, corridor_length: int | None) -> dict:
+def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool = False) -> dict:
     from membench_agents.config import resolve
 
     sets = ["eval.episodes=100", "eval.seed_start=0", "eval.every_steps=0", "checkpoint.every_iterations=0",
             "checkpoint.every_seconds=0"]
     if corridor_length is not None:
         sets.append(f"env_kwargs.corridor_length={corridor_length}")
-    return resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
+    cfg = resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
+    if sb3_default_arch and agent == "sb3-recurrentppo":
+        # RecurrentPPO's own default architecture: separate actor and critic LSTMs, 64-64 MLP heads
+        cfg["sb3"]["policy_kwargs"] = {"lstm_hidden_size": cfg["sb3"]["policy_kwargs"]["lstm_hidden_size"]}
+    return cfg
 
 
 def matched(a: dict, b: dict) -> list[tuple[str, object, object]]:
@@ -54,14 +60,14 @@ def matched(a: dict, b: dict) -> list[tuple[str, object, object]]:
     return pairs
 
 
-def run_one(agent: str, steps: int, seed: int, corridor_length: int | None) -> dict:
+def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool) -> dict:
     """Train + evaluate one agent in this process (called in a fresh subprocess)."""
     import torch
 
     torch.set_num_threads(1)
     from membench_agents import runs
 
-    cfg = config(agent, steps, seed, corridor_length)
+    cfg = config(agent, steps, seed, corridor_length, sb3_default_arch)
     with tempfile.TemporaryDirectory() as d:
         summary = runs.train_seed(cfg, seed, d)
     return {"agent": agent, "steps": summary["global_step"], "train_time_s": summary["train_time_s"],
@@ -74,10 +80,13 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=102_400, help="rounded up to whole rollouts (16 x 128 steps)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--corridor-length", type=int, default=None)
+    ap.add_argument("--sb3-default-arch", action="store_true",
+                    help="RecurrentPPO with its default policy (separate critic LSTM, 64-64 MLPs) instead of the "
+                         "architecture matched to membench's (one shared LSTM, linear heads)")
     ap.add_argument("--one", choices=AGENTS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length)))
+        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length, args.sb3_default_arch)))
         return 0
 
     probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length)["ppo"]
@@ -85,7 +94,8 @@ def main() -> int:
     args.steps = -(-args.steps // per_iteration) * per_iteration  # whole rollouts for both agents
     cfgs = {a: config(a, args.steps, args.seed, args.corridor_length) for a in AGENTS}
     task = TASK + (f" (corridor_length={args.corridor_length})" if args.corridor_length else " (as registered, L=10)")
-    print(f"task: {task}; budget {args.steps:,} steps; 1 torch thread; training seed {args.seed}")
+    arch = "RecurrentPPO default policy" if args.sb3_default_arch else "architectures matched (one LSTM, linear heads)"
+    print(f"task: {task}; budget {args.steps:,} steps; 1 torch thread; training seed {args.seed}; {arch}")
     for name, x, _ in matched(cfgs["ppo-lstm"], cfgs["sb3-recurrentppo"]):
         print(f"  {name:<15} {x}")
     results = {}
@@ -94,6 +104,8 @@ def main() -> int:
         cmd = [sys.executable, __file__, "--one", agent, "--steps", str(args.steps), "--seed", str(args.seed)]
         if args.corridor_length is not None:
             cmd += ["--corridor-length", str(args.corridor_length)]
+        if args.sb3_default_arch:
+            cmd += ["--sb3-default-arch"]
         out = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)

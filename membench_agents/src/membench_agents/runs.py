@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from membench_agents.config import AGENTS, ConfigError, _close, dump, make_kwargs, space_types
+from membench_agents.config import AGENTS, ConfigError, _close, dump, make_kwargs
 
 CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_FORMAT = 1
@@ -291,7 +291,6 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
             f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
             "space, so its bounds must be finite"
         )
-    obs_type, _ = space_types(obs_space, action_space)
     if not isinstance(obs_space, (spaces.Box, spaces.Dict)):
         raise ConfigError(
             f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
@@ -407,9 +406,8 @@ def train_seed(
     eval_path = seed_dir / "eval.json"
     if resume and eval_path.is_file():
         return json.loads(eval_path.read_text())
-    torch.set_num_threads(int(os.environ.get("MEMBENCH_TORCH_THREADS", torch.get_num_threads())))
-    if cfg.get("ppo", {}).get("deterministic") or cfg.get("deterministic"):
-        torch.use_deterministic_algorithms(True)
+    # small networks: 1 thread is fastest and does not fight the other runs for the cores
+    torch.set_num_threads(int(os.environ.get("MEMBENCH_TORCH_THREADS", "1")))
 
     trainer = trainer or make_trainer(cfg, seed)
     run: dict[str, Any] = {"history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
@@ -834,6 +832,7 @@ def finalize_run(run_dir: str | os.PathLike, plot: bool = True, wall_time: float
         summaries.append(json.loads(p.read_text()))
     agg = aggregate([s["eval"] for s in summaries])
     seeds_eval = episode_seeds(cfg)
+    git = git_info()
     results = {
         "env": cfg["env"],
         "agent": cfg["agent"],
@@ -863,8 +862,8 @@ def finalize_run(run_dir: str | os.PathLike, plot: bool = True, wall_time: float
             "aggregation": "mean ± SEM over per-run means (ddof=1)",
         },
         "versions": versions(cfg["agent"]),
-        "git": git_info(),
-        "git_commit": git_info()["commit"],
+        "git": git,
+        "git_commit": git["commit"],
         "config": cfg,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
