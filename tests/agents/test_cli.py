@@ -29,7 +29,8 @@ def trained(tmp_path_factory):
 def test_train_writes_every_promised_file(trained):
     run, out = trained
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    assert cfg["agent"] == "ppo-lstm" and cfg["seeds"] == [0, 1] and cfg["env_kwargs"] == {"corridor_length": 2}
+    assert cfg["agent"] == "ppo-lstm" and cfg["seeds"] == [0, 1]
+    assert cfg["env"] == "MIKASA/TMazePassiveDense-v0" and cfg["obs_variant"] == "partial"
     assert cfg["ppo"]["num_envs"] == 8 and cfg["total_steps"] == 1024
     for s in (0, 1):
         d = run / f"seed_{s}"
