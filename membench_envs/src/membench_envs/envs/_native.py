@@ -86,12 +86,11 @@ def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.n
     if arr.shape != expected:
         raise ValueError(f"action has shape {arr.shape}, expected {expected} for action space {space}")
     if isinstance(space, gym.spaces.Discrete):
-        if not (np.issubdtype(arr.dtype, np.integer) or (arr.dtype == bool)):
-            if not np.all(np.mod(arr, 1) == 0):
-                raise ValueError(f"action {actions!r} is not an integer; action space is {space}")
-        arr = arr.astype(np.int64)
-        lo, hi = space.start, space.start + space.n
-        if np.any(arr < lo) or np.any(arr >= hi):
+        if arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
+            raise ValueError(f"action {actions!r} is not an integer; action space is {space}")
+        arr = arr.astype(np.int64, copy=False)
+        lo = int(space.start)
+        if arr.size and (arr.min() < lo or arr.max() >= lo + int(space.n)):
             raise ValueError(f"action {actions!r} is outside the action space {space}")
     elif isinstance(space, gym.spaces.MultiDiscrete):
         arr = arr.astype(np.int64)

@@ -32,10 +32,17 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from membench_envs.envs import _rng
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
 LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
 _GOAL_STREAM, _NOISE_STREAM = 1, 2
+
+
+# Per action (left, up, right, down): the x move, whether it is a turn, and the turn's direction.
+_DX = np.array([-1, 0, 1, 0], dtype=np.int64)
+_TURN = np.array([False, True, False, True])
+_DY = np.array([0, 1, 0, -1], dtype=np.int64)
 
 
 class TMazeCore(BatchedCore):
@@ -52,7 +59,10 @@ class TMazeCore(BatchedCore):
         self.x = np.zeros(num_envs, dtype=np.int64)
         self.y = np.zeros(num_envs, dtype=np.int64)
         self.goal = np.ones(num_envs, dtype=np.int64)
-        self.noise = np.zeros(num_envs, dtype=np.int64)
+        # The noise of every step of the episode, drawn at its start (noise at step t = hash(key, episode, t)).
+        self.noise_table = np.zeros((num_envs, self.T + 1), dtype=np.int64)
+        self._rows = np.arange(num_envs)
+        self._steps = np.arange(self.T + 1)[None, :]
         self.action_space = gym.spaces.Discrete(4)
         self.obs_spaces = {
             "partial": gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
@@ -65,30 +75,30 @@ class TMazeCore(BatchedCore):
         self.x[idx] = 0
         self.y[idx] = 0
         self.goal[idx] = np.where(self.uniform(idx, _GOAL_STREAM, step=0) < 0.5, 1, -1)
-        self.noise[idx] = self.integers(idx, _NOISE_STREAM, -1, 2)
+        self.noise_table[idx] = _rng.integers(
+            self.keys[idx, None], self.episode[idx, None], self._steps, _NOISE_STREAM, -1, 2
+        )
 
     def step(self, actions, idx=None):
         sl = slice(None) if idx is None else idx
-        x, t = self.x[sl], self.t[sl]
-        at_junction = x == self.L
-        turn = at_junction & ((actions == UP) | (actions == DOWN))
-        dx = np.where(actions == RIGHT, 1, 0) - np.where(actions == LEFT, 1, 0)
-        new_x = np.clip(x + dx, 0, self.L)
-        new_y = np.where(turn, np.where(actions == UP, 1, -1), 0)
-        t = t + 1
+        x = self.x[sl]
+        t = self.t[sl] + 1
+        turn = _TURN[actions] & (x == self.L)
+        new_x = np.minimum(np.maximum(x + _DX[actions], 0), self.L)
+        new_y = np.where(turn, _DY[actions], 0)
         correct = turn & (new_y == self.goal[sl])
         terminated = turn | (t >= self.T)
         lagging = new_x < t
-        reward = np.where(terminated, correct.astype(np.float64), np.where(lagging, self.step_penalty, 0.0))
+        reward = np.where(terminated, correct, np.where(lagging, self.step_penalty, 0.0))
         self.x[sl] = new_x
         self.y[sl] = new_y
         self.t[sl] = t
         self.success[sl] = correct
-        if idx is None:
-            self.noise[:] = self.integers(slice(None), _NOISE_STREAM, -1, 2)
-        else:
-            self.noise[idx] = self.integers(idx, _NOISE_STREAM, -1, 2)
         return reward, terminated, np.zeros_like(terminated)
+
+    def _noise(self, sl):
+        rows = self._rows[sl]
+        return self.noise_table[rows, self.t[rows]]
 
     def observe(self, variant, idx=None):
         sl = slice(None) if idx is None else idx
@@ -105,7 +115,7 @@ class TMazeCore(BatchedCore):
         out[:, 0] = y
         out[:, 1] = np.where(self.t[sl] == 0, self.goal[sl], 0)
         out[:, 2] = (self.x[sl] == self.L) & (y == 0)
-        out[:, 3] = self.noise[sl]
+        out[:, 3] = self._noise(sl)
         if variant == "oracle":
             out[:, 4] = self.goal[sl]
         return out
