@@ -28,3 +28,43 @@ def ids_with_extra_installed(exclude_extras: tuple[str, ...] = ("robo",)) -> lis
         marks = [] if extra_installed(spec.extra) else [pytest.mark.skip(reason=f"extra [{spec.extra}] not installed")]
         params.append(pytest.param(spec.id, marks=marks, id=spec.id))
     return params
+
+
+def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_actions, **kwargs) -> tuple[int, int]:
+    """Step a native batched env and gymnasium's SyncVectorEnv of single envs side by side under the same
+    seed and actions, asserting identical observations, rewards, ends, oracle and success infos (both
+    autoreset modes). ``sample_actions(rng)`` draws one batch of actions. Returns (#terminated, #truncated).
+    """
+    import gymnasium as gym
+    import numpy as np
+    from gymnasium.vector import AutoresetMode
+
+    batched = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode},
+                        **kwargs)
+    assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
+    ob, ib = batched.reset(seed=42)
+    os_, is_ = sync.reset(seed=42)
+    np.testing.assert_array_equal(ob, os_)
+    np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
+    rng = np.random.default_rng(0)
+    terminated = truncated = 0
+    for _ in range(steps):
+        a = sample_actions(rng)
+        ob, rb, tb, trb, ib = batched.step(a)
+        os_, rs, ts, trs, is_ = sync.step(a)
+        np.testing.assert_array_equal(ob, os_)
+        np.testing.assert_array_equal(rb, rs)
+        np.testing.assert_array_equal(tb, ts)
+        np.testing.assert_array_equal(trb, trs)
+        np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
+        done = tb | trb
+        if mode == AutoresetMode.SAME_STEP and done.any():
+            for i in np.flatnonzero(done):
+                np.testing.assert_array_equal(ib["final_obs"][i], is_["final_obs"][i])
+                assert ib["final_info"]["success"][i] == is_["final_info"]["success"][i]
+        if mode == AutoresetMode.NEXT_STEP and done.any():
+            np.testing.assert_array_equal(ib["success"][done], is_["success"][done])
+        terminated += int(tb.sum())
+        truncated += int(trb.sum())
+    return terminated, truncated

@@ -8,6 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import membench_envs
+from tests.envs._helpers import compare_batched_with_sync
 
 ENV = "MIKASA/MemoryCards-v0"
 P = 5
@@ -266,34 +267,9 @@ def test_memoryless_partial_policy_is_at_chance():
 @pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
 def test_batched_matches_single_envs_step_for_step(mode, variant):
     n = 8
-    kwargs = dict(obs_variant=variant, num_pairs=2, time_limit=6)
-    batched = gym.make_vec(ENV, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs)
-    sync = gym.make_vec(ENV, num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs)
-    assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
-    ob, ib = batched.reset(seed=42)
-    os_, is_ = sync.reset(seed=42)
-    np.testing.assert_array_equal(ob, os_)
-    np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
-    rng = np.random.default_rng(0)
-    terminated = truncated = 0
-    for _ in range(60):
-        a = rng.integers(0, 4, size=n)
-        ob, rb, tb, trb, ib = batched.step(a)
-        os_, rs, ts, trs, is_ = sync.step(a)
-        np.testing.assert_array_equal(ob, os_)
-        np.testing.assert_array_equal(rb, rs)
-        np.testing.assert_array_equal(tb, ts)
-        np.testing.assert_array_equal(trb, trs)
-        np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
-        done = tb | trb
-        if mode == AutoresetMode.SAME_STEP and done.any():
-            for i in np.flatnonzero(done):
-                np.testing.assert_array_equal(ib["final_obs"][i], is_["final_obs"][i])
-                assert ib["final_info"]["success"][i] == is_["final_info"]["success"][i]
-        if mode == AutoresetMode.NEXT_STEP and done.any():
-            np.testing.assert_array_equal(ib["success"][done], is_["success"][done])
-        terminated += int(tb.sum())
-        truncated += int(trb.sum())
+    terminated, truncated = compare_batched_with_sync(
+        ENV, n, mode, 60, lambda rng: rng.integers(0, 4, size=n), obs_variant=variant, num_pairs=2, time_limit=6
+    )
     assert terminated > n and truncated > n  # both ways of ending happened, several times
 
 

@@ -8,6 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import membench_envs
+from tests.envs._helpers import compare_batched_with_sync
 
 ENV = "MIKASA/MemoryLength-v0"
 
@@ -154,34 +155,10 @@ def test_memory_improvability_ladder_with_scripted_policies(variant, policy, exp
 @pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
 def test_batched_matches_single_envs_step_for_step(mode, variant):
     n = 8
-    kwargs = dict(obs_variant=variant, memory_length=3, num_bits=2)
-    batched = gym.make_vec(ENV, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs)
-    sync = gym.make_vec(ENV, num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs)
-    assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
-    ob, ib = batched.reset(seed=42)
-    os_, is_ = sync.reset(seed=42)
-    np.testing.assert_array_equal(ob, os_)
-    np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
-    rng = np.random.default_rng(0)
-    finished = 0
-    for _ in range(30):
-        a = rng.integers(0, 2, size=n)
-        ob, rb, tb, trb, ib = batched.step(a)
-        os_, rs, ts, trs, is_ = sync.step(a)
-        np.testing.assert_array_equal(ob, os_)
-        np.testing.assert_array_equal(rb, rs)
-        np.testing.assert_array_equal(tb, ts)
-        np.testing.assert_array_equal(trb, trs)
-        np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
-        if mode == AutoresetMode.SAME_STEP and tb.any():
-            for i in np.flatnonzero(tb):
-                np.testing.assert_array_equal(ib["final_obs"][i], is_["final_obs"][i])
-                assert ib["final_info"]["success"][i] == is_["final_info"]["success"][i]
-        if mode == AutoresetMode.NEXT_STEP and tb.any():
-            np.testing.assert_array_equal(ib["success"][tb], is_["success"][tb])
-        finished += int(tb.sum())
-    assert finished >= 5 * n  # every env finished several 4-step episodes
-    assert not trb.any()
+    terminated, truncated = compare_batched_with_sync(
+        ENV, n, mode, 30, lambda rng: rng.integers(0, 2, size=n), obs_variant=variant, memory_length=3, num_bits=2
+    )
+    assert terminated >= 5 * n and truncated == 0  # every env finished several 4-step episodes
 
 
 @pytest.mark.parametrize(
