@@ -336,3 +336,31 @@ def test_make_vector_env_native_and_sync():
         make_vector_env("Pendulum-v1", 2, vectorization="native")
     with pytest.raises(ValueError, match="unknown vectorization"):
         make_vector_env(TMAZE, 2, vectorization="threads")
+
+
+def test_direct_fused_adam_step_equals_optimizer_step():
+    """PPO's direct fused-Adam call updates parameters and optimizer state exactly as ``optimizer.step()``."""
+    from membench_agents.algos.ppo import _adam, _adam_step
+
+    torch.manual_seed(0)
+    nets = [torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3)) for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    opts = [_adam(n.parameters(), 1e-2, torch.device("cpu")) for n in nets]
+    for i in range(4):
+        x = torch.randn(9, 5, generator=torch.Generator().manual_seed(i))
+        for net, opt, direct in ((nets[0], opts[0], False), (nets[1], opts[1], True)):
+            for p in net.parameters():
+                p.grad = None
+            net(x).square().mean().backward()
+            if direct:
+                _adam_step(opt)
+            else:
+                opt.step()
+        if i == 0:  # the state exists now: from here on the direct path must be taken, not opt.step()
+            opts[1].step = None
+    for a, b in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
+        assert torch.equal(a, b)
+        sa, sb = opts[0].state[a], opts[1].state[b]
+        for k in ("step", "exp_avg", "exp_avg_sq"):
+            assert torch.equal(sa[k], sb[k])
+    assert float(opts[1].state[next(nets[1].parameters())]["step"]) == 4

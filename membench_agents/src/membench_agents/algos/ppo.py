@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.optim.optimizer as _torch_optimizer
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
@@ -386,11 +387,12 @@ class PPO:
                     v_loss = 0.5 * (newv - mb_ret).square().mean()
                 ent = entropy.mean()
                 loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
-                self.optimizer.zero_grad(set_to_none=True)
+                for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
+                    q.grad = None
                 loss.backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
                     _clip_grad_norm(self._params, cfg.max_grad_norm)
-                self.optimizer.step()
+                _adam_step(self.optimizer)
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - logratio).mean()
                     clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
@@ -510,6 +512,44 @@ def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:
         return
     total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     torch._foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp(max=1.0))
+
+
+def _adam_step(opt: torch.optim.Optimizer) -> None:
+    """``opt.step()``; for a fused Adam with its state in place, the same two kernels that ``step`` runs
+    (``_foreach_add_`` on the step counts, ``_fused_adam_``) called directly: ``Optimizer.step``'s hooks,
+    profiler scope and grouping cost more than the kernels themselves for a small network."""
+    group = opt.param_groups[0] if len(opt.param_groups) == 1 else None
+    if (group is None or not isinstance(opt, torch.optim.Adam) or not group.get("fused") or group["amsgrad"]
+            or group["maximize"] or group["differentiable"] or group["weight_decay"] != 0
+            or isinstance(group["lr"], Tensor) or getattr(opt, "grad_scale", None) is not None
+            or getattr(opt, "found_inf", None) is not None or opt._optimizer_step_pre_hooks
+            or opt._optimizer_step_post_hooks or _torch_optimizer._global_optimizer_pre_hooks
+            or _torch_optimizer._global_optimizer_post_hooks):
+        opt.step()
+        return
+    params, grads, avgs, sqs, steps = [], [], [], [], []
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        st = opt.state.get(p)
+        if not st or p.grad.is_sparse or p.grad.dtype != p.dtype or p.grad.device != p.device:
+            opt.step()  # first step (state not created yet) or an unusual gradient: the general path
+            return
+        params.append(p)
+        grads.append(p.grad)
+        avgs.append(st["exp_avg"])
+        sqs.append(st["exp_avg_sq"])
+        steps.append(st["step"])
+    if not params:
+        return
+    if len({(p.device, p.dtype) for p in params}) > 1 or len({(s.device, s.dtype) for s in steps}) > 1:
+        opt.step()
+        return
+    beta1, beta2 = group["betas"]
+    torch._foreach_add_(steps, 1)
+    torch._fused_adam_(params, grads, avgs, sqs, [], steps, amsgrad=False, lr=group["lr"], beta1=float(beta1),
+                       beta2=float(beta2), weight_decay=0.0, eps=group["eps"], maximize=False, grad_scale=None,
+                       found_inf=None)
 
 
 def _adam(params, lr: float, device: torch.device) -> torch.optim.Adam:
