@@ -73,6 +73,14 @@ class _RNNCore(MemoryCore):
     def _from_rnn(self, rnn_state) -> State:
         raise NotImplementedError
 
+    def _rnn(self, x: Tensor, hx):
+        """``self.rnn(x, hx)``: on CPU the ATen op directly (same kernel, without the module's per-call checks)."""
+        r = self.rnn
+        if x.device.type != "cpu" or r.num_layers != 1 or r.bidirectional or r.batch_first or r.proj_size:
+            return r(x, hx)
+        res = self._aten(x, hx, r._flat_weights, r.bias, 1, 0.0, r.training, False, False)
+        return res[0], (res[1:] if len(res) == 3 else res[1])  # like the module: (out, (h, c)) or (out, h)
+
     # -- forward --------------------------------------------------------------------------------------
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """Rollout fast path: ``x[B, F]``, ``episode_start[B]`` (bool, on x's device) -> (h [B, H], state)."""
@@ -103,7 +111,7 @@ class _RNNCore(MemoryCore):
             out, final = self._loop(x, state, es)
             return out, final if need_state else ()
         if not bool(es[1:].any()):
-            out, rnn_state = self.rnn(x, self._to_rnn(state))
+            out, rnn_state = self._rnn(x, self._to_rnn(state))
             return out, self._from_rnn(rnn_state)
         plan = self._plan(es)
         if mode == "auto" and plan[1] * plan[2] > self.max_padding_ratio * T * x.shape[1]:
@@ -127,7 +135,7 @@ class _RNNCore(MemoryCore):
         init = tuple(s[col] * inherit.to(x.dtype).unsqueeze(1) for s in state)
         x_flat = x.transpose(0, 1).reshape(B * T, F)
         padded = x.new_zeros(max_len * n_seg, F).index_copy(0, flat_pos, x_flat).view(max_len, n_seg, F)
-        out, _ = self.rnn(padded, self._to_rnn(init))
+        out, _ = self._rnn(padded, self._to_rnn(init))
         H = out.shape[-1]
         feats = out.reshape(max_len * n_seg, H).index_select(0, flat_pos).view(B, T, H).transpose(0, 1)
         if not need_state:
@@ -164,6 +172,7 @@ class LSTMCore(_RNNCore):
     """A one-layer LSTM; state ``(h, c)``, each ``[B, H]``."""
 
     rnn_cls = nn.LSTM
+    _aten = staticmethod(torch.lstm)
     n_state = 2
     keep_gate = 1  # gate order i, f, g, o
 
@@ -182,6 +191,7 @@ class GRUCore(_RNNCore):
     """A one-layer GRU; state ``(h,)``, ``[B, H]``."""
 
     rnn_cls = nn.GRU
+    _aten = staticmethod(torch.gru)
     n_state = 1
     keep_gate = 1  # gate order r, z, n
 
