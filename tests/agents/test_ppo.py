@@ -319,6 +319,51 @@ def test_state_dict_resumes_exactly():
         torch.testing.assert_close(p, q, rtol=0, atol=0)
 
 
+# -- the numpy-env rollout fast path equals the generic rollout ---------------------------------------------------
+class StartDiscreteEnv(CountEnv):
+    """CountEnv with Discrete(3, start=-1) actions (the action is checked, then ignored)."""
+
+    def __init__(self):
+        super().__init__(horizon=5)
+        self.action_space = gym.spaces.Discrete(3, start=-1)
+
+    def step(self, action):
+        assert self.action_space.contains(action), action
+        return super().step(0)
+
+
+@pytest.mark.parametrize("case", ["tmaze", "dict", "start", "truncation", "continuous"])
+def test_numpy_rollout_fast_path_equals_generic_rollout(case):
+    """CPU + numpy envs use PPO._rollout_numpy (buffers written in place, Discrete policies via act_into with
+    the rollout's noise drawn in one call); it must give the generic per-step path's numbers bit for bit."""
+    def make():
+        kw = dict(num_envs=4, num_steps=12, total_steps=10_000, hidden_size=8, num_minibatches=2, seed=4)
+        if case == "tmaze":
+            return PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}),
+                       PPOConfig(core="lstm", bptt_length=6, norm_obs=True, norm_reward=True, **kw))
+        if case == "dict":
+            return PPO(_sync(DictCueEnv, 4), PPOConfig(core="gru", **kw))
+        if case == "start":
+            return PPO(_sync(StartDiscreteEnv, 4), PPOConfig(core="lstm", **kw))
+        if case == "truncation":
+            return PPO(_sync(lambda: gym.wrappers.TimeLimit(CountEnv(horizon=100), 5), 4), PPOConfig(core="mlp", **kw))
+        return PPO(make_vector_env("Pendulum-v1", 4), PPOConfig(core="lstm", **kw))
+
+    fast, generic = make(), make()
+    assert fast._fast is not None
+    generic._rollout_steps = generic._rollout_generic
+    for _ in range(2):
+        assert _strip(fast.train_iteration()) == _strip(generic.train_iteration())
+    for name in ("act_buf", "logp_buf", "val_buf", "rew_buf", "done_buf", "es_buf"):
+        assert torch.equal(getattr(fast, name), getattr(generic, name)), name
+    obs_f, obs_g = fast.obs_buf, generic.obs_buf
+    for k in (obs_f if isinstance(obs_f, dict) else [None]):
+        assert torch.equal(obs_f[k] if k else obs_f, obs_g[k] if k else obs_g)
+    for p, q in zip(fast.policy.parameters(), generic.policy.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert torch.equal(fast.generator.get_state(), generic.generator.get_state())
+
+
 # -- make_vector_env -------------------------------------------------------------------------------------------
 def test_make_vector_env_native_and_sync():
     from membench_envs.envs._native import NativeVectorEnv

@@ -253,6 +253,32 @@ class ActorCritic(nn.Module):
         logp = self._gauss_logp(a, p)
         return a.reshape(*a.shape[:-1], *self.action_shape), logp, v, state
 
+    def act_into(self, obs, state: State, episode_start: Tensor, noise: Tensor, action_out: Tensor,
+                 logp_out: Tensor, head_out: Tensor) -> State:
+        """:meth:`act` for ``Discrete`` actions with its results written into caller buffers (PPO's rollout
+        fast path; no new tensors for the outputs, no copies). Returns the new state.
+
+        ``noise``: ``[B, n]`` Exp(1) draws, exactly those that :meth:`act` would draw from its generator
+        (``torch.empty_like(logits).exponential_(generator)``), so the caller can draw a whole rollout's
+        noise in one call. Outputs (views into the caller's buffers, written in place): ``action_out [B, 1]``
+        (long, environment actions), ``logp_out [B, 1]``, ``head_out [B, n + 1]`` (the head's outputs: the
+        value is ``head_out[:, n]``). Same numbers as :meth:`act` bit for bit (``nn.Linear`` on a 2-D
+        input is this ``addmm``).
+        """
+        if self.kind != "discrete":
+            raise ValueError(f"act_into is for Discrete action spaces (this policy's actions: {self.kind})")
+        if self.obs_norm.enabled:
+            obs = self.obs_norm(obs)
+        feats, state = self.core.step(self.encoder.forward(obs), state, episode_start)
+        head = self.head
+        torch.addmm(head.bias, feats, head.weight.t(), out=head_out)
+        logp_all = torch.log_softmax(head_out[:, : self.n_out], -1)
+        torch.argmax(logp_all.exp() / noise, -1, keepdim=True, out=action_out)
+        torch.gather(logp_all, -1, action_out, out=logp_out)
+        if self._start_nonzero:
+            action_out.add_(self.action_start)
+        return state
+
     def _gauss_logp(self, a: Tensor, mean: Tensor) -> Tensor:
         z = (a - mean) * torch.exp(-self.log_std)
         return (-0.5 * z.square() - self.log_std - _LOG_SQRT_2PI).sum(-1)

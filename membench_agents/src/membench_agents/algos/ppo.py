@@ -146,6 +146,15 @@ def _like(value, ref):
     return torch.as_tensor(value, device=ref.device, dtype=ref.dtype)
 
 
+def _tree_copyto(buf, t: int, x) -> None:
+    """numpy ``buf[t] = x`` (cast to buf's dtype) for arrays or dicts of them."""
+    if isinstance(buf, dict):
+        for k in buf:
+            _tree_copyto(buf[k], t, x[k])
+    else:
+        np.copyto(buf[t], x, casting="unsafe")
+
+
 def _tree_set(buf, t: int, x) -> None:
     if isinstance(buf, dict):
         for k in buf:
@@ -216,17 +225,24 @@ class PPO:
     def _alloc_buffers(self) -> None:
         cfg, dev = self.config, self.device
         T, N = cfg.num_steps, cfg.num_envs
-        self.obs_buf = _tree_map(lambda o: torch.zeros((T, *o.shape), dtype=o.dtype, device=dev), self.next_obs)
+        # observations and episode starts are stored with one extra row: row t + 1 is written once, right
+        # after step t, and read as the next step's input (obs_buf / es_buf are rows 0..T-1, done_buf is es
+        # rows 1..T: an episode ends at step t exactly when one starts at step t + 1)
+        self._obs_store = _tree_map(lambda o: torch.zeros((T + 1, *o.shape), dtype=o.dtype, device=dev),
+                                    self.next_obs)
+        self.obs_buf = _tree_map(lambda o: o[:T], self._obs_store)
         a_shape = tuple(self.envs.single_action_space.shape or ())
         a_dtype = torch.float32 if self.policy.kind == "continuous" else torch.long
         self.act_buf = torch.zeros((T, N, *a_shape), dtype=a_dtype, device=dev)
         self.logp_buf = torch.zeros((T, N), device=dev)
         self.val_buf = torch.zeros((T, N), device=dev)
         self.rew_buf = torch.zeros((T, N), device=dev)
-        self.done_buf = torch.zeros((T, N), dtype=torch.bool, device=dev)
-        self.es_buf = torch.zeros((T, N), dtype=torch.bool, device=dev)
+        self._es_store = torch.zeros((T + 1, N), dtype=torch.bool, device=dev)
+        self.es_buf, self.done_buf = self._es_store[:T], self._es_store[1:]
         self.state_buf = tuple(torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev)
                                for s in self.next_state)
+        # per-step views for the numpy-env rollout, made here (outside inference mode) once
+        self._fast = self._fast_views() if not self.torch_env and dev.type == "cpu" else None
 
     def _learning_rate(self) -> float:
         cfg = self.config
@@ -246,7 +262,102 @@ class PPO:
         self.next_episode_start = self.next_episode_start.clone()
         return episodes
 
+    def _fast_views(self) -> dict[str, Any]:
+        """Per-step row views of the buffers (torch and numpy) for :meth:`_rollout_numpy`."""
+        T, n = self.config.num_steps, self.policy.n_out
+        discrete = self.policy.kind == "discrete"
+        head = torch.zeros((T, self.config.num_envs, n + 1), device=self.device) if discrete else None
+        noise = torch.zeros((T, self.config.num_envs, n), device=self.device) if discrete else None
+        return {
+            "obs": [_tree_map(lambda o, t=t: o[t], self._obs_store) for t in range(T + 1)],
+            "obs_np": _tree_map(lambda o: o.numpy(), self._obs_store),
+            "es": list(self._es_store.unbind(0)),
+            "es_np": self._es_store.numpy(),
+            "act": [a.unsqueeze(-1) for a in self.act_buf.unbind(0)] if discrete else list(self.act_buf.unbind(0)),
+            "act_np": self.act_buf.numpy(),
+            "logp": [x.unsqueeze(-1) for x in self.logp_buf.unbind(0)] if discrete else list(self.logp_buf.unbind(0)),
+            "val": list(self.val_buf.unbind(0)),
+            "rew_np": self.rew_buf.numpy(),
+            "head_buf": head,
+            "head": list(head.unbind(0)) if discrete else None,
+            "noise_buf": noise,
+            "noise": list(noise.unbind(0)) if discrete else None,
+        }
+
     def _rollout_steps(self) -> list[tuple[float, int, bool | None]]:
+        if not self.torch_env and self.device.type == "cpu":
+            return self._rollout_numpy()
+        return self._rollout_generic()
+
+    def _rollout_numpy(self) -> list[tuple[float, int, bool | None]]:
+        """:meth:`_rollout_generic` for a numpy env and CPU buffers, with the same results bit for bit and
+        less work per step: the env's outputs are written straight into numpy views of the buffers (the
+        observation row t + 1 is also the next step's policy input), Discrete policies write their outputs
+        into the buffers (:meth:`ActorCritic.act_into`) and the rollout's exploration noise is drawn in one
+        call (on CPU, one ``exponential_`` call of T x N x n draws produces exactly the draws of T calls of
+        N x n in order; test_ppo checks this path against the generic one)."""
+        cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
+        K = self.bptt
+        views = self._fast
+        obs_rows, obs_np, es_rows, es_np = views["obs"], views["obs_np"], views["es"], views["es_np"]
+        act_rows, act_np, logp_rows, val_rows = views["act"], views["act_np"], views["logp"], views["val"]
+        rew_np = views["rew_np"]
+        discrete = policy.kind == "discrete"
+        if discrete:
+            head_rows, noise = views["head"], views["noise"]
+            views["noise_buf"].exponential_(generator=self.generator)
+        _tree_set(self._obs_store, 0, self.next_obs)
+        es_rows[0].copy_(self.next_episode_start)
+        state = self.next_state
+        episodes: list[tuple[float, int, bool | None]] = []
+        for t in range(cfg.num_steps):
+            if t % K == 0:
+                for buf, s in zip(self.state_buf, state, strict=True):
+                    buf[t // K] = s
+            if discrete:
+                state = policy.act_into(obs_rows[t], state, es_rows[t], noise[t], act_rows[t], logp_rows[t],
+                                        head_rows[t])
+                env_action = act_np[t]
+            else:
+                action, logp, value, state = policy.act(obs_rows[t], state, es_rows[t], generator=self.generator)
+                act_rows[t].copy_(action)
+                logp_rows[t].copy_(logp)
+                val_rows[t].copy_(value)
+                env_action = policy.env_action(action).numpy()
+            next_obs, reward, terminated, truncated, info = envs.step(env_action)
+            reward = np.asarray(reward, dtype=np.float64).reshape(-1)
+            terminated = np.asarray(terminated, dtype=bool).reshape(-1)
+            truncated = np.asarray(truncated, dtype=bool).reshape(-1)
+            done = np.logical_or(terminated, truncated, out=es_np[t + 1])  # = done_buf[t] = es_buf[t + 1]
+            self.ep_return += reward
+            self.ep_length += 1
+            rew_np[t] = reward
+            if isinstance(obs_np, dict):
+                _tree_copyto(obs_np, t + 1, next_obs)
+            else:
+                np.copyto(obs_np[t + 1], next_obs, casting="unsafe")
+            if cfg.norm_reward:
+                self.rew_buf[t] = self._normalize_reward(self.rew_buf[t], es_rows[t + 1])
+            if done.any():
+                cut = truncated & ~terminated
+                if cut.any():  # bootstrap truncated episodes with gamma * V(final observation)
+                    cidx = np.flatnonzero(cut)
+                    fo = obs_to_tensor(take_rows(final_obs(info), cidx), dev)
+                    tidx = torch.from_numpy(cidx)
+                    v = policy.value(fo, tuple(s[tidx] for s in state), torch.zeros(len(cidx), dtype=torch.bool))
+                    self.rew_buf[t, tidx] += cfg.gamma * v
+                idx = np.flatnonzero(done)
+                succ = episode_successes(info, idx)
+                episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
+                self.ep_return[done] = 0.0
+                self.ep_length[done] = 0
+        if discrete:
+            self.val_buf.copy_(views["head_buf"][:, :, policy.n_out])
+        T = cfg.num_steps
+        self.next_obs, self.next_state, self.next_episode_start = obs_rows[T], state, es_rows[T]
+        return episodes
+
+    def _rollout_generic(self) -> list[tuple[float, int, bool | None]]:
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
         K = self.bptt
         torch_env = self.torch_env
