@@ -4,9 +4,9 @@ One :meth:`PPO.train_iteration` = one rollout of ``num_steps`` steps in ``num_en
 ``update_epochs`` passes of minibatch updates.
 
 * Rollout: batched, one policy call and one ``envs.step`` per step (no per-environment Python loop).
-  The recurrent state is reset (masked) for environments that start an episode. Observations stay torch
-  tensors; numpy environments are read zero-copy, torch environments (ManiSkill GPU) are used on their
-  device directly.
+  The recurrent state is reset (masked) for environments that start an episode. Numpy environments with
+  CPU buffers: each output is copied once, into numpy views of the buffers, and the policy reads its input
+  from there (``_rollout_numpy``); torch environments (ManiSkill GPU) are used on their device directly.
 * Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the recurrent state at the
   start of each chunk is stored, and the update re-runs each chunk from it (episode starts inside a
   chunk reset the state, so no gradient crosses them). Minibatches are sets of chunks. A memoryless core
