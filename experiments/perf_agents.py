@@ -7,10 +7,11 @@ process. SPS = environment steps / training wall time (rollouts + updates; evalu
 trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
 episode seeds 0..99, deterministic actions).
 
-Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sb3-default-arch]
-  (default: the registered task, L = 10, where neither agent gets a reward within the budget; with
-  --corridor-length 2 both learn. --sb3-default-arch: RecurrentPPO with its default policy instead of
-  the one matched to membench's architecture)
+Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sparse] [--sb3-default-arch]
+  (default: L = 10 with the dense variant's shaping (env_kwargs penalty=True, i.e. MIKASA/TMazePassiveDense-v0),
+  so that both agents can learn and their final success rates can be compared; --sparse: the registered
+  sparse reward, where neither agent gets a reward at L = 10 within the budget. --sb3-default-arch:
+  RecurrentPPO with its default policy instead of the one matched to membench's architecture)
 """
 
 from __future__ import annotations
@@ -29,13 +30,16 @@ AGENTS = ("ppo-lstm", "sb3-recurrentppo")
 TARGET_RATIO = 5.0
 
 
-def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool = False) -> dict:
+def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool = False,
+           sparse: bool = False) -> dict:
     from membench_agents.config import resolve
 
     sets = ["eval.episodes=100", "eval.seed_start=0", "eval.every_steps=0", "checkpoint.every_iterations=0",
             "checkpoint.every_seconds=0"]
     if corridor_length is not None:
         sets.append(f"env_kwargs.corridor_length={corridor_length}")
+    if not sparse:  # the dense variant's shaping (MIKASA/TMazePassiveDense-v0): both agents can learn at L = 10
+        sets.append("env_kwargs.penalty=true")
     cfg = resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
     if sb3_default_arch and agent == "sb3-recurrentppo":
         # RecurrentPPO's own default architecture: separate actor and critic LSTMs, 64-64 MLP heads
@@ -60,14 +64,15 @@ def matched(a: dict, b: dict) -> list[tuple[str, object, object]]:
     return pairs
 
 
-def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool) -> dict:
+def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool,
+            sparse: bool) -> dict:
     """Train + evaluate one agent in this process (called in a fresh subprocess)."""
     import torch
 
     torch.set_num_threads(1)
     from membench_agents import runs
 
-    cfg = config(agent, steps, seed, corridor_length, sb3_default_arch)
+    cfg = config(agent, steps, seed, corridor_length, sb3_default_arch, sparse)
     with tempfile.TemporaryDirectory() as d:
         summary = runs.train_seed(cfg, seed, d)
     return {"agent": agent, "steps": summary["global_step"], "train_time_s": summary["train_time_s"],
@@ -83,17 +88,22 @@ def main() -> int:
     ap.add_argument("--sb3-default-arch", action="store_true",
                     help="RecurrentPPO with its default policy (separate critic LSTM, 64-64 MLPs) instead of the "
                          "architecture matched to membench's (one shared LSTM, linear heads)")
+    ap.add_argument("--sparse", action="store_true",
+                    help="the sparse reward (as registered) instead of the dense variant's shaping; at L = 10 "
+                         "neither agent then sees a reward within the budget")
     ap.add_argument("--one", choices=AGENTS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length, args.sb3_default_arch)))
+        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length, args.sb3_default_arch,
+                                 args.sparse)))
         return 0
 
-    probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length)["ppo"]
+    probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length, sparse=args.sparse)["ppo"]
     per_iteration = probe["num_envs"] * probe["num_steps"]
     args.steps = -(-args.steps // per_iteration) * per_iteration  # whole rollouts for both agents
-    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length) for a in AGENTS}
-    task = TASK + (f" (corridor_length={args.corridor_length})" if args.corridor_length else " (as registered, L=10)")
+    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length, sparse=args.sparse) for a in AGENTS}
+    task = TASK + (f" (corridor_length={args.corridor_length}" if args.corridor_length else " (L=10")
+    task += ", sparse reward)" if args.sparse else ", dense shaping: penalty=True)"
     arch = "RecurrentPPO default policy" if args.sb3_default_arch else "architectures matched (one LSTM, linear heads)"
     print(f"task: {task}; budget {args.steps:,} steps; 1 torch thread; training seed {args.seed}; {arch}")
     for name, x, _ in matched(cfgs["ppo-lstm"], cfgs["sb3-recurrentppo"]):
@@ -106,6 +116,8 @@ def main() -> int:
             cmd += ["--corridor-length", str(args.corridor_length)]
         if args.sb3_default_arch:
             cmd += ["--sb3-default-arch"]
+        if args.sparse:
+            cmd += ["--sparse"]
         out = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
