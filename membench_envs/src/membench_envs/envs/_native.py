@@ -19,6 +19,15 @@ from membench_envs.catalogue import VARIANTS
 from membench_envs.envs import _rng
 
 
+def positive_int(name: str, value: Any) -> int:
+    """A task parameter that must be an integer >= 1: one clear TypeError / ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
 def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
     if obs_variant not in allowed:
         raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")

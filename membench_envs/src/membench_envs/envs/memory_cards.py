@@ -36,25 +36,17 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
 
 
 class MemoryCardsCore(BatchedCore):
     def __init__(self, num_envs: int, num_pairs: int = 5, time_limit: int | None = None):
         super().__init__(num_envs)
-        self.P = _positive_int("num_pairs", num_pairs)
+        self.P = positive_int("num_pairs", num_pairs)
         self.C = 2 * self.P
-        self.T = 10 * self.P if time_limit is None else _positive_int("time_limit", time_limit)
+        self.T = 10 * self.P if time_limit is None else positive_int("time_limit", time_limit)
         self.hidden, self.removed_code = 0, self.P + 1
         self.deck = np.repeat(np.arange(1, self.P + 1, dtype=np.int64), 2)
         self.values = np.zeros((num_envs, self.C), dtype=np.int64)

@@ -34,24 +34,16 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
 
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
 
 
 class MemoryLengthCore(BatchedCore):
     def __init__(self, num_envs: int, memory_length: int = 10, num_bits: int = 1):
         super().__init__(num_envs)
-        self.L = _positive_int("memory_length", memory_length)
-        self.B = _positive_int("num_bits", num_bits)
+        self.L = positive_int("memory_length", memory_length)
+        self.B = positive_int("num_bits", num_bits)
         self.T = self.L + 1
         self.context = np.zeros((num_envs, self.B), dtype=np.int64)
         self.query = np.zeros(num_envs, dtype=np.int64)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
 
 LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
 _GOAL_STREAM, _NOISE_STREAM = 1, 2
@@ -48,11 +48,7 @@ _DY = np.array([0, 1, 0, -1], dtype=np.int64)
 class TMazeCore(BatchedCore):
     def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False):
         super().__init__(num_envs)
-        if isinstance(corridor_length, bool) or not isinstance(corridor_length, (int, np.integer)):
-            raise TypeError(f"corridor_length must be an int, got {corridor_length!r}")
-        if corridor_length < 1:
-            raise ValueError(f"corridor_length must be >= 1, got {corridor_length}")
-        self.L = int(corridor_length)
+        self.L = positive_int("corridor_length", corridor_length)
         self.T = self.L + 1
         self.penalty = bool(penalty)
         self.step_penalty = -1.0 / (self.T - 1) if self.penalty else 0.0
