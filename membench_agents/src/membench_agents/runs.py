@@ -708,6 +708,20 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
     interrupted: list[str] = []
     stop = StopFlag()
 
+    def handle(kind: str, label: str, payload: Any) -> None:
+        """One message from a worker: progress, its final summary, an interruption or an error."""
+        if kind == "progress":
+            bar.update(by_label[label], payload)
+        elif kind == "done":
+            results[label] = payload
+            bar.finish(by_label[label])
+        elif kind == "interrupted":
+            interrupted.append(label)
+            bar.write(f"[{label}] {payload}")
+        elif kind == "error":
+            failures.append(label)
+            bar.write(f"[{label}] failed:\n{payload}")
+
     def forward(signum, frame):  # noqa: ARG001
         stop.count += 1
         if stop.count == 1:
@@ -727,40 +741,18 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
                 p.start()
                 running[job.label] = p
             try:
-                kind, label, payload = q.get(timeout=0.5)
+                handle(*q.get(timeout=0.5))
             except queue_mod.Empty:
-                kind = None
-            if kind == "progress":
-                bar.update(by_label[label], payload)
-            elif kind == "done":
-                results[label] = payload
-                bar.finish(by_label[label])
-            elif kind == "interrupted":
-                interrupted.append(label)
-                bar.write(f"[{label}] {payload}")
-            elif kind == "error":
-                failures.append(label)
-                bar.write(f"[{label}] failed:\n{payload}")
+                pass
             for label, p in list(running.items()):
                 if p.exitcode is None:
                     continue
                 # drain what the process sent before it exited
                 while True:
                     try:
-                        kind2, label2, payload2 = q.get(timeout=0.2)
+                        handle(*q.get(timeout=0.2))
                     except queue_mod.Empty:
                         break
-                    if kind2 == "progress":
-                        bar.update(by_label[label2], payload2)
-                    elif kind2 == "done":
-                        results[label2] = payload2
-                        bar.finish(by_label[label2])
-                    elif kind2 == "interrupted":
-                        interrupted.append(label2)
-                        bar.write(f"[{label2}] {payload2}")
-                    elif kind2 == "error":
-                        failures.append(label2)
-                        bar.write(f"[{label2}] failed:\n{payload2}")
                 p.join()
                 del running[label]
                 if label not in results and label not in interrupted and label not in failures:
