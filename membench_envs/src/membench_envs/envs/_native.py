@@ -28,6 +28,14 @@ def positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_can_step(started: bool, done: bool) -> None:
+    """A single env's step guard: ResetNeeded before the first reset and after the episode ended."""
+    if not started:
+        raise gym.error.ResetNeeded("call reset() before step()")
+    if done:
+        raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+
+
 def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
     if obs_variant not in allowed:
         raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")
@@ -123,7 +131,7 @@ class NativeEnv(gym.Env):
         self.observation_space = self.core.obs_spaces[self.obs_variant]
         self.action_space = self.core.action_space
         self._idx = np.zeros(1, dtype=np.int64)
-        self._started = False
+        self._started = self._done = False
 
     def _info(self) -> dict[str, Any]:
         return {"oracle": self.core.oracle(self._idx)[0]}
@@ -141,10 +149,7 @@ class NativeEnv(gym.Env):
         return self.core.observe(self.obs_variant, self._idx)[0], self._info()
 
     def step(self, action):
-        if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        check_can_step(self._started, self._done)
         space = self.action_space
         if type(action) in (int, np.int64) and isinstance(space, gym.spaces.Discrete) and (
             space.start <= action < space.start + space.n

@@ -35,7 +35,7 @@ import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
 from membench_envs.catalogue.minigrid import TIME_LIMIT
-from membench_envs.envs._native import check_variant
+from membench_envs.envs._native import check_can_step, check_variant
 from membench_envs.envs._wrap import check_action
 
 _OBJECTS = ("key", "ball")
@@ -136,10 +136,7 @@ class MiniGridMemory(gym.Env):
         return self._observe(mg_obs, oracle), {"oracle": oracle}
 
     def step(self, action):
-        if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        check_can_step(self._started, self._done)
         a = check_action(self.action_space, action)
         mg_obs, reward, terminated, truncated, _ = self.minigrid.step(a)
         terminated, truncated = bool(terminated), bool(truncated)

@@ -60,7 +60,7 @@ import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
 from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, POPGYM_CLASSES
-from membench_envs.envs._native import check_variant
+from membench_envs.envs._native import check_can_step, check_variant
 from membench_envs.envs._wrap import Flattener, check_action, null_action
 
 _LABYRINTHS = ("LabyrinthExplore", "LabyrinthEscape")
@@ -276,10 +276,7 @@ class POPGymTask(gym.Env):
         return obs
 
     def step(self, action):
-        if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        check_can_step(self._started, self._done)
         a = check_action(self.action_space, action)
         f = self.family
         if f == "MineSweeper":
