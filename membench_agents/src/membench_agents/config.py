@@ -353,15 +353,21 @@ def make_kwargs(env_id: str, obs_variant: str, env_kwargs: Mapping[str, Any]) ->
     return dict(env_kwargs)
 
 
-def space_types(obs_space, action_space) -> tuple[str, str]:
+def obs_type(obs_space) -> str:
+    """"dict", "image" (a rank-3 Box) or "vector": the observation kinds agent defaults are keyed by."""
     from gymnasium import spaces
 
     if isinstance(obs_space, spaces.Dict):
-        obs = "dict"
-    elif isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 3:
-        obs = "image"
-    else:
-        obs = "vector"
+        return "dict"
+    if isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 3:
+        return "image"
+    return "vector"
+
+
+def space_types(obs_space, action_space) -> tuple[str, str]:
+    from gymnasium import spaces
+
+    obs = obs_type(obs_space)
     if isinstance(action_space, spaces.Discrete):
         act = "discrete"
     elif isinstance(action_space, spaces.MultiDiscrete):

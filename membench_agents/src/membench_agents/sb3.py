@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs
+from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs, obs_type
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -78,12 +78,7 @@ def check_spaces(agent: str, obs_space: gym.Space, action_space: gym.Space) -> N
 
 def default_policy(agent: str, obs_space: gym.Space) -> str:
     recurrent = AGENTS[agent].sb3_algo == "RecurrentPPO"
-    if isinstance(obs_space, spaces.Dict):
-        base = "MultiInput"
-    elif isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 3:
-        base = "Cnn"
-    else:
-        base = "Mlp"
+    base = {"dict": "MultiInput", "image": "Cnn", "vector": "Mlp"}[obs_type(obs_space)]
     return f"{base}LstmPolicy" if recurrent else f"{base}Policy"
 
 
