@@ -409,3 +409,53 @@ def test_direct_fused_adam_step_equals_optimizer_step():
         for k in ("step", "exp_avg", "exp_avg_sq"):
             assert torch.equal(sa[k], sb[k])
     assert float(opts[1].state[next(nets[1].parameters())]["step"]) == 4
+
+
+# -- the PPO objective as one autograd node equals the loss written with tensor ops ---------------------------
+def _reference_objective(newlogp, entropy, newv, logp_old, adv, ret, val_old, clip, clip_vloss, ent_coef, vf_coef,
+                         norm_adv):
+    """CleanRL's PPO loss, op by op (what _PPOObjective must reproduce, value and gradient)."""
+    logratio = newlogp - logp_old
+    ratio = logratio.exp()
+    if norm_adv:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip, 1 + clip)).mean()
+    if clip_vloss:
+        v_clipped = val_old + (newv - val_old).clamp(-clip, clip)
+        v = 0.5 * torch.max((newv - ret).square(), (v_clipped - ret).square()).mean()
+    else:
+        v = 0.5 * (newv - ret).square().mean()
+    ent = entropy.mean()
+    kl = ((ratio - 1) - logratio).mean()
+    clipfrac = ((ratio - 1.0).abs() > clip).float().mean()
+    return pg - ent_coef * ent + vf_coef * v, torch.stack([pg, v, ent, kl, clipfrac]).detach()
+
+
+@pytest.mark.parametrize("clip_vloss", [True, False])
+@pytest.mark.parametrize("norm_adv", [True, False])
+def test_ppo_objective_matches_the_op_by_op_loss_and_its_gradient(clip_vloss, norm_adv):
+    from membench_agents.algos.ppo import _PPOObjective
+
+    g = torch.Generator().manual_seed(0)
+    shape = (16, 8)
+    logp_old = -torch.rand(shape, generator=g, dtype=torch.float64) * 2
+    # new log-probs around the old ones: some ratios inside the clip range, some outside on both sides
+    newlogp = (logp_old + (torch.rand(shape, generator=g, dtype=torch.float64) - 0.5) * 0.8).requires_grad_()
+    entropy = torch.rand(shape, generator=g, dtype=torch.float64).requires_grad_()
+    val_old = torch.randn(shape, generator=g, dtype=torch.float64)
+    newv = (val_old + torch.randn(shape, generator=g, dtype=torch.float64) * 0.4).requires_grad_()
+    adv, ret = torch.randn(shape, generator=g, dtype=torch.float64), torch.randn(shape, generator=g, dtype=torch.float64)
+    coefs = (0.2, clip_vloss, 0.01, 0.5, norm_adv)
+    out = _PPOObjective.apply(newlogp, entropy, newv, logp_old, adv, ret, val_old, coefs)
+    ref_loss, ref_stats = _reference_objective(newlogp, entropy, newv, logp_old, adv, ret, val_old, *coefs)
+    torch.testing.assert_close(out[0], ref_loss)
+    torch.testing.assert_close(out[1:], ref_stats)
+    clipped = ((newlogp - logp_old).exp() - 1).abs() > 0.2
+    assert 0 < int(clipped.sum()) < clipped.numel()  # both branches of the surrogate are exercised
+    grads = torch.autograd.grad(out[0], (newlogp, entropy, newv), retain_graph=True)
+    ref_grads = torch.autograd.grad(ref_loss, (newlogp, entropy, newv))
+    for name, a, b in zip(("newlogp", "entropy", "newv"), grads, ref_grads, strict=True):
+        torch.testing.assert_close(a, b, msg=name)
+    # only the loss carries a gradient; the statistics do not
+    g_stats = torch.autograd.grad(out[1:].sum(), (newlogp,), allow_unused=True)[0]
+    assert g_stats is None or torch.count_nonzero(g_stats) == 0

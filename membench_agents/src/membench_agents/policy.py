@@ -207,8 +207,7 @@ class ActorCritic(nn.Module):
         if self.obs_norm.enabled:
             obs = self.obs_norm(obs)
         z = self.encoder(obs)
-        feats, state = self.core(z, state, episode_start, need_state=need_state)
-        out = self.head(feats)
+        out, state = self.core(z, state, episode_start, need_state=need_state, readout=self.head)
         return out[..., : self.n_out], out[..., self.n_out], state
 
     def forward(self, obs, state: State, episode_start: Tensor):

@@ -33,12 +33,15 @@ class MemoryCore(nn.Module):
         """The state of ``batch_size`` fresh environments (each tensor has the batch on dim 0)."""
         raise NotImplementedError
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
-                ) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
+                readout=None) -> tuple[Tensor, State]:
         """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step.
 
         Returns ``(features [T, B, out_dim], final state)``. With ``need_state=False`` a core may skip
-        computing the final state and return ``()`` instead (PPO updates never use it).
+        computing the final state and return ``()`` instead (PPO updates never use it). ``readout``: an
+        optional per-step function of the features ``[..., out_dim] -> [..., D]`` (e.g. the policy/value
+        head); the core then returns ``readout(features)`` ``[T, B, D]``. Cores that compute in another
+        layout (padded episode segments) apply it there, so only its usually narrower outputs are reordered.
         """
         raise NotImplementedError
 
@@ -85,10 +88,11 @@ class MLPCore(MemoryCore):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         return ()
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
-                ) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
+                readout=None) -> tuple[Tensor, State]:
         check_sequence(x, episode_start)
-        return self._mlp(x), ()
+        feats = self._mlp(x)
+        return (feats if readout is None else readout(feats)), ()
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         return self._mlp(x), ()

@@ -15,6 +15,9 @@ are zeroed, then one fused cell step runs. Updates call it on truncated-BPTT chu
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -90,8 +93,8 @@ class _RNNCore(MemoryCore):
         new = self._cell(x, state)
         return new[0], new
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
-                ) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
+                readout=None) -> tuple[Tensor, State]:
         """See :class:`MemoryCore`. ``need_state=False`` may return ``()`` as the state (saves work in updates)."""
         es = check_sequence(x, episode_start)
         if len(state) != self.n_state or state[0].shape != (x.shape[1], self.hidden_size):
@@ -100,24 +103,27 @@ class _RNNCore(MemoryCore):
                 f"[B, H] = [{x.shape[1]}, {self.hidden_size}], got {[tuple(s.shape) for s in state]}"
             )
         T = x.shape[0]
-        if bool(es[0].any()):
+        if T == 1:
+            if bool(es[0].any()):
+                keep0 = (~es[0]).to(x.dtype).unsqueeze(1)
+                state = tuple(s * keep0 for s in state)
+            new = self._cell(x[0], state)
+            return _read(new[0].unsqueeze(0), readout), new
+        # the segment plan is built on the host (numpy); a few small arrays, and the sizes it needs
+        # (segment count, longest segment) are host numbers anyway
+        es_np = es.cpu().numpy()
+        if es_np[0].any():
             keep0 = (~es[0]).to(x.dtype).unsqueeze(1)
             state = tuple(s * keep0 for s in state)
-        if T == 1:
-            new = self._cell(x[0], state)
-            return new[0].unsqueeze(0), new
         mode = self.sequence_mode
-        if mode == "loop":
-            out, final = self._loop(x, state, es)
-            return out, final if need_state else ()
-        if not bool(es[1:].any()):
+        if mode != "loop" and not es_np[1:].any():
             out, rnn_state = self._rnn(x, self._to_rnn(state))
-            return out, self._from_rnn(rnn_state)
-        plan = self._plan(es)
-        if mode == "auto" and plan[1] * plan[2] > self.max_padding_ratio * T * x.shape[1]:
-            out, final = self._loop(x, state, es)  # padding would cost more than the step loop
-            return out, final if need_state else ()
-        return self._padded(x, state, es, plan, need_state)
+            return _read(out, readout), self._from_rnn(rnn_state)
+        plan = _plan(es_np) if mode != "loop" else None
+        if plan is None or (mode == "auto" and plan.n_seg * plan.max_len > self.max_padding_ratio * T * x.shape[1]):
+            out, final = self._loop(x, state, es)  # the reference path, or padding would cost more than the loop
+            return _read(out, readout), final if need_state else ()
+        return self._padded(x, state, es, plan, need_state, readout)
 
     def _loop(self, x: Tensor, state: State, es: Tensor) -> tuple[Tensor, State]:
         keep = (~es).to(x.dtype).unsqueeze(2)
@@ -129,43 +135,66 @@ class _RNNCore(MemoryCore):
             outs.append(state[0])
         return torch.stack(outs), state
 
-    def _padded(self, x: Tensor, state: State, es: Tensor, plan, need_state: bool = True) -> tuple[Tensor, State]:
+    def _padded(self, x: Tensor, state: State, es: Tensor, plan: _Plan, need_state: bool = True, readout=None
+                ) -> tuple[Tensor, State]:
         T, B, F = x.shape
-        flat_pos, n_seg, max_len, col, inherit = plan
-        init = tuple(s[col] * inherit.to(x.dtype).unsqueeze(1) for s in state)
-        x_flat = x.transpose(0, 1).reshape(B * T, F)
-        padded = x.new_zeros(max_len * n_seg, F).index_copy(0, flat_pos, x_flat).view(max_len, n_seg, F)
+        dev = x.device
+        rows = torch.from_numpy(plan.rows).to(dev)
+        col = torch.from_numpy(plan.col).to(dev)
+        inherit = torch.from_numpy(plan.inherit).to(device=dev, dtype=x.dtype).unsqueeze(1)
+        init = tuple(s.index_select(0, col) * inherit for s in state)
+        n_rows = plan.max_len * plan.n_seg
+        padded = x.new_zeros(n_rows, F).index_copy(0, rows, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
         out, _ = self._rnn(padded, self._to_rnn(init))
-        H = out.shape[-1]
-        feats = out.reshape(max_len * n_seg, H).index_select(0, flat_pos).view(B, T, H).transpose(0, 1)
+        # the readout (e.g. the policy/value head) runs on the padded rows, so only its outputs are reordered
+        out = _read(out.reshape(n_rows, out.shape[-1]), readout)
+        feats = out.index_select(0, rows).view(T, B, *out.shape[1:])
         if not need_state:
             return feats, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
-        last_start = torch.where(es, torch.arange(T, device=x.device).unsqueeze(1), 0).amax(0)  # [B]
-        t0 = int(last_start.min())
+        t0 = plan.tail_start
         tail_init = state if t0 == 0 else tuple(torch.zeros_like(s) for s in state)
         _, final = self._loop(x[t0:], tail_init, es[t0:])
         return feats, final
 
-    @staticmethod
-    def _plan(es: Tensor):
-        """Cut every column at its episode starts: flat padded positions, segment count, max length, ..."""
-        T, B = es.shape
-        starts = es.clone()
-        starts[0] = True
-        flat_starts = starts.t().reshape(-1)  # column-major: flat index = b * T + t
-        seg_id = torch.cumsum(flat_starts, 0) - 1
-        start_idx = torch.nonzero(flat_starts).squeeze(1)
-        n_seg = start_idx.shape[0]
-        ends = torch.cat([start_idx[1:], start_idx.new_tensor([B * T])])
-        max_len = int((ends - start_idx).max())
-        pos = torch.arange(B * T, device=es.device) - start_idx[seg_id]
-        flat_pos = pos * n_seg + seg_id
-        col = torch.div(start_idx, T, rounding_mode="floor")
-        # Only the first segment of a column that does not begin an episode inherits the carried state.
-        inherit = ((start_idx % T) == 0) & ~es[0][col]
-        return flat_pos, n_seg, max_len, col, inherit
+
+class _Plan(NamedTuple):
+    """Every column of a ``[T, B]`` chunk cut at its episode starts into segments, laid out as the columns
+    of a padded ``[max_len, n_seg]`` batch (host arrays)."""
+
+    rows: np.ndarray
+    """[T * B] (t-major: entry t * B + b): the padded row (position * n_seg + segment) of step t of column b"""
+    n_seg: int
+    max_len: int
+    col: np.ndarray
+    """[n_seg]: the column each segment belongs to"""
+    inherit: np.ndarray
+    """[n_seg] float32: 1 for the first segment of a column that does not begin an episode (it starts from
+    the carried state), 0 otherwise (it starts from the initial state)"""
+    tail_start: int
+    """the earliest step at which the last segment of some column starts"""
+
+
+def _plan(es: np.ndarray) -> _Plan:
+    T, B = es.shape
+    starts = es.T.copy()  # [B, T]: column-major flat index b * T + t
+    starts[:, 0] = True
+    flat = starts.reshape(-1)
+    start_idx = np.flatnonzero(flat)
+    n_seg = len(start_idx)
+    seg_id = np.cumsum(flat) - 1
+    lengths = np.diff(start_idx, append=B * T)
+    pos = np.arange(B * T) - start_idx[seg_id]
+    rows = (pos * n_seg + seg_id).reshape(B, T).T.reshape(-1)
+    col = start_idx // T
+    inherit = ((start_idx % T == 0) & ~es[0, col]).astype(np.float32)
+    tail_start = int(np.where(es, np.arange(T)[:, None], 0).max(0).min())
+    return _Plan(rows, n_seg, int(lengths.max()), col, inherit, tail_start)
+
+
+def _read(feats: Tensor, readout) -> Tensor:
+    return feats if readout is None else readout(feats)
 
 
 class LSTMCore(_RNNCore):
