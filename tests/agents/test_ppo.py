@@ -460,3 +460,66 @@ def test_ppo_objective_matches_the_op_by_op_loss_and_its_gradient(clip_vloss, no
     # only the loss carries a gradient; the statistics do not
     g_stats = torch.autograd.grad(out[1:].sum(), (newlogp,), allow_unused=True)[0]
     assert g_stats is None or torch.count_nonzero(g_stats) == 0
+
+
+@pytest.mark.parametrize("core", ["lstm", "gru", "mlp"])
+def test_discrete_fast_loss_equals_the_generic_path(core):
+    """The CPU Discrete update (feature rows -> one node for head, categorical and PPO loss, numpy inside)
+    gives the loss, statistics and parameter gradients of evaluate_actions + the PPO objective."""
+    from membench_agents.algos.ppo import _DiscretePPOLoss, _PPOObjective
+
+    T, B = 12, 5
+    g = torch.Generator().manual_seed(1)
+    policy = ActorCritic(gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.Discrete(4, start=2), core, 16)
+    obs = torch.rand(T, B, 3, generator=g) * 2 - 1
+    es = torch.rand(T, B, generator=g) < 0.2  # episode starts inside the chunks: padded segments
+    state = tuple(torch.randn(s.shape, generator=g) for s in policy.initial_state(B))
+    actions = torch.randint(2, 6, (T, B), generator=g)
+    with torch.no_grad():
+        logp_old = policy.evaluate_actions(obs, actions, state, es)[0] + torch.randn(T, B, generator=g) * 0.3
+    adv, ret, val_old = (torch.randn(T, B, generator=g) for _ in range(3))
+    coefs = (0.2, True, 0.01, 0.5, True)
+    params = list(policy.parameters())
+
+    generic = _PPOObjective.apply(*policy.evaluate_actions(obs, actions, state, es), logp_old, adv, ret, val_old, coefs)
+    ref_grads = torch.autograd.grad(generic[0], params)
+    rows, index = policy.features_rows(obs, state, es)
+    if core != "mlp":
+        assert index is not None and rows.shape[0] > T * B  # the padded layout is exercised
+    fast = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index, actions - 2, logp_old, adv, ret,
+                                  val_old, coefs)
+    grads = torch.autograd.grad(fast[0], params)
+    torch.testing.assert_close(fast, generic.detach(), rtol=1e-5, atol=1e-6)
+    for (name, _), a, b in zip(policy.named_parameters(), grads, ref_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_flat_parameters_share_storage_and_clip_like_torch():
+    """PPO's flat parameter buffer: parameters and gradients are views of two flat tensors, a gradient set
+    to None is re-attached, and clipping equals nn.utils.clip_grad_norm_."""
+    from membench_agents.algos.ppo import _FlatParams
+
+    torch.manual_seed(0)
+    nets = [torch.nn.LSTM(3, 8), torch.nn.LSTM(3, 8)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    flat = _FlatParams(list(nets[1].parameters()))
+    for p in nets[1].parameters():
+        assert p.untyped_storage().data_ptr() == flat.param.untyped_storage().data_ptr()
+    x = torch.randn(5, 2, 3)
+    for step in range(2):
+        if step == 1:
+            for p in nets[1].parameters():
+                p.grad = None  # what optimizer.zero_grad() does
+        flat.zero_grad()
+        for p in nets[0].parameters():
+            p.grad = None
+        for net in nets:
+            net(x)[0].square().sum().backward()
+        torch.nn.utils.clip_grad_norm_(nets[0].parameters(), 0.1)
+        flat.clip_grad_norm(0.1)
+        for a, b in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
+            torch.testing.assert_close(a.grad, b.grad)
+    assert float(flat.param.grad.norm()) == pytest.approx(0.1, rel=1e-4)
+    with torch.no_grad():
+        flat.param.add_(1.0)  # an optimizer step on the flat tensor moves the module's parameters
+    assert torch.equal(next(nets[1].parameters()), next(nets[0].parameters()) + 1.0)

@@ -206,9 +206,16 @@ class ActorCritic(nn.Module):
         """obs [T, B, ...] -> (policy outputs [T, B, n_out], value [T, B], state)."""
         if self.obs_norm.enabled:
             obs = self.obs_norm(obs)
-        z = self.encoder(obs)
-        out, state = self.core(z, state, episode_start, need_state=need_state, readout=self.head)
+        feats, state = self.core(self.encoder(obs), state, episode_start, need_state=need_state)
+        out = self.head(feats)
         return out[..., : self.n_out], out[..., self.n_out], state
+
+    def features_rows(self, obs_seq, state: State, episode_start_seq: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The training path up to the heads: ``(rows [R, H], index)`` as :meth:`MemoryCore.forward_rows`
+        (the core's features in its own row layout; step ``(t, b)`` is row ``index[t * B + b]``)."""
+        if self.obs_norm.enabled:
+            obs_seq = self.obs_norm(obs_seq)
+        return self.core.forward_rows(self.encoder(obs_seq), state, _as_mask(episode_start_seq, self.device))
 
     def forward(self, obs, state: State, episode_start: Tensor):
         """Sequence forward: (policy outputs [T, B, n_out], value [T, B], final state)."""
@@ -285,8 +292,12 @@ class ActorCritic(nn.Module):
     def evaluate_actions(self, obs_seq, actions: Tensor, state: State,
                          episode_start_seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])."""
-        es = _as_mask(episode_start_seq, self.device)
-        p, v, _ = self._heads(obs_seq, state, es, need_state=False)
+        rows, index = self.features_rows(obs_seq, state, episode_start_seq)
+        out = self.head(rows)  # once per computed row; then only the narrow outputs are put in step order
+        if index is not None:
+            out = out.index_select(0, index)
+        out = out.view(*episode_start_seq.shape[:2], self.n_out + 1)
+        p, v = out[..., : self.n_out], out[..., self.n_out]
         if self.kind == "discrete":
             logp_all = torch.log_softmax(p, -1)
             idx = (actions.long() - self.action_start).unsqueeze(-1)

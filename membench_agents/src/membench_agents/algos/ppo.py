@@ -191,7 +191,8 @@ class PPO:
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
         self._params = [p for p in self.policy.parameters() if p.requires_grad]
-        self.optimizer = _adam(self._params, cfg.learning_rate, self.device)
+        self._flat = _FlatParams(self._params) if _FlatParams.supported(self._params) else None
+        self.optimizer = _adam([self._flat.param] if self._flat else self._params, cfg.learning_rate, self.device)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
@@ -460,6 +461,9 @@ class PPO:
         cfg, policy = self.config, self.policy
         obs = _tree_map(self._chunks, self.obs_buf)
         acts, logp_old = self._chunks(self.act_buf), self._chunks(self.logp_buf)
+        discrete = policy.kind == "discrete" and self.device.type == "cpu"  # _DiscretePPOLoss: numpy inside
+        if discrete:  # _DiscretePPOLoss takes 0-based action indices
+            acts = acts - policy.action_start if policy._start_nonzero else acts
         adv, ret, val_old = self._chunks(advantages), self._chunks(returns), self._chunks(self.val_buf)
         es = self._chunks(self.es_buf)
         states = tuple(s.reshape(-1, *s.shape[2:]) for s in self.state_buf)  # [T/K * N, H]
@@ -482,14 +486,25 @@ class PPO:
                 start += size
                 mb_obs = _tree_map(lambda o, sl=sl: o[:, sl], p_obs)
                 mb_state = tuple(s[sl] for s in p_states)
-                newlogp, entropy, newv = policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl])
-                out = _PPOObjective.apply(newlogp, entropy, newv, p_logp[:, sl], p_adv[:, sl], p_ret[:, sl],
-                                          p_val[:, sl], coefs)
-                for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
-                    q.grad = None
+                targets = (p_logp[:, sl], p_adv[:, sl], p_ret[:, sl], p_val[:, sl], coefs)
+                if discrete:
+                    rows, index = policy.features_rows(mb_obs, mb_state, p_es[:, sl])
+                    out = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index,
+                                                 p_acts[:, sl], *targets)
+                else:
+                    out = _PPOObjective.apply(*policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl]),
+                                              *targets)
+                if self._flat is not None:
+                    self._flat.zero_grad()
+                else:
+                    for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
+                        q.grad = None
                 out[0].backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
-                    _clip_grad_norm(self._params, cfg.max_grad_norm)
+                    if self._flat is not None:
+                        self._flat.clip_grad_norm(cfg.max_grad_norm)
+                    else:
+                        _clip_grad_norm(self._params, cfg.max_grad_norm)
                 _adam_step(self.optimizer)
                 stats.append(out.detach()[1:])
                 if cfg.target_kl is not None and float(out[4]) > cfg.target_kl:  # approx_kl
@@ -595,68 +610,176 @@ class PPO:
         self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))
 
 
-_OBJECTIVE_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
+_OBJECTIVE_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")  # stats[1:] of _objective
+
+
+def _objective(xp, newlogp, entropy, newv, logp_old, adv, ret, val_old, coefs: tuple):
+    """The PPO loss of a minibatch and its gradient, from the policy's ``newlogp``, ``entropy`` and ``newv``
+    (1-D, equal lengths; no autograd): ``loss = clipped surrogate - ent_coef * mean entropy + vf_coef *
+    value loss`` (CleanRL's formulas). ``xp``: the array library of the inputs, ``numpy`` or ``torch`` (the
+    same code serves both). ``coefs = (clip_coef, clip_vloss, ent_coef, vf_coef, norm_adv)``; advantages are
+    normalised per minibatch when ``norm_adv`` (and there is more than one).
+
+    Returns ``(stats, g_logp, g_v, (s_logp, s_ent, s_v))`` where ``stats = [loss, policy_loss, value_loss,
+    entropy, approx_kl, clipfrac]`` (scalars) and the gradient of the loss is ``g_logp * s_logp`` for
+    ``newlogp``, ``s_ent`` for every entropy element and ``g_v * s_v`` for ``newv``. Ties of the ``max``
+    terms split the gradient as ``torch.maximum`` does: this is autograd's gradient of the op-by-op loss.
+    """
+    clip, clip_vloss, ent_coef, vf_coef, norm_adv = coefs
+    n = newlogp.shape[0]
+    logratio = newlogp - logp_old
+    ratio = xp.exp(logratio)
+    if norm_adv and n > 1:
+        centred = adv - adv.sum() / n
+        adv = centred / (xp.sqrt(xp.dot(centred, centred) / (n - 1)) + 1e-8)
+    s1 = adv * ratio  # the surrogate objectives, maximised: loss = mean(max(-s1, -s2)) = -mean(min(s1, s2))
+    s2 = adv * xp.clip(ratio, 1 - clip, 1 + clip)
+    pg_loss = -xp.minimum(s1, s2).sum() / n
+    # d loss_i / d ratio_i = -adv_i where the unclipped term is the minimum (on ties the clamp is inactive
+    # and both halves add up to the whole gradient), else 0
+    g_logp = xp.where(s1 <= s2, s1, 0.0)
+    err = newv - ret
+    if clip_vloss:
+        dv = newv - val_old
+        dv_clipped = xp.clip(dv, -clip, clip)
+        err_c = val_old + dv_clipped - ret
+        l1, l2 = err * err, err_c * err_c
+        v_loss = 0.5 * xp.maximum(l1, l2).sum() / n
+        g_c = xp.where(dv_clipped == dv, err_c, 0.0)  # the clamp passes the gradient inside [-clip, clip]
+        g_v = xp.where(l1 > l2, err, xp.where(l1 < l2, g_c, 0.5 * (err + g_c)))
+    else:
+        v_loss = 0.5 * xp.dot(err, err) / n
+        g_v = err
+    ent = entropy.sum() / n
+    loss = pg_loss - ent_coef * ent + vf_coef * v_loss
+    approx_kl = (ratio - 1 - logratio).sum() / n
+    clipfrac = xp.count_nonzero(xp.abs(ratio - 1) > clip) / n
+    return [loss, pg_loss, v_loss, ent, approx_kl, clipfrac], g_logp, g_v, (-1.0 / n, -ent_coef / n, vf_coef / n)
 
 
 class _PPOObjective(torch.autograd.Function):
-    """The PPO loss of a minibatch from the policy's ``newlogp``, ``entropy`` and ``newv`` (any equal shapes)
-    as one autograd node: ``loss = clipped surrogate - ent_coef * mean entropy + vf_coef * value loss``.
-
-    Returns ``[loss, policy_loss, value_loss, entropy, approx_kl, clipfrac]`` (only ``loss`` carries a
-    gradient). Same value and gradient as writing the loss with tensor ops (CleanRL's formulas; ties of the
-    ``max`` terms split the gradient as ``torch.maximum`` does; test_ppo checks both against autograd), but
-    a dozen fused steps instead of ~40 recorded ops and their backward nodes: at PPO's minibatch sizes
-    the per-op overhead is most of the loss's cost.
-
-    ``coefs = (clip_coef, clip_vloss, ent_coef, vf_coef, norm_adv)``; the advantages are normalised per
-    minibatch when ``norm_adv`` (and there is more than one).
-    """
+    """:func:`_objective` (torch) as one autograd node: ``apply(newlogp, entropy, newv, logp_old, adv, ret,
+    val_old, coefs)`` (any equal shapes) -> ``[loss, policy_loss, value_loss, entropy, approx_kl, clipfrac]``
+    (only ``loss`` carries a gradient). A few fused steps instead of ~40 recorded ops and their backward
+    nodes: at PPO's minibatch sizes the per-op overhead is most of the loss's cost."""
 
     @staticmethod
     def forward(ctx, newlogp, entropy, newv, logp_old, adv, ret, val_old, coefs):
-        clip, clip_vloss, ent_coef, vf_coef, norm_adv = coefs
-        n = newlogp.numel()
-        logratio = newlogp - logp_old
-        ratio = logratio.exp()
-        if norm_adv and n > 1:
-            std, mean = torch.std_mean(adv)
-            adv = (adv - mean) / (std + 1e-8)
-        s1 = adv * ratio  # the surrogate objectives, maximised: loss = mean(max(-s1, -s2)) = -mean(min(s1, s2))
-        s2 = adv * ratio.clamp(1 - clip, 1 + clip)
-        pg_loss = -torch.minimum(s1, s2).mean()
-        # d loss_i / d ratio_i = -adv_i where the unclipped term is the minimum (ties: both halves, where the
-        # clamp is inactive, so the whole gradient), else 0
-        g_logp = torch.where(s1 <= s2, adv * ratio, 0.0)
-        err = newv - ret
-        if clip_vloss:
-            dv = newv - val_old
-            v_clip = val_old + dv.clamp(-clip, clip)
-            err_c = v_clip - ret
-            l1, l2 = err.square(), err_c.square()
-            v_loss = 0.5 * torch.maximum(l1, l2).mean()
-            inside = (dv >= -clip) & (dv <= clip)
-            g_c = torch.where(inside, err_c, 0.0)
-            g_v = torch.where(l1 > l2, err, torch.where(l1 < l2, g_c, 0.5 * (err + g_c)))
-        else:
-            v_loss = 0.5 * err.square().mean()
-            g_v = err
-        ent = entropy.mean()
-        loss = pg_loss - ent_coef * ent + vf_coef * v_loss
-        with torch.no_grad():
-            approx_kl = ((ratio - 1) - logratio).mean()
-            clipfrac = ((ratio - 1.0).abs() > clip).float().mean()
+        stats, g_logp, g_v, ctx.scales = _objective(
+            torch, *(x.reshape(-1) for x in (newlogp, entropy, newv, logp_old, adv, ret, val_old)), coefs)
         ctx.save_for_backward(g_logp, g_v)
-        ctx.scales = (-1.0 / n, -ent_coef / n, vf_coef / n)
         ctx.shape = entropy.shape
-        return torch.stack([loss, pg_loss, v_loss, ent, approx_kl, clipfrac])
+        return torch.stack([x if isinstance(x, Tensor) else newlogp.new_tensor(x) for x in stats])
 
     @staticmethod
     def backward(ctx, grad):
         g_logp, g_v = ctx.saved_tensors
         s_logp, s_ent, s_v = ctx.scales
         g = grad[0]
-        return (g_logp * (g * s_logp), (g * s_ent).expand(ctx.shape), g_v * (g * s_v),
+        shape = ctx.shape
+        return ((g_logp * (g * s_logp)).view(shape), (g * s_ent).expand(shape), (g_v * (g * s_v)).view(shape),
                 None, None, None, None, None)
+
+
+def _np(x: Tensor) -> np.ndarray:
+    return x.detach().reshape(-1).numpy()
+
+
+class _DiscretePPOLoss(torch.autograd.Function):
+    """The whole PPO loss of a Discrete policy on the CPU from the memory core's feature rows, as one
+    autograd node: linear policy/value head, categorical log-probabilities and entropy, :func:`_objective`.
+
+    ``apply(rows [R, H], weight [n + 1, H], bias [n + 1], index [N] or None, actions [N] (0-based),
+    logp_old, adv, ret, val_old (N elements each, step order), coefs)`` -> the stats of :func:`_objective`.
+    The head runs once per feature row (``index`` puts its outputs in step order, as
+    :meth:`ActorCritic.features_rows` returns them). Its backward pass is written out (softmax and head
+    gradients), and everything but the matrix products runs in numpy, whose calls cost a fraction of a
+    torch op's dispatch on vectors of a few hundred elements: the update records the memory core, this
+    node and nothing else.
+    """
+
+    @staticmethod
+    def forward(ctx, rows, weight, bias, index, actions, logp_old, adv, ret, val_old, coefs):
+        n = weight.shape[0] - 1
+        out = torch.addmm(bias, rows, weight.t())
+        if index is not None:
+            out = out.index_select(0, index)
+        out = out.numpy()
+        z = out[:, :n] - out[:, :n].max(1, keepdims=True)
+        e = np.exp(z)
+        total = e.sum(1, keepdims=True)
+        logp_all = z - np.log(total)
+        pi = e / total
+        a = _np(actions)
+        steps = np.arange(len(a))
+        entropy = -(pi * logp_all).sum(1)
+        stats, g_logp, g_v, ctx.scales = _objective(
+            np, logp_all[steps, a], entropy, out[:, n], _np(logp_old), _np(adv), _np(ret), _np(val_old), coefs)
+        ctx.save_for_backward(rows, weight, index)
+        ctx.arrays = (steps, a, pi, logp_all, entropy, g_logp, g_v)
+        return torch.tensor(np.array(stats, dtype=np.float32))
+
+    @staticmethod
+    def backward(ctx, grad):
+        rows, weight, index = ctx.saved_tensors
+        steps, a, pi, logp_all, entropy, g_logp, g_v = ctx.arrays
+        s_logp, s_ent, s_v = ctx.scales
+        g = float(grad[0])
+        d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
+        d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
+        # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
+        d_out = np.empty((len(a), pi.shape[1] + 1), dtype=np.float32)
+        dz = d_out[:, :-1]
+        np.multiply(pi, -d_ent * (logp_all + entropy[:, None]) - d_logp[:, None], out=dz)
+        dz[steps, a] += d_logp
+        np.multiply(g_v, np.float32(g * s_v), out=d_out[:, -1])
+        d_out = torch.from_numpy(d_out)
+        if index is not None:
+            d_out = d_out.new_zeros(rows.shape[0], d_out.shape[1]).index_copy_(0, index, d_out)
+        d_rows = d_out.mm(weight) if ctx.needs_input_grad[0] else None
+        return d_rows, d_out.t().mm(rows), d_out.sum(0), None, None, None, None, None, None, None
+
+
+class _FlatParams:
+    """Parameters as views of one flat tensor (``param``), their gradients as views of its ``grad``.
+
+    Zeroing the gradients, clipping their norm and the fused Adam step (the optimizer steps ``param``) are
+    then one kernel each on one tensor instead of one per parameter: for PPO's small networks the
+    per-tensor overhead is most of their cost. Autograd accumulates into the preset gradient views in
+    place. Used on the CPU (a CUDA LSTM keeps cuDNN's own weight layout).
+    """
+
+    def __init__(self, params: list[nn.Parameter]):
+        self.params = params
+        total = sum(p.numel() for p in params)
+        self.param = nn.Parameter(torch.empty(total, dtype=params[0].dtype, device=params[0].device))
+        self.param.grad = torch.zeros_like(self.param)
+        self.grads: list[Tensor] = []
+        offset = 0
+        with torch.no_grad():
+            for p in params:
+                n = p.numel()
+                self.param[offset : offset + n].copy_(p.reshape(-1))
+                p.data = self.param.data[offset : offset + n].view_as(p)
+                p.grad = self.param.grad[offset : offset + n].view_as(p)
+                self.grads.append(p.grad)
+                offset += n
+
+    @staticmethod
+    def supported(params: list[Tensor]) -> bool:
+        return bool(params) and all(p.device.type == "cpu" and p.dtype == params[0].dtype and p.layout == torch.strided
+                                    for p in params)
+
+    def zero_grad(self) -> None:
+        for p, g in zip(self.params, self.grads, strict=True):
+            if p.grad is not g:  # replaced (e.g. optimizer.zero_grad() set it to None): re-attach the view
+                p.grad = g
+        self.param.grad.zero_()
+
+    def clip_grad_norm(self, max_norm: float) -> None:
+        """``nn.utils.clip_grad_norm_`` on the flat gradient."""
+        g = self.param.grad
+        g.mul_((max_norm / (torch.linalg.vector_norm(g) + 1e-6)).clamp_(max=1.0))
 
 
 def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:

@@ -33,17 +33,25 @@ class MemoryCore(nn.Module):
         """The state of ``batch_size`` fresh environments (each tensor has the batch on dim 0)."""
         raise NotImplementedError
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
-                readout=None) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
         """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step.
 
         Returns ``(features [T, B, out_dim], final state)``. With ``need_state=False`` a core may skip
-        computing the final state and return ``()`` instead (PPO updates never use it). ``readout``: an
-        optional per-step function of the features ``[..., out_dim] -> [..., D]`` (e.g. the policy/value
-        head); the core then returns ``readout(features)`` ``[T, B, D]``. Cores that compute in another
-        layout (padded episode segments) apply it there, so only its usually narrower outputs are reordered.
+        computing the final state and return ``()`` instead (PPO updates never use it).
         """
         raise NotImplementedError
+
+    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The training path: ``forward`` without the final state, with the features left in the layout the
+        core computed them in. Returns ``(rows [R, out_dim], index)``: the features of step ``(t, b)`` are
+        ``rows[index[t * B + b]]``; ``index`` None means ``R = T * B`` rows in that (t-major) order.
+
+        Per-step layers that follow (the policy/value heads) can then run once per computed row and only
+        their outputs, usually much narrower than the features, are put back in step order.
+        """
+        feats, _ = self.forward(x, state, episode_start, need_state=False)
+        return feats.reshape(-1, feats.shape[-1]), None
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """One step for a batch: ``x[B, F]``, ``episode_start[B]`` (bool) -> (features [B, H], state).
@@ -88,11 +96,10 @@ class MLPCore(MemoryCore):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         return ()
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
-                readout=None) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
         check_sequence(x, episode_start)
-        feats = self._mlp(x)
-        return (feats if readout is None else readout(feats)), ()
+        return self._mlp(x), ()
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         return self._mlp(x), ()

@@ -93,23 +93,38 @@ class _RNNCore(MemoryCore):
         new = self._cell(x, state)
         return new[0], new
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True,
-                readout=None) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
+                ) -> tuple[Tensor, State]:
         """See :class:`MemoryCore`. ``need_state=False`` may return ``()`` as the state (saves work in updates)."""
+        return self._sequence(x, state, episode_start, need_state, rows=False)[::2]
+
+    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor | None]:
+        """See :class:`MemoryCore`: the padded-segment path returns its padded rows and their index."""
+        out, index, _ = self._sequence(x, state, episode_start, False, rows=True)
+        return out, index
+
+    def _sequence(self, x: Tensor, state: State, episode_start: Tensor, need_state: bool, rows: bool
+                  ) -> tuple[Tensor, Tensor | None, State]:
+        """(features, index, state): features [T, B, H] (index None), or with ``rows`` as in forward_rows."""
         es = check_sequence(x, episode_start)
         if len(state) != self.n_state or state[0].shape != (x.shape[1], self.hidden_size):
             raise ValueError(
                 f"{type(self).__name__} state must be {self.n_state} tensor(s) of shape "
                 f"[B, H] = [{x.shape[1]}, {self.hidden_size}], got {[tuple(s.shape) for s in state]}"
             )
-        T = x.shape[0]
+        T, B = x.shape[:2]
+        H = self.hidden_size
+
+        def done(feats, final):
+            return (feats.reshape(T * B, H) if rows else feats), None, (final if need_state else ())
+
         if T == 1:
             if bool(es[0].any()):
                 keep0 = (~es[0]).to(x.dtype).unsqueeze(1)
                 state = tuple(s * keep0 for s in state)
             new = self._cell(x[0], state)
-            return _read(new[0].unsqueeze(0), readout), new
-        # the segment plan is built on the host (numpy); a few small arrays, and the sizes it needs
+            return done(new[0].unsqueeze(0), new)
+        # the segment plan is built on the host (numpy): a few small arrays, and the sizes it needs
         # (segment count, longest segment) are host numbers anyway
         es_np = es.cpu().numpy()
         if es_np[0].any():
@@ -118,12 +133,14 @@ class _RNNCore(MemoryCore):
         mode = self.sequence_mode
         if mode != "loop" and not es_np[1:].any():
             out, rnn_state = self._rnn(x, self._to_rnn(state))
-            return _read(out, readout), self._from_rnn(rnn_state)
+            return done(out, self._from_rnn(rnn_state))
         plan = _plan(es_np) if mode != "loop" else None
-        if plan is None or (mode == "auto" and plan.n_seg * plan.max_len > self.max_padding_ratio * T * x.shape[1]):
-            out, final = self._loop(x, state, es)  # the reference path, or padding would cost more than the loop
-            return _read(out, readout), final if need_state else ()
-        return self._padded(x, state, es, plan, need_state, readout)
+        if plan is None or (mode == "auto" and plan.n_seg * plan.max_len > self.max_padding_ratio * T * B):
+            return done(*self._loop(x, state, es))  # the reference path, or padding would cost more than the loop
+        out, index, final = self._padded(x, state, es, plan, need_state)
+        if rows:
+            return out, index, final
+        return out.index_select(0, index).view(T, B, H), None, final
 
     def _loop(self, x: Tensor, state: State, es: Tensor) -> tuple[Tensor, State]:
         keep = (~es).to(x.dtype).unsqueeze(2)
@@ -135,28 +152,27 @@ class _RNNCore(MemoryCore):
             outs.append(state[0])
         return torch.stack(outs), state
 
-    def _padded(self, x: Tensor, state: State, es: Tensor, plan: _Plan, need_state: bool = True, readout=None
-                ) -> tuple[Tensor, State]:
+    def _padded(self, x: Tensor, state: State, es: Tensor, plan: _Plan, need_state: bool = True
+                ) -> tuple[Tensor, Tensor, State]:
+        """(padded output rows [max_len * n_seg, H], index of step (t, b) in them [T * B], final state or ())."""
         T, B, F = x.shape
         dev = x.device
-        rows = torch.from_numpy(plan.rows).to(dev)
+        index = torch.from_numpy(plan.rows).to(dev)
         col = torch.from_numpy(plan.col).to(dev)
         inherit = torch.from_numpy(plan.inherit).to(device=dev, dtype=x.dtype).unsqueeze(1)
         init = tuple(s.index_select(0, col) * inherit for s in state)
         n_rows = plan.max_len * plan.n_seg
-        padded = x.new_zeros(n_rows, F).index_copy(0, rows, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
+        padded = x.new_zeros(n_rows, F).index_copy(0, index, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
         out, _ = self._rnn(padded, self._to_rnn(init))
-        # the readout (e.g. the policy/value head) runs on the padded rows, so only its outputs are reordered
-        out = _read(out.reshape(n_rows, out.shape[-1]), readout)
-        feats = out.index_select(0, rows).view(T, B, *out.shape[1:])
+        out = out.reshape(n_rows, out.shape[-1])
         if not need_state:
-            return feats, ()
+            return out, index, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
         t0 = plan.tail_start
         tail_init = state if t0 == 0 else tuple(torch.zeros_like(s) for s in state)
         _, final = self._loop(x[t0:], tail_init, es[t0:])
-        return feats, final
+        return out, index, final
 
 
 class _Plan(NamedTuple):
@@ -191,10 +207,6 @@ def _plan(es: np.ndarray) -> _Plan:
     inherit = ((start_idx % T == 0) & ~es[0, col]).astype(np.float32)
     tail_start = int(np.where(es, np.arange(T)[:, None], 0).max(0).min())
     return _Plan(rows, n_seg, int(lengths.max()), col, inherit, tail_start)
-
-
-def _read(feats: Tensor, readout) -> Tensor:
-    return feats if readout is None else readout(feats)
 
 
 class LSTMCore(_RNNCore):
