@@ -682,7 +682,7 @@ class _PPOObjective(torch.autograd.Function):
 
 
 def _np(x: Tensor) -> np.ndarray:
-    return x.detach().reshape(-1).numpy()
+    return x.detach().numpy().reshape(-1)
 
 
 class _DiscretePPOLoss(torch.autograd.Function):
@@ -701,23 +701,25 @@ class _DiscretePPOLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, rows, weight, bias, index, actions, logp_old, adv, ret, val_old, coefs):
         n = weight.shape[0] - 1
-        out = torch.addmm(bias, rows, weight.t())
+        # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
+        # reductions over the n logits are n - 1 vector operations
+        out = torch.addmm(bias.unsqueeze(1), weight, rows.t())
         if index is not None:
-            out = out.index_select(0, index)
+            out = out.index_select(1, index)
         out = out.numpy()
-        z = out[:, :n] - out[:, :n].max(1, keepdims=True)
+        z = out[:n] - out[:n].max(0)
         e = np.exp(z)
-        total = e.sum(1, keepdims=True)
+        total = e.sum(0)
         logp_all = z - np.log(total)
         pi = e / total
         a = _np(actions)
         steps = np.arange(len(a))
-        entropy = -(pi * logp_all).sum(1)
+        entropy = -(pi * logp_all).sum(0)
         stats, g_logp, g_v, ctx.scales = _objective(
-            np, logp_all[steps, a], entropy, out[:, n], _np(logp_old), _np(adv), _np(ret), _np(val_old), coefs)
+            np, logp_all[a, steps], entropy, out[n], _np(logp_old), _np(adv), _np(ret), _np(val_old), coefs)
         ctx.save_for_backward(rows, weight, index)
         ctx.arrays = (steps, a, pi, logp_all, entropy, g_logp, g_v)
-        return torch.tensor(np.array(stats, dtype=np.float32))
+        return torch.from_numpy(np.array(stats, dtype=np.float32))
 
     @staticmethod
     def backward(ctx, grad):
@@ -728,16 +730,16 @@ class _DiscretePPOLoss(torch.autograd.Function):
         d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
         d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
         # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
-        d_out = np.empty((len(a), pi.shape[1] + 1), dtype=np.float32)
-        dz = d_out[:, :-1]
-        np.multiply(pi, -d_ent * (logp_all + entropy[:, None]) - d_logp[:, None], out=dz)
-        dz[steps, a] += d_logp
-        np.multiply(g_v, np.float32(g * s_v), out=d_out[:, -1])
+        d_out = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like forward's out
+        dz = d_out[:-1]
+        np.multiply(pi, -d_ent * (logp_all + entropy) - d_logp, out=dz)
+        dz[a, steps] += d_logp
+        np.multiply(g_v, np.float32(g * s_v), out=d_out[-1])
         d_out = torch.from_numpy(d_out)
         if index is not None:
-            d_out = d_out.new_zeros(rows.shape[0], d_out.shape[1]).index_copy_(0, index, d_out)
-        d_rows = d_out.mm(weight) if ctx.needs_input_grad[0] else None
-        return d_rows, d_out.t().mm(rows), d_out.sum(0), None, None, None, None, None, None, None
+            d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
+        d_rows = d_out.t().mm(weight) if ctx.needs_input_grad[0] else None
+        return d_rows, d_out.mm(rows), d_out.sum(1), None, None, None, None, None, None, None
 
 
 class _FlatParams:
