@@ -234,3 +234,23 @@ def test_mlp_core_has_no_memory():
     grad = _grad_wrt_inputs(core, _inputs(12), torch.zeros(T, B, dtype=torch.bool))
     assert torch.count_nonzero(grad[:-1]) == 0
     assert core.initial_state(B) == ()
+
+
+@pytest.mark.parametrize("name", RECURRENT)
+def test_frozen_steps_equal_plain_steps_and_see_new_weights(name):
+    """Inside ``frozen()`` (rollouts, evaluation) cell steps use cached weights: same features as outside;
+    a later ``frozen()`` context sees weights changed in between."""
+    core = make_core(name, F, H)
+    x = _inputs(13)[0]
+    state = _random_state(core, B)
+    es = torch.zeros(B, dtype=torch.bool)
+    with torch.no_grad():
+        plain, _ = core.step(x, state, es)
+        with core.frozen():
+            cached, _ = core.step(x, state, es)
+        torch.testing.assert_close(cached, plain)
+        core.rnn.weight_hh_l0.mul_(0.5)
+        with core.frozen():
+            after, _ = core.step(x, state, es)
+        torch.testing.assert_close(after, core.step(x, state, es)[0])
+        assert not torch.allclose(after, plain)

@@ -9,6 +9,7 @@ is ignored until the wave ends, so every episode is exactly the one its seed def
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -57,6 +58,9 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     returns: list[float] = []
     lengths: list[int] = []
     successes: list[bool | None] = []
+    frozen = contextlib.ExitStack()
+    if hasattr(policy, "frozen"):  # the weights do not change during an evaluation (ActorCritic.frozen)
+        frozen.enter_context(policy.frozen())
     try:
         for w in range(0, len(seeds), n):
             wave = seeds[w : w + n]
@@ -99,6 +103,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
             lengths.extend(length[:k].tolist())
             successes.extend(succ[:k])
     finally:
+        frozen.close()
         policy.train(was_training)
         if own:
             envs.close()

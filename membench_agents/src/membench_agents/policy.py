@@ -197,6 +197,11 @@ class ActorCritic(nn.Module):
     def initial_state(self, n: int, device=None) -> State:
         return self.core.initial_state(n, self.device if device is None else device)
 
+    def frozen(self):
+        """A context for rollouts and evaluations, in which the weights do not change: the memory core may
+        use cached forms of them (:meth:`MemoryCore.frozen`)."""
+        return self.core.frozen()
+
     def update_obs_stats(self, obs) -> None:
         self.obs_norm.update(obs)
 

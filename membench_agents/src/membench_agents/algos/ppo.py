@@ -256,7 +256,7 @@ class PPO:
     def _rollout(self) -> list[tuple[float, int, bool | None]]:
         # inference mode: ~10% less overhead per tensor op than no_grad; the buffers are normal tensors,
         # and what outlives the rollout is cloned out of inference mode below.
-        with torch.inference_mode():
+        with torch.inference_mode(), self.policy.frozen():
             episodes = self._rollout_steps()
         self.next_obs = _tree_map(lambda o: o.clone(), self.next_obs)
         self.next_state = tuple(s.clone() for s in self.next_state)

@@ -8,6 +8,8 @@ nothing leaks between environments of a batch (every operation is row-wise in th
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
@@ -41,6 +43,13 @@ class MemoryCore(nn.Module):
         computing the final state and return ``()`` instead (PPO updates never use it).
         """
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def frozen(self):
+        """A context in which the weights do not change (a rollout, an evaluation): cores may cache
+        derived forms of them for faster :meth:`step` calls without autograd. Changing the weights inside
+        it is an error the core does not detect."""
+        yield
 
     def forward_rows(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor | None]:
         """The training path: ``forward`` without the final state, with the features left in the layout the

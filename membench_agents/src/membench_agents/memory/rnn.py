@@ -15,6 +15,7 @@ are zeroed, then one fused cell step runs. Updates call it on truncated-BPTT chu
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
@@ -43,6 +44,7 @@ class _RNNCore(MemoryCore):
         self.hidden_size = hidden_size
         self.out_dim = hidden_size
         self.sequence_mode = sequence_mode
+        self._frozen: tuple[Tensor, Tensor] | None = None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -65,6 +67,29 @@ class _RNNCore(MemoryCore):
             device = self.rnn.weight_ih_l0.device
         dtype = self.rnn.weight_ih_l0.dtype
         return tuple(torch.zeros(batch_size, self.hidden_size, device=device, dtype=dtype) for _ in range(self.n_state))
+
+    @contextlib.contextmanager
+    def frozen(self):
+        """See :class:`MemoryCore`: on the CPU, cell steps without autograd then use column-major copies of
+        the two weight matrices (the cell computes ``h @ w_hh.t()``, which then reads a contiguous matrix:
+        ~15% faster steps, the same numbers)."""
+        r = self.rnn
+        if r.weight_hh_l0.device.type != "cpu":
+            yield
+            return
+        with torch.no_grad():
+            self._frozen = (r.weight_ih_l0.t().contiguous().t(), r.weight_hh_l0.t().contiguous().t())
+        try:
+            yield
+        finally:
+            self._frozen = None
+
+    def _cell_weights(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        r = self.rnn
+        frozen = self._frozen
+        if frozen is not None and not torch.is_grad_enabled():
+            return (*frozen, r.bias_ih_l0, r.bias_hh_l0)
+        return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
 
     # -- subclass hooks -------------------------------------------------------------------------------
     def _cell(self, x: Tensor, state: State) -> State:
@@ -218,8 +243,7 @@ class LSTMCore(_RNNCore):
     keep_gate = 1  # gate order i, f, g, o
 
     def _cell(self, x: Tensor, state: State) -> State:
-        r = self.rnn
-        return tuple(torch.lstm_cell(x, state, r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0))
+        return tuple(torch.lstm_cell(x, state, *self._cell_weights()))
 
     def _to_rnn(self, state: State):
         return (state[0].unsqueeze(0).contiguous(), state[1].unsqueeze(0).contiguous())
@@ -237,8 +261,7 @@ class GRUCore(_RNNCore):
     keep_gate = 1  # gate order r, z, n
 
     def _cell(self, x: Tensor, state: State) -> State:
-        r = self.rnn
-        return (torch.gru_cell(x, state[0], r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0),)
+        return (torch.gru_cell(x, state[0], *self._cell_weights()),)
 
     def _to_rnn(self, state: State):
         return state[0].unsqueeze(0).contiguous()
