@@ -135,12 +135,11 @@ def episode_successes(info: dict, done_idx: np.ndarray) -> list[bool | None]:
         values = values.detach().cpu().numpy()
     if isinstance(mask, torch.Tensor):
         mask = mask.detach().cpu().numpy()
-    values = np.asarray(values).reshape(-1)
-    out: list[bool | None] = []
-    for i in done_idx:
-        ok = mask is None or bool(np.asarray(mask).reshape(-1)[i])
-        out.append(bool(values[i]) if ok else None)
-    return out
+    values = np.asarray(values).reshape(-1)[done_idx].astype(bool).tolist()
+    if mask is None:
+        return values
+    ok = np.asarray(mask).reshape(-1)[done_idx].tolist()
+    return [v if m else None for v, m in zip(values, ok, strict=True)]
 
 
 __all__ = ["VECTORIZATION_MODES", "check_autoreset", "episode_successes", "final_obs", "is_torch",

@@ -106,8 +106,8 @@ def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.n
         if arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
             raise ValueError(f"action {actions!r} is not an integer; action space is {space}")
         arr = arr.astype(np.int64, copy=False)
-        lo = int(space.start)
-        if arr.size and (arr.min() < lo or arr.max() >= lo + int(space.n)):
+        # one reduction: below `start` wraps around to a huge unsigned value
+        if arr.size and int((arr - space.start).view(np.uint64).max()) >= int(space.n):
             raise ValueError(f"action {actions!r} is outside the action space {space}")
     elif isinstance(space, gym.spaces.MultiDiscrete):
         arr = arr.astype(np.int64)
@@ -238,11 +238,10 @@ class NativeVectorEnv(VectorEnv):
         a = _validate_actions(self.single_action_space, actions, self.num_envs)
         n = self.num_envs
         mode = self.metadata["autoreset_mode"]
-        reward = np.zeros(n, dtype=np.float64)
-        terminated = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-
         if mode == AutoresetMode.NEXT_STEP and self._needs_reset.any():
+            reward = np.zeros(n, dtype=np.float64)
+            terminated = np.zeros(n, dtype=bool)
+            truncated = np.zeros(n, dtype=bool)
             resetting = np.flatnonzero(self._needs_reset)
             active = np.flatnonzero(~self._needs_reset)
             self.core.begin(resetting)
