@@ -24,9 +24,15 @@ the minibatches), ``explained_variance``, ``learning_rate``, and ``episodes``: o
 ``(return, length, success or None)`` per episode finished during the rollout (raw rewards).
 
 Speed (2-core CPU, one torch thread): the rollout costs one fused recurrent cell step per environment
-step; the update runs every chunk's episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per
-minibatch (see :mod:`membench_agents.memory.rnn`), Adam is the fused kernel, and minibatches are
-contiguous slices of a per-epoch permutation.
+step (weights in the cell's fastest layout, :meth:`ActorCritic.frozen`); the update runs every chunk's
+episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per minibatch (see
+:mod:`membench_agents.memory.rnn`), and everything after the memory core is one autograd node: the PPO
+loss (:func:`_objective`, shared by numpy and torch), for Discrete policies on the CPU with the head and
+the categorical too (:class:`_DiscretePPOLoss`, numpy inside: a numpy call on a few hundred numbers costs
+a fraction of a torch op's dispatch). Parameters and gradients live in two flat buffers on the CPU, so
+zeroing, clipping and the fused Adam step are one kernel each; minibatches are contiguous slices of a
+per-epoch permutation. At PPO's minibatch sizes the LSTM kernels are about half of the update; most of
+the rest is per-operation overhead, which is what these choices remove.
 """
 
 from __future__ import annotations
