@@ -194,7 +194,7 @@ class _RNNCore(MemoryCore):
             return out, index, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
-        t0 = plan.tail_start
+        t0 = int(np.where(es.cpu().numpy(), np.arange(T)[:, None], 0).max(0).min())  # earliest last start
         tail_init = state if t0 == 0 else tuple(torch.zeros_like(s) for s in state)
         _, final = self._loop(x[t0:], tail_init, es[t0:])
         return out, index, final
@@ -213,8 +213,6 @@ class _Plan(NamedTuple):
     inherit: np.ndarray
     """[n_seg] float32: 1 for the first segment of a column that does not begin an episode (it starts from
     the carried state), 0 otherwise (it starts from the initial state)"""
-    tail_start: int
-    """the earliest step at which the last segment of some column starts"""
 
 
 def _plan(es: np.ndarray) -> _Plan:
@@ -225,13 +223,12 @@ def _plan(es: np.ndarray) -> _Plan:
     start_idx = np.flatnonzero(flat)
     n_seg = len(start_idx)
     seg_id = np.cumsum(flat) - 1
-    lengths = np.diff(start_idx, append=B * T)
+    max_len = max(int((start_idx[1:] - start_idx[:-1]).max()) if n_seg > 1 else 0, B * T - int(start_idx[-1]))
     pos = np.arange(B * T) - start_idx[seg_id]
     rows = (pos * n_seg + seg_id).reshape(B, T).T.reshape(-1)
     col = start_idx // T
     inherit = ((start_idx % T == 0) & ~es[0, col]).astype(np.float32)
-    tail_start = int(np.where(es, np.arange(T)[:, None], 0).max(0).min())
-    return _Plan(rows, n_seg, int(lengths.max()), col, inherit, tail_start)
+    return _Plan(rows, n_seg, max_len, col, inherit)
 
 
 class LSTMCore(_RNNCore):
