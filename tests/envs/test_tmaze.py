@@ -166,6 +166,8 @@ def test_batched_reset_with_seed_list_and_bad_inputs():
         venv.step(np.zeros(4, dtype=np.int64))
     with pytest.raises(ValueError, match="outside the action space"):
         venv.step(np.array([0, 1, 4]))
+    with pytest.raises(ValueError, match="outside the action space"):
+        venv.step(np.array([0, -1, 2]))  # below the space's start
 
 
 @pytest.mark.parametrize("bad", [0, -3])
