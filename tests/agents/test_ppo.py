@@ -497,7 +497,7 @@ def test_discrete_fast_loss_equals_the_generic_path(core):
 def test_flat_parameters_share_storage_and_clip_like_torch():
     """PPO's flat parameter buffer: parameters and gradients are views of two flat tensors, a gradient set
     to None is re-attached, and clipping equals nn.utils.clip_grad_norm_."""
-    from membench_agents.algos.ppo import _FlatParams
+    from membench_agents.algos.ppo import _clip_grad_norm, _FlatParams
 
     torch.manual_seed(0)
     nets = [torch.nn.LSTM(3, 8), torch.nn.LSTM(3, 8)]
@@ -516,7 +516,7 @@ def test_flat_parameters_share_storage_and_clip_like_torch():
         for net in nets:
             net(x)[0].square().sum().backward()
         torch.nn.utils.clip_grad_norm_(nets[0].parameters(), 0.1)
-        flat.clip_grad_norm(0.1)
+        _clip_grad_norm([flat.param], 0.1)  # what PPO clips: the optimizer's one flat parameter
         for a, b in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
             torch.testing.assert_close(a.grad, b.grad)
     assert float(flat.param.grad.norm()) == pytest.approx(0.1, rel=1e-4)

@@ -206,21 +206,23 @@ class ActorCritic(nn.Module):
         self.obs_norm.update(obs)
 
     # -- networks -------------------------------------------------------------------------------------
+    def _encode(self, obs) -> Tensor:
+        """Observations (any leading dims) -> encoder features, normalised first when ``norm_obs``."""
+        if self.obs_norm.enabled:
+            obs = self.obs_norm(obs)
+        return self.encoder.forward(obs)
+
     def _heads(self, obs, state: State, episode_start: Tensor, need_state: bool = True
                ) -> tuple[Tensor, Tensor, State]:
         """obs [T, B, ...] -> (policy outputs [T, B, n_out], value [T, B], state)."""
-        if self.obs_norm.enabled:
-            obs = self.obs_norm(obs)
-        feats, state = self.core(self.encoder(obs), state, episode_start, need_state=need_state)
+        feats, state = self.core(self._encode(obs), state, episode_start, need_state=need_state)
         out = self.head(feats)
         return out[..., : self.n_out], out[..., self.n_out], state
 
     def features_rows(self, obs_seq, state: State, episode_start_seq: Tensor) -> tuple[Tensor, Tensor | None]:
         """The training path up to the heads: ``(rows [R, H], index)`` as :meth:`MemoryCore.forward_rows`
         (the core's features in its own row layout; step ``(t, b)`` is row ``index[t * B + b]``)."""
-        if self.obs_norm.enabled:
-            obs_seq = self.obs_norm(obs_seq)
-        return self.core.forward_rows(self.encoder(obs_seq), state, _as_mask(episode_start_seq, self.device))
+        return self.core.forward_rows(self._encode(obs_seq), state, _as_mask(episode_start_seq, self.device))
 
     def forward(self, obs, state: State, episode_start: Tensor):
         """Sequence forward: (policy outputs [T, B, n_out], value [T, B], final state)."""
@@ -237,9 +239,7 @@ class ActorCritic(nn.Module):
         es = episode_start
         if not (isinstance(es, Tensor) and es.dtype == torch.bool and es.device == self.device):
             es = _as_mask(es, self.device)
-        if self.obs_norm.enabled:
-            obs = self.obs_norm(obs)
-        feats, state = self.core.step(self.encoder.forward(obs), state, es)
+        feats, state = self.core.step(self._encode(obs), state, es)
         out = self.head.forward(feats)
         p, v = out[:, : self.n_out], out[:, self.n_out]
         if self.kind == "discrete":
@@ -278,9 +278,7 @@ class ActorCritic(nn.Module):
         """
         if self.kind != "discrete":
             raise ValueError(f"act_into is for Discrete action spaces (this policy's actions: {self.kind})")
-        if self.obs_norm.enabled:
-            obs = self.obs_norm(obs)
-        feats, state = self.core.step(self.encoder.forward(obs), state, episode_start)
+        feats, state = self.core.step(self._encode(obs), state, episode_start)
         head = self.head
         torch.addmm(head.bias, feats, head.weight.t(), out=head_out)
         logp_all = torch.log_softmax(head_out[:, : self.n_out], -1)

@@ -30,7 +30,7 @@ episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per minibatch 
 loss (:func:`_objective`, shared by numpy and torch), for Discrete policies on the CPU with the head and
 the categorical too (:class:`_DiscretePPOLoss`, numpy inside: a numpy call on a few hundred numbers costs
 a fraction of a torch op's dispatch). Parameters and gradients live in two flat buffers on the CPU, so
-zeroing, clipping and the fused Adam step are one kernel each; minibatches are contiguous slices of a
+zeroing, clipping and the fused Adam step work on one tensor each; minibatches are contiguous slices of a
 per-epoch permutation. At PPO's minibatch sizes the LSTM kernels are about half of the update; most of
 the rest is per-operation overhead, which is what these choices remove.
 """
@@ -198,7 +198,8 @@ class PPO:
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
         self._params = [p for p in self.policy.parameters() if p.requires_grad]
         self._flat = _FlatParams(self._params) if _FlatParams.supported(self._params) else None
-        self.optimizer = _adam([self._flat.param] if self._flat else self._params, cfg.learning_rate, self.device)
+        self._opt_params = [self._flat.param] if self._flat else self._params  # what Adam steps and clipping sees
+        self.optimizer = _adam(self._opt_params, cfg.learning_rate, self.device)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
@@ -507,10 +508,7 @@ class PPO:
                         q.grad = None
                 out[0].backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
-                    if self._flat is not None:
-                        self._flat.clip_grad_norm(cfg.max_grad_norm)
-                    else:
-                        _clip_grad_norm(self._params, cfg.max_grad_norm)
+                    _clip_grad_norm(self._opt_params, cfg.max_grad_norm)
                 _adam_step(self.optimizer)
                 stats.append(out.detach()[1:])
                 if cfg.target_kl is not None and float(out[4]) > cfg.target_kl:  # approx_kl
@@ -675,7 +673,7 @@ class _PPOObjective(torch.autograd.Function):
             torch, *(x.reshape(-1) for x in (newlogp, entropy, newv, logp_old, adv, ret, val_old)), coefs)
         ctx.save_for_backward(g_logp, g_v)
         ctx.shape = entropy.shape
-        return torch.stack([x if isinstance(x, Tensor) else newlogp.new_tensor(x) for x in stats])
+        return torch.stack(stats)
 
     @staticmethod
     def backward(ctx, grad):
@@ -783,11 +781,6 @@ class _FlatParams:
             if p.grad is not g:  # replaced (e.g. optimizer.zero_grad() set it to None): re-attach the view
                 p.grad = g
         self.param.grad.zero_()
-
-    def clip_grad_norm(self, max_norm: float) -> None:
-        """``nn.utils.clip_grad_norm_`` on the flat gradient."""
-        g = self.param.grad
-        g.mul_((max_norm / (torch.linalg.vector_norm(g) + 1e-6)).clamp_(max=1.0))
 
 
 def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:

@@ -162,7 +162,7 @@ class _RNNCore(MemoryCore):
         plan = _plan(es_np) if mode != "loop" else None
         if plan is None or (mode == "auto" and plan.n_seg * plan.max_len > self.max_padding_ratio * T * B):
             return done(*self._loop(x, state, es))  # the reference path, or padding would cost more than the loop
-        out, index, final = self._padded(x, state, es, plan, need_state)
+        out, index, final = self._padded(x, state, es, es_np, plan, need_state)
         if rows:
             return out, index, final
         return out.index_select(0, index).view(T, B, H), None, final
@@ -177,7 +177,7 @@ class _RNNCore(MemoryCore):
             outs.append(state[0])
         return torch.stack(outs), state
 
-    def _padded(self, x: Tensor, state: State, es: Tensor, plan: _Plan, need_state: bool = True
+    def _padded(self, x: Tensor, state: State, es: Tensor, es_np: np.ndarray, plan: _Plan, need_state: bool = True
                 ) -> tuple[Tensor, Tensor, State]:
         """(padded output rows [max_len * n_seg, H], index of step (t, b) in them [T * B], final state or ())."""
         T, B, F = x.shape
@@ -194,7 +194,7 @@ class _RNNCore(MemoryCore):
             return out, index, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
-        t0 = int(np.where(es.cpu().numpy(), np.arange(T)[:, None], 0).max(0).min())  # earliest last start
+        t0 = int(np.where(es_np, np.arange(T)[:, None], 0).max(0).min())  # earliest last start
         tail_init = state if t0 == 0 else tuple(torch.zeros_like(s) for s in state)
         _, final = self._loop(x[t0:], tail_init, es[t0:])
         return out, index, final
