@@ -254,3 +254,70 @@ def test_frozen_steps_equal_plain_steps_and_see_new_weights(name):
             after, _ = core.step(x, state, es)
         torch.testing.assert_close(after, core.step(x, state, es)[0])
         assert not torch.allclose(after, plain)
+
+
+# -- minibatch plans and the written-out LSTM backward (PPO's CPU update) ----------------------------------
+@pytest.mark.parametrize("name", RECURRENT)
+def test_planned_minibatches_equal_unplanned_ones(name):
+    """``plan_rows`` plans every minibatch of a [T, C] episode-start matrix in one pass; ``forward_rows``
+    with a minibatch's plan gives the rows and index it computes without one (padded minibatches, one
+    without an episode start after step 0, and one that begins episodes at step 0)."""
+    core = make_core(name, F, H, sequence_mode="padded")
+    C = 9
+    es = torch.rand(T, C, generator=torch.Generator().manual_seed(3)) < 0.2
+    es[1:, 4:6] = False  # minibatch 2 (columns 4, 5): no episode start after step 0 ...
+    es[0, 4] = True  # ... but column 4 begins one at step 0
+    sizes = [4, 2, 3]
+    plans = core.plan_rows(es.numpy(), sizes)
+    assert len(plans) == 3 and all(p is not None for p in plans)
+    assert plans[1].n_seg == 2  # planned as one plain call on the chunk
+    x, state = _inputs(20, b=C), _random_state(core, C, seed=21)
+    start = 0
+    for size, plan in zip(sizes, plans, strict=True):
+        sl = slice(start, start + size)
+        start += size
+        mb_state = tuple(s[sl] for s in state)
+        ref_rows, ref_index = core.forward_rows(x[:, sl], mb_state, es[:, sl])
+        rows, index = core.forward_rows(x[:, sl], mb_state, es[:, sl], plan)
+        feats = rows if index is None else rows.index_select(0, index)
+        ref = ref_rows if ref_index is None else ref_rows.index_select(0, ref_index)
+        torch.testing.assert_close(feats, ref, rtol=0, atol=0)
+        if plan.n_seg > size:  # padded: every step has its own row, and the longest segment fills max_len
+            assert len(set(plan.rows.tolist())) == T * size
+            assert int(plan.rows.max()) // plan.n_seg == plan.max_len - 1
+    with pytest.raises(ValueError, match="add up"):
+        core.plan_rows(es.numpy(), [4, 4])
+    core.sequence_mode = "auto"  # no plan where padding would compute over 3x the real steps (the loop runs)
+    auto = core.plan_rows(es.numpy(), sizes)
+    wasteful = [p.n_seg * p.max_len > 3 * T * b for p, b in zip(plans, sizes, strict=True)]
+    assert any(wasteful) and [p is None for p in auto] == wasteful
+    core.sequence_mode = "loop"
+    assert core.plan_rows(es.numpy(), sizes) == [None] * 3
+
+
+@pytest.mark.parametrize("inner_starts", [True, False])
+def test_lstm_written_out_backward_equals_autograd(inner_starts):
+    """``LSTMCore.forward_rows_manual`` (oneDNN's LSTM kernels called directly, no autograd graph) gives
+    autograd's rows and parameter gradients exactly; other cores have no such path."""
+    core = make_core("lstm", F, H)
+    es = torch.rand(T, B, generator=torch.Generator().manual_seed(4)) < (0.2 if inner_starts else 0.0)
+    es[0, 1] = True
+    plan = core.plan_rows(es.numpy(), [B])[0]
+    x, state = _inputs(22), _random_state(core, B, seed=23)
+    manual = core.forward_rows_manual(x, state, plan)
+    if manual is None:
+        pytest.skip("this torch build has no oneDNN LSTM layer kernels")
+    rows, index, backward = manual
+    ref_rows, ref_index = core.forward_rows(x, state, es, plan)
+    assert (index is None) == (not inner_starts) and (ref_index is None) == (index is None)
+    torch.testing.assert_close(rows, ref_rows, rtol=0, atol=0)
+    d_rows = torch.randn(rows.shape, generator=torch.Generator().manual_seed(5))
+    grads = backward(d_rows)
+    params = list(core.parameters())
+    ref_grads = torch.autograd.grad(ref_rows, params, d_rows)
+    assert set(grads) == set(params)
+    for (pname, p), ref in zip(core.named_parameters(), ref_grads, strict=True):
+        torch.testing.assert_close(grads[p], ref, rtol=1e-6, atol=1e-6, msg=pname)
+    assert make_core("gru", F, H).forward_rows_manual(x, _random_state(make_core("gru", F, H), B), plan) is None
+    assert make_core("mlp", F, H).forward_rows_manual(x, (), plan) is None
+    assert core.forward_rows_manual(x, state, None) is None  # nothing planned: the caller uses autograd

@@ -364,6 +364,27 @@ def test_numpy_rollout_fast_path_equals_generic_rollout(case):
     assert torch.equal(fast.generator.get_state(), generic.generator.get_state())
 
 
+def test_written_out_lstm_update_equals_the_autograd_update():
+    """Discrete LSTM policies on the CPU update without autograd (LSTMCore.forward_rows_manual, the loss's
+    written-out gradients straight into the flat buffer): the same parameters as the autograd update, with
+    padded minibatches (bptt 6 on T-Maze T = 4) and without; a policy with an encoder MLP keeps autograd."""
+    def make(bptt):
+        cfg = PPOConfig(core="lstm", num_envs=4, num_steps=12, total_steps=10_000, hidden_size=8,
+                        num_minibatches=2, bptt_length=bptt, seed=5)
+        return PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}), cfg)
+
+    for bptt in (6, 4):  # 4 = T: every chunk is one episode, run as one plain call from the initial state
+        manual, autograd = make(bptt), make(bptt)
+        assert manual._manual
+        autograd._manual = False
+        for _ in range(3):
+            assert _strip(manual.train_iteration()) == _strip(autograd.train_iteration())
+        for (name, p), q in zip(manual.policy.named_parameters(), autograd.policy.parameters(), strict=True):
+            assert torch.equal(p, q), name
+    cfg = PPOConfig(core="lstm", num_envs=4, num_steps=12, hidden_size=8, num_minibatches=2, encoder_size=8)
+    assert not PPO(make_vector_env(TMAZE, 4), cfg)._manual
+
+
 # -- make_vector_env -------------------------------------------------------------------------------------------
 def test_make_vector_env_native_and_sync():
     from membench_envs.envs._native import NativeVectorEnv
@@ -486,8 +507,9 @@ def test_discrete_fast_loss_equals_the_generic_path(core):
     rows, index = policy.features_rows(obs, state, es)
     if core != "mlp":
         assert index is not None and rows.shape[0] > T * B  # the padded layout is exercised
-    fast = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index, actions - 2, logp_old, adv, ret,
-                                  val_old, coefs)
+    targets = np.stack([x.reshape(-1).numpy() for x in (logp_old, adv, ret, val_old)])
+    fast = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index, (actions - 2).reshape(-1).numpy(),
+                                  targets, coefs)
     grads = torch.autograd.grad(fast[0], params)
     torch.testing.assert_close(fast, generic.detach(), rtol=1e-5, atol=1e-6)
     for (name, _), a, b in zip(policy.named_parameters(), grads, ref_grads, strict=True):

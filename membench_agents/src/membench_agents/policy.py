@@ -219,10 +219,12 @@ class ActorCritic(nn.Module):
         out = self.head(feats)
         return out[..., : self.n_out], out[..., self.n_out], state
 
-    def features_rows(self, obs_seq, state: State, episode_start_seq: Tensor) -> tuple[Tensor, Tensor | None]:
+    def features_rows(self, obs_seq, state: State, episode_start_seq: Tensor, plan=None
+                      ) -> tuple[Tensor, Tensor | None]:
         """The training path up to the heads: ``(rows [R, H], index)`` as :meth:`MemoryCore.forward_rows`
-        (the core's features in its own row layout; step ``(t, b)`` is row ``index[t * B + b]``)."""
-        return self.core.forward_rows(self._encode(obs_seq), state, _as_mask(episode_start_seq, self.device))
+        (the core's features in its own row layout; step ``(t, b)`` is row ``index[t * B + b]``; ``plan``:
+        from :meth:`MemoryCore.plan_rows`)."""
+        return self.core.forward_rows(self._encode(obs_seq), state, _as_mask(episode_start_seq, self.device), plan)
 
     def forward(self, obs, state: State, episode_start: Tensor):
         """Sequence forward: (policy outputs [T, B, n_out], value [T, B], final state)."""
@@ -293,9 +295,10 @@ class ActorCritic(nn.Module):
         return (-0.5 * z.square() - self.log_std - _LOG_SQRT_2PI).sum(-1)
 
     def evaluate_actions(self, obs_seq, actions: Tensor, state: State,
-                         episode_start_seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])."""
-        rows, index = self.features_rows(obs_seq, state, episode_start_seq)
+                         episode_start_seq: Tensor, plan=None) -> tuple[Tensor, Tensor, Tensor]:
+        """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])
+        (``plan``: as in :meth:`features_rows`)."""
+        rows, index = self.features_rows(obs_seq, state, episode_start_seq, plan)
         out = self.head(rows)  # once per computed row; then only the narrow outputs are put in step order
         if index is not None:
             out = out.index_select(0, index)

@@ -26,13 +26,17 @@ the minibatches), ``explained_variance``, ``learning_rate``, and ``episodes``: o
 Speed (2-core CPU, one torch thread): the rollout costs one fused recurrent cell step per environment
 step (weights in the cell's fastest layout, :meth:`ActorCritic.frozen`); the update runs every chunk's
 episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per minibatch (see
-:mod:`membench_agents.memory.rnn`), and everything after the memory core is one autograd node: the PPO
-loss (:func:`_objective`, shared by numpy and torch), for Discrete policies on the CPU with the head and
-the categorical too (:class:`_DiscretePPOLoss`, numpy inside: a numpy call on a few hundred numbers costs
-a fraction of a torch op's dispatch). Parameters and gradients live in two flat buffers on the CPU, so
+:mod:`membench_agents.memory.rnn`; the segment plans of an epoch's minibatches are computed in one pass,
+:meth:`MemoryCore.plan_rows`), and everything after the memory core is one autograd node: the PPO loss
+(:func:`_objective`, shared by numpy and torch), for Discrete policies on the CPU with the head and the
+categorical too (:class:`_DiscretePPOLoss`, numpy inside: a numpy call on a few hundred numbers costs a
+fraction of a torch op's dispatch). Parameters and gradients live in two flat buffers on the CPU, so
 zeroing, clipping and the fused Adam step work on one tensor each; minibatches are contiguous slices of a
-per-epoch permutation. At PPO's minibatch sizes the LSTM kernels are about half of the update; most of
-the rest is per-operation overhead, which is what these choices remove.
+per-epoch permutation. Discrete LSTM policies on the CPU (no encoder parameters) skip autograd entirely:
+oneDNN's LSTM layer kernels are called directly (:meth:`LSTMCore.forward_rows_manual`) and the loss's
+written-out gradients go straight into the flat buffer (the same numbers; a test compares the two
+updates). At PPO's minibatch sizes the LSTM kernels are most of the update; the rest is per-operation
+overhead, which is what these choices remove.
 """
 
 from __future__ import annotations
@@ -200,6 +204,11 @@ class PPO:
         self._flat = _FlatParams(self._params) if _FlatParams.supported(self._params) else None
         self._opt_params = [self._flat.param] if self._flat else self._params  # what Adam steps and clipping sees
         self.optimizer = _adam(self._opt_params, cfg.learning_rate, self.device)
+        # Discrete policies on the CPU whose only parameters are the memory core's and the head's: updates
+        # may write out their whole backward pass (when the core has forward_rows_manual), without autograd
+        head = (self.policy.head.weight, self.policy.head.bias)
+        self._manual = (self._flat is not None and self.policy.kind == "discrete" and self.device.type == "cpu"
+                        and {id(p) for p in self._params} == {id(p) for p in (*self.policy.core.parameters(), *head)})
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
@@ -468,11 +477,13 @@ class PPO:
         cfg, policy = self.config, self.policy
         obs = _tree_map(self._chunks, self.obs_buf)
         acts, logp_old = self._chunks(self.act_buf), self._chunks(self.logp_buf)
-        discrete = policy.kind == "discrete" and self.device.type == "cpu"  # _DiscretePPOLoss: numpy inside
-        if discrete:  # _DiscretePPOLoss takes 0-based action indices
-            acts = acts - policy.action_start if policy._start_nonzero else acts
         adv, ret, val_old = self._chunks(advantages), self._chunks(returns), self._chunks(self.val_buf)
+        discrete = policy.kind == "discrete" and self.device.type == "cpu"  # _DiscretePPOLoss: numpy inside
+        if discrete:  # its inputs as host arrays: 0-based actions [K, C] and the targets [4, K, C]
+            acts_host = (acts - policy.action_start if policy._start_nonzero else acts).numpy()
+            targets_host = np.stack([x.numpy() for x in (logp_old, adv, ret, val_old)])
         es = self._chunks(self.es_buf)
+        es_host = es.cpu().numpy()  # the cores plan their minibatches on the host, once per epoch
         states = tuple(s.reshape(-1, *s.shape[2:]) for s in self.state_buf)  # [T/K * N, H]
         n_chunks = adv.shape[1]
         stats: list[Tensor] = []
@@ -482,31 +493,46 @@ class PPO:
         bounds = [len(c) for c in torch.arange(n_chunks).chunk(M)]
         for _ in range(cfg.update_epochs):
             # one gather per tensor and epoch; minibatches are then contiguous slices (views)
-            perm = torch.randperm(n_chunks, generator=self.shuffle_generator).to(self.device)
+            perm = torch.randperm(n_chunks, generator=self.shuffle_generator)
+            perm_host = perm.numpy()
+            plans = policy.core.plan_rows(es_host[:, perm_host], bounds)
+            perm = perm.to(self.device)
             p_obs = _tree_map(lambda o, perm=perm: o.index_select(1, perm), obs)
             p_states = tuple(s.index_select(0, perm) for s in states)
-            p_acts, p_logp, p_adv, p_ret, p_val, p_es = (
-                x.index_select(1, perm) for x in (acts, logp_old, adv, ret, val_old, es))
+            p_es = es.index_select(1, perm)
+            if not discrete:
+                p_acts, p_logp, p_adv, p_ret, p_val = (
+                    x.index_select(1, perm) for x in (acts, logp_old, adv, ret, val_old))
             start = 0
-            for size in bounds:
+            for size, plan in zip(bounds, plans, strict=True):
                 sl = slice(start, start + size)
                 start += size
                 mb_obs = _tree_map(lambda o, sl=sl: o[:, sl], p_obs)
                 mb_state = tuple(s[sl] for s in p_states)
-                targets = (p_logp[:, sl], p_adv[:, sl], p_ret[:, sl], p_val[:, sl], coefs)
+                manual = None
                 if discrete:
-                    rows, index = policy.features_rows(mb_obs, mb_state, p_es[:, sl])
-                    out = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index,
-                                                 p_acts[:, sl], *targets)
+                    cols = perm_host[sl]
+                    mb_acts, mb_targets = acts_host[:, cols].reshape(-1), targets_host[:, :, cols].reshape(4, -1)
+                    if self._manual:
+                        with torch.no_grad():
+                            manual = policy.core.forward_rows_manual(policy._encode(mb_obs), mb_state, plan)
+                if manual is not None:  # the whole backward pass written out: gradients straight into the flat buffer
+                    out = self._manual_gradients(manual, mb_acts, mb_targets, coefs)
                 else:
-                    out = _PPOObjective.apply(*policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl]),
-                                              *targets)
-                if self._flat is not None:
-                    self._flat.zero_grad()
-                else:
-                    for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
-                        q.grad = None
-                out[0].backward()
+                    if discrete:
+                        rows, index = policy.features_rows(mb_obs, mb_state, p_es[:, sl], plan)
+                        out = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index, mb_acts,
+                                                     mb_targets, coefs)
+                    else:
+                        out = _PPOObjective.apply(
+                            *policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl], plan),
+                            p_logp[:, sl], p_adv[:, sl], p_ret[:, sl], p_val[:, sl], coefs)
+                    if self._flat is not None:
+                        self._flat.zero_grad()
+                    else:
+                        for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
+                            q.grad = None
+                    out[0].backward()
                 if cfg.max_grad_norm and cfg.max_grad_norm > 0:
                     _clip_grad_norm(self._opt_params, cfg.max_grad_norm)
                 _adam_step(self.optimizer)
@@ -521,6 +547,20 @@ class PPO:
         var_y = torch.var(y_true)
         out["explained_variance"] = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
         return out
+
+    @torch.no_grad()
+    def _manual_gradients(self, manual, actions: np.ndarray, targets: np.ndarray, coefs: tuple) -> Tensor:
+        """One minibatch's loss statistics, with the loss's gradient written into the flat gradient buffer:
+        the core's :meth:`MemoryCore.forward_rows_manual` rows and backward, :func:`_discrete_loss` and its
+        written-out gradients (the numbers of the autograd path, without its graph)."""
+        rows, index, core_backward = manual
+        head = self.policy.head
+        stats, saved = _discrete_loss(rows, head.weight, head.bias, index, actions, targets, coefs)
+        d_rows, d_weight, d_bias = _discrete_loss_grads(saved, rows, head.weight, index, 1.0)
+        grads = core_backward(d_rows)
+        grads[head.weight], grads[head.bias] = d_weight, d_bias
+        self._flat.set_grads(grads)
+        return torch.from_numpy(stats)
 
     # ------------------------------------------------------------------------------------------------
     def train_iteration(self) -> dict[str, Any]:
@@ -685,65 +725,76 @@ class _PPOObjective(torch.autograd.Function):
                 None, None, None, None, None)
 
 
-def _np(x: Tensor) -> np.ndarray:
-    return x.detach().numpy().reshape(-1)
+def _discrete_loss(rows: Tensor, weight: Tensor, bias: Tensor, index: Tensor | None, actions: np.ndarray,
+                   targets: np.ndarray, coefs: tuple) -> tuple[np.ndarray, tuple]:
+    """The forward pass of :class:`_DiscretePPOLoss` (no autograd): ``(stats, saved)``, where ``stats`` is
+    the float32 array of :func:`_objective`'s statistics and ``saved`` what :func:`_discrete_loss_grads`
+    needs."""
+    n = weight.shape[0] - 1
+    # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
+    # reductions over the n logits are n - 1 vector operations
+    out = torch.addmm(bias.detach().unsqueeze(1), weight.detach(), rows.detach().t())
+    if index is not None:
+        out = out.index_select(1, index)
+    out = out.numpy()
+    z = out[:n] - out[:n].max(0)
+    e = np.exp(z)
+    total = e.sum(0)
+    logp_all = z - np.log(total)
+    pi = e / total
+    steps = np.arange(len(actions))
+    entropy = -(pi * logp_all).sum(0)
+    stats, g_logp, g_v, scales = _objective(np, logp_all[actions, steps], entropy, out[n], *targets, coefs)
+    return np.array(stats, dtype=np.float32), (steps, actions, pi, logp_all, entropy, g_logp, g_v, scales)
+
+
+def _discrete_loss_grads(saved: tuple, rows: Tensor, weight: Tensor, index: Tensor | None, g: float,
+                         need_rows: bool = True) -> tuple[Tensor | None, Tensor, Tensor]:
+    """The backward pass of :class:`_DiscretePPOLoss` for ``g`` = dL/d loss: the gradients of ``rows``
+    (None unless ``need_rows``), ``weight`` and ``bias``."""
+    steps, a, pi, logp_all, entropy, g_logp, g_v, (s_logp, s_ent, s_v) = saved
+    d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
+    d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
+    # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
+    d_out = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like the forward's out
+    dz = d_out[:-1]
+    np.multiply(pi, -d_ent * (logp_all + entropy) - d_logp, out=dz)
+    dz[a, steps] += d_logp
+    np.multiply(g_v, np.float32(g * s_v), out=d_out[-1])
+    d_out = torch.from_numpy(d_out)
+    if index is not None:
+        d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
+    rows, weight = rows.detach(), weight.detach()
+    return (d_out.t().mm(weight) if need_rows else None), d_out.mm(rows), d_out.sum(1)
 
 
 class _DiscretePPOLoss(torch.autograd.Function):
     """The whole PPO loss of a Discrete policy on the CPU from the memory core's feature rows, as one
     autograd node: linear policy/value head, categorical log-probabilities and entropy, :func:`_objective`.
 
-    ``apply(rows [R, H], weight [n + 1, H], bias [n + 1], index [N] or None, actions [N] (0-based),
-    logp_old, adv, ret, val_old (N elements each, step order), coefs)`` -> the stats of :func:`_objective`.
-    The head runs once per feature row (``index`` puts its outputs in step order, as
-    :meth:`ActorCritic.features_rows` returns them). Its backward pass is written out (softmax and head
-    gradients), and everything but the matrix products runs in numpy, whose calls cost a fraction of a
-    torch op's dispatch on vectors of a few hundred elements: the update records the memory core, this
-    node and nothing else.
+    ``apply(rows [R, H], weight [n + 1, H], bias [n + 1], index [N] or None, actions, targets, coefs)`` ->
+    the stats of :func:`_objective`; ``actions``: the 0-based actions (int array [N]) and ``targets``: the
+    float32 array [4, N] of logp_old, adv, ret and val_old, both host arrays in step order (PPO gathers
+    them per minibatch with one numpy call each). The head runs once per feature row (``index`` puts its
+    outputs in step order, as :meth:`ActorCritic.features_rows` returns them). Its backward pass is
+    written out (softmax and head gradients), and everything but the matrix products runs in numpy, whose
+    calls cost a fraction of a torch op's dispatch on vectors of a few hundred elements: the update records
+    the memory core, this node and nothing else. (:func:`_discrete_loss` and :func:`_discrete_loss_grads`
+    are its two passes, also used without autograd by PPO's direct LSTM update.)
     """
 
     @staticmethod
-    def forward(ctx, rows, weight, bias, index, actions, logp_old, adv, ret, val_old, coefs):
-        n = weight.shape[0] - 1
-        # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
-        # reductions over the n logits are n - 1 vector operations
-        out = torch.addmm(bias.unsqueeze(1), weight, rows.t())
-        if index is not None:
-            out = out.index_select(1, index)
-        out = out.numpy()
-        z = out[:n] - out[:n].max(0)
-        e = np.exp(z)
-        total = e.sum(0)
-        logp_all = z - np.log(total)
-        pi = e / total
-        a = _np(actions)
-        steps = np.arange(len(a))
-        entropy = -(pi * logp_all).sum(0)
-        stats, g_logp, g_v, ctx.scales = _objective(
-            np, logp_all[a, steps], entropy, out[n], _np(logp_old), _np(adv), _np(ret), _np(val_old), coefs)
+    def forward(ctx, rows, weight, bias, index, actions, targets, coefs):
+        stats, ctx.arrays = _discrete_loss(rows, weight, bias, index, actions, targets, coefs)
         ctx.save_for_backward(rows, weight, index)
-        ctx.arrays = (steps, a, pi, logp_all, entropy, g_logp, g_v)
-        return torch.from_numpy(np.array(stats, dtype=np.float32))
+        return torch.from_numpy(stats)
 
     @staticmethod
     def backward(ctx, grad):
         rows, weight, index = ctx.saved_tensors
-        steps, a, pi, logp_all, entropy, g_logp, g_v = ctx.arrays
-        s_logp, s_ent, s_v = ctx.scales
-        g = float(grad[0])
-        d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
-        d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
-        # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
-        d_out = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like forward's out
-        dz = d_out[:-1]
-        np.multiply(pi, -d_ent * (logp_all + entropy) - d_logp, out=dz)
-        dz[a, steps] += d_logp
-        np.multiply(g_v, np.float32(g * s_v), out=d_out[-1])
-        d_out = torch.from_numpy(d_out)
-        if index is not None:
-            d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
-        d_rows = d_out.t().mm(weight) if ctx.needs_input_grad[0] else None
-        return d_rows, d_out.mm(rows), d_out.sum(1), None, None, None, None, None, None, None
+        d_rows, d_weight, d_bias = _discrete_loss_grads(ctx.arrays, rows, weight, index, float(grad[0]),
+                                                         ctx.needs_input_grad[0])
+        return d_rows, d_weight, d_bias, None, None, None, None
 
 
 class _FlatParams:
@@ -776,17 +827,31 @@ class _FlatParams:
         return bool(params) and all(p.device.type == "cpu" and p.dtype == params[0].dtype and p.layout == torch.strided
                                     for p in params)
 
-    def zero_grad(self) -> None:
+    def _attach(self) -> None:
         for p, g in zip(self.params, self.grads, strict=True):
             if p.grad is not g:  # replaced (e.g. optimizer.zero_grad() set it to None): re-attach the view
                 p.grad = g
+
+    def zero_grad(self) -> None:
+        self._attach()
         self.param.grad.zero_()
+
+    def set_grads(self, grads: dict[Tensor, Tensor]) -> None:
+        """Write every parameter's gradient (``grads[p]`` for each parameter ``p``) with one copy."""
+        self._attach()
+        torch.cat([grads[p].reshape(-1) for p in self.params], out=self.param.grad)
 
 
 def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:
     """``nn.utils.clip_grad_norm_`` for one device and dtype, in 4 tensor ops (a third of its overhead)."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
+        return
+    if len(grads) == 1 and grads[0].device.type == "cpu":
+        # PPO's flat CPU gradient: one norm, the scale computed on the host, one conditional multiply
+        scale = max_norm / (float(torch.linalg.vector_norm(grads[0])) + 1e-6)
+        if scale < 1.0:
+            grads[0].mul_(scale)
         return
     if not hasattr(torch, "_foreach_norm") or len({(g.device, g.dtype) for g in grads}) > 1:
         nn.utils.clip_grad_norm_(params, max_norm)

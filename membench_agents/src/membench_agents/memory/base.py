@@ -9,7 +9,10 @@ nothing leaks between environments of a batch (every operation is row-wise in th
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
@@ -51,16 +54,36 @@ class MemoryCore(nn.Module):
         it is an error the core does not detect."""
         yield
 
-    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor | None]:
+    def plan_rows(self, episode_start: np.ndarray, sizes: Sequence[int]) -> list[Any]:
+        """Host-side preparation of :meth:`forward_rows` for several minibatches at once.
+
+        ``episode_start [T, C]`` (a host bool array) holds the episode starts of C sequences; minibatch g
+        is the next ``sizes[g]`` columns. Returns one plan per minibatch, to pass to ``forward_rows`` with
+        that minibatch's columns (None: nothing to prepare; the base class plans nothing).
+        """
+        return [None] * len(sizes)
+
+    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor, plan: Any = None
+                     ) -> tuple[Tensor, Tensor | None]:
         """The training path: ``forward`` without the final state, with the features left in the layout the
         core computed them in. Returns ``(rows [R, out_dim], index)``: the features of step ``(t, b)`` are
         ``rows[index[t * B + b]]``; ``index`` None means ``R = T * B`` rows in that (t-major) order.
 
         Per-step layers that follow (the policy/value heads) can then run once per computed row and only
-        their outputs, usually much narrower than the features, are put back in step order.
+        their outputs, usually much narrower than the features, are put back in step order. ``plan``: this
+        minibatch's entry of :meth:`plan_rows` (or None), made from the same episode starts.
         """
         feats, _ = self.forward(x, state, episode_start, need_state=False)
         return feats.reshape(-1, feats.shape[-1]), None
+
+    def forward_rows_manual(self, x: Tensor, state: State, plan: Any
+                            ) -> tuple[Tensor, Tensor | None, Callable[[Tensor], dict[Tensor, Tensor]]] | None:
+        """:meth:`forward_rows` without autograd, for callers that write out the rest of their backward
+        pass: ``(rows, index, backward)``, where ``backward(d_rows)`` returns the gradient of every
+        parameter of the core (a dict keyed by the parameters), the same numbers autograd would give.
+        ``x`` and ``state`` must not need gradients. None where the core has no such path (the base class;
+        callers then use autograd)."""
+        return None
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """One step for a batch: ``x[B, F]``, ``episode_start[B]`` (bool) -> (features [B, H], state).

@@ -16,6 +16,7 @@ are zeroed, then one fused cell step runs. Updates call it on truncated-BPTT chu
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -123,9 +124,34 @@ class _RNNCore(MemoryCore):
         """See :class:`MemoryCore`. ``need_state=False`` may return ``()`` as the state (saves work in updates)."""
         return self._sequence(x, state, episode_start, need_state, rows=False)[::2]
 
-    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor | None]:
+    def plan_rows(self, episode_start: np.ndarray, sizes: Sequence[int]) -> list[_Plan | None]:
+        """See :class:`MemoryCore`: the segment plans of the column groups, computed in one vectorised pass
+        (None where :meth:`forward_rows` would not pad: ``sequence_mode="loop"``, or padding that "auto"
+        finds too wasteful)."""
+        es = np.asarray(episode_start, dtype=bool)
+        if self.sequence_mode == "loop" or es.shape[0] == 1:
+            return [None] * len(sizes)
+        plans: list[_Plan | None] = list(_plans(es, sizes))
+        if self.sequence_mode == "auto":
+            T = es.shape[0]
+            plans = [p if p.n_seg * p.max_len <= self.max_padding_ratio * T * b else None
+                     for p, b in zip(plans, sizes, strict=True)]
+        return plans
+
+    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor, plan: _Plan | None = None
+                     ) -> tuple[Tensor, Tensor | None]:
         """See :class:`MemoryCore`: the padded-segment path returns its padded rows and their index."""
-        out, index, _ = self._sequence(x, state, episode_start, False, rows=True)
+        if plan is None:
+            out, index, _ = self._sequence(x, state, episode_start, False, rows=True)
+            return out, index
+        T, B = x.shape[:2]
+        if x.dim() != 3 or plan.rows.shape[0] != T * B:
+            raise ValueError(f"the plan is for {plan.rows.shape[0]} steps, x has shape {tuple(x.shape)}")
+        if plan.n_seg == B:  # no episode start after step 0: one call on the chunk from the masked state
+            inherit = plan.inherit.to(device=x.device, dtype=x.dtype).unsqueeze(1)
+            out, _ = self._rnn(x, self._to_rnn(tuple(s * inherit for s in state)))
+            return out.reshape(T * B, out.shape[-1]), None
+        out, index, _ = self._padded(x, state, None, plan, need_state=False)
         return out, index
 
     def _sequence(self, x: Tensor, state: State, episode_start: Tensor, need_state: bool, rows: bool
@@ -162,7 +188,7 @@ class _RNNCore(MemoryCore):
         plan = _plan(es_np) if mode != "loop" else None
         if plan is None or (mode == "auto" and plan.n_seg * plan.max_len > self.max_padding_ratio * T * B):
             return done(*self._loop(x, state, es))  # the reference path, or padding would cost more than the loop
-        out, index, final = self._padded(x, state, es, es_np, plan, need_state)
+        out, index, final = self._padded(x, state, (es, es_np) if need_state else None, plan, need_state)
         if rows:
             return out, index, final
         return out.index_select(0, index).view(T, B, H), None, final
@@ -177,14 +203,15 @@ class _RNNCore(MemoryCore):
             outs.append(state[0])
         return torch.stack(outs), state
 
-    def _padded(self, x: Tensor, state: State, es: Tensor, es_np: np.ndarray, plan: _Plan, need_state: bool = True
-                ) -> tuple[Tensor, Tensor, State]:
-        """(padded output rows [max_len * n_seg, H], index of step (t, b) in them [T * B], final state or ())."""
+    def _padded(self, x: Tensor, state: State, es: tuple[Tensor, np.ndarray] | None, plan: _Plan,
+                need_state: bool = True) -> tuple[Tensor, Tensor, State]:
+        """(padded output rows [max_len * n_seg, H], index of step (t, b) in them [T * B], final state or ());
+        ``es`` (the episode starts as a tensor and as a host array) is needed only for the final state."""
         T, B, F = x.shape
         dev = x.device
-        index = torch.from_numpy(plan.rows).to(dev)
-        col = torch.from_numpy(plan.col).to(dev)
-        inherit = torch.from_numpy(plan.inherit).to(device=dev, dtype=x.dtype).unsqueeze(1)
+        index = plan.rows.to(dev)
+        col = plan.col.to(dev)
+        inherit = plan.inherit.to(device=dev, dtype=x.dtype).unsqueeze(1)
         init = tuple(s.index_select(0, col) * inherit for s in state)
         n_rows = plan.max_len * plan.n_seg
         padded = x.new_zeros(n_rows, F).index_copy(0, index, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
@@ -194,6 +221,7 @@ class _RNNCore(MemoryCore):
             return out, index, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
         # the tail window (from the earliest "last episode start") gives it exactly, without padding.
+        es, es_np = es
         t0 = int(np.where(es_np, np.arange(T)[:, None], 0).max(0).min())  # earliest last start
         tail_init = state if t0 == 0 else tuple(torch.zeros_like(s) for s in state)
         _, final = self._loop(x[t0:], tail_init, es[t0:])
@@ -202,33 +230,53 @@ class _RNNCore(MemoryCore):
 
 class _Plan(NamedTuple):
     """Every column of a ``[T, B]`` chunk cut at its episode starts into segments, laid out as the columns
-    of a padded ``[max_len, n_seg]`` batch (host arrays)."""
+    of a padded ``[max_len, n_seg]`` batch (CPU tensors, made from host arrays without copies)."""
 
-    rows: np.ndarray
+    rows: Tensor
     """[T * B] (t-major: entry t * B + b): the padded row (position * n_seg + segment) of step t of column b"""
     n_seg: int
     max_len: int
-    col: np.ndarray
+    col: Tensor
     """[n_seg]: the column each segment belongs to"""
-    inherit: np.ndarray
+    inherit: Tensor
     """[n_seg] float32: 1 for the first segment of a column that does not begin an episode (it starts from
     the carried state), 0 otherwise (it starts from the initial state)"""
 
 
 def _plan(es: np.ndarray) -> _Plan:
-    T, B = es.shape
-    starts = es.T.copy()  # [B, T]: column-major flat index b * T + t
-    starts[:, 0] = True
+    return _plans(es, [es.shape[1]])[0]
+
+
+def _plans(es: np.ndarray, sizes: Sequence[int]) -> list[_Plan]:
+    """The plans of consecutive column groups of ``es [T, C]`` (group g: the next ``sizes[g]`` columns), each
+    exactly ``_plan(es[:, group])``, from one pass over all columns (PPO plans a whole epoch's minibatches
+    at once: the numpy calls are then shared by the minibatches)."""
+    T, C = es.shape
+    edges = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=edges[1:])
+    if edges[-1] != C or (edges[1:] <= edges[:-1]).any():
+        raise ValueError(f"group sizes {list(sizes)} must be positive and add up to the {C} columns")
+    starts = es.T.copy()  # [C, T]: column-major flat index c * T + t
+    starts[:, 0] = True  # every column begins a segment, so no segment crosses a column or a group
     flat = starts.reshape(-1)
-    start_idx = np.flatnonzero(flat)
-    n_seg = len(start_idx)
-    seg_id = np.cumsum(flat) - 1
-    max_len = max(int((start_idx[1:] - start_idx[:-1]).max()) if n_seg > 1 else 0, B * T - int(start_idx[-1]))
-    pos = np.arange(B * T) - start_idx[seg_id]
-    rows = (pos * n_seg + seg_id).reshape(B, T).T.reshape(-1)
+    start_idx = np.flatnonzero(flat)  # [S] (global segment order: column by column)
+    seg_id = np.cumsum(flat) - 1  # the segment of each step
     col = start_idx // T
+    seg_edges = np.searchsorted(col, edges)  # the first segment of each group
+    n_seg = np.diff(seg_edges)
+    max_len = np.maximum.reduceat(np.diff(start_idx, append=C * T), seg_edges[:-1])
+    group = np.repeat(np.arange(len(sizes)), n_seg)  # the group of each segment
+    # padded row = position in the segment * (the group's segment count) + the segment's index in its group
+    g = group[seg_id]
+    rows = ((np.arange(C * T) - start_idx[seg_id]) * n_seg[g] + (seg_id - seg_edges[g])).reshape(C, T)
     inherit = ((start_idx % T == 0) & ~es[0, col]).astype(np.float32)
-    return _Plan(rows, n_seg, max_len, col, inherit)
+    local_col = torch.from_numpy(col - edges[group])
+    inherit_t = torch.from_numpy(inherit)
+    return [
+        _Plan(torch.from_numpy(rows[c0:c1].T.reshape(-1)), int(n_seg[i]), int(max_len[i]),
+              local_col[s0:s1], inherit_t[s0:s1])
+        for i, (c0, c1, s0, s1) in enumerate(zip(edges[:-1], edges[1:], seg_edges[:-1], seg_edges[1:], strict=True))
+    ]
 
 
 class LSTMCore(_RNNCore):
@@ -247,6 +295,45 @@ class LSTMCore(_RNNCore):
 
     def _from_rnn(self, rnn_state) -> State:
         return (rnn_state[0][0], rnn_state[1][0])
+
+    def forward_rows_manual(self, x: Tensor, state: State, plan: _Plan | None):
+        """See :class:`MemoryCore`: on the CPU, oneDNN's LSTM layer forward and backward kernels called
+        directly (the kernels ``torch.lstm`` runs there, without the autograd graph around them), for a
+        minibatch planned by :meth:`plan_rows`."""
+        r = self.rnn
+        if (plan is None or not _MKLDNN_LAYER or not torch.backends.mkldnn.enabled or x.device.type != "cpu"
+                or x.dtype != torch.float32 or x.requires_grad or any(s.requires_grad for s in state)):
+            return None
+        T, B, F = x.shape
+        H = self.hidden_size
+        params = (r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0)
+        w = [p.detach() for p in params]
+        inherit = plan.inherit.unsqueeze(1)
+        if plan.n_seg == B:  # no episode start after step 0: the chunk itself, from the masked state
+            index, inp = None, x.contiguous()
+            h0, c0 = (s * inherit for s in state)
+        else:
+            index = plan.rows
+            h0, c0 = (s.index_select(0, plan.col) * inherit for s in state)
+            n_rows = plan.max_len * plan.n_seg
+            inp = x.new_zeros(n_rows, F).index_copy_(0, index, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
+        with torch.enable_grad():  # oneDNN returns its training workspace only in grad mode (no input needs grad)
+            out, hy, cy, workspace = _MKLDNN_LAYER(inp, *w, h0, c0, False, [], _LSTM_MODE, H, 1, True, False, False,
+                                                   True)
+
+        def backward(d_rows: Tensor) -> dict[Tensor, Tensor]:
+            g = _MKLDNN_LAYER_BACKWARD(inp, *w, h0, c0, out, hy, cy, d_rows.view(out.shape), None, None, False,
+                                       _LSTM_MODE, H, 1, True, True, False, [], False, workspace)
+            return dict(zip(params, g[1:5], strict=True))  # (d input, d weights ih/hh, d biases ih/hh, d h0, d c0)
+
+        return out.view(-1, H), index, backward
+
+
+_LSTM_MODE = 2  # oneDNN RNN mode of an LSTM (ATen's enum: RNN_RELU, RNN_TANH, LSTM, GRU)
+_MKLDNN_LAYER = getattr(torch.ops.aten, "mkldnn_rnn_layer", None) if torch.backends.mkldnn.is_available() else None
+_MKLDNN_LAYER_BACKWARD = getattr(torch.ops.aten, "mkldnn_rnn_layer_backward", None)
+if _MKLDNN_LAYER_BACKWARD is None:
+    _MKLDNN_LAYER = None
 
 
 class GRUCore(_RNNCore):
