@@ -107,7 +107,7 @@ def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.n
             raise ValueError(f"action {actions!r} is not an integer; action space is {space}")
         arr = arr.astype(np.int64, copy=False)
         # one reduction: below `start` wraps around to a huge unsigned value
-        if arr.size and int((arr - space.start).view(np.uint64).max()) >= int(space.n):
+        if arr.size and int((arr - space.start if space.start else arr).view(np.uint64).max()) >= int(space.n):
             raise ValueError(f"action {actions!r} is outside the action space {space}")
     elif isinstance(space, gym.spaces.MultiDiscrete):
         arr = arr.astype(np.int64)

@@ -59,6 +59,11 @@ class TMazeCore(BatchedCore):
         self.noise_table = np.zeros((num_envs, self.T + 1), dtype=np.int64)
         self._rows = np.arange(num_envs)
         self._steps = np.arange(self.T + 1)[None, :]
+        # The move of every (x, action) pair, indexed by x * 4 + action: the next x, and the arm entered
+        # (+1 up, -1 down, 0 none: only a turn at the junction enters one).
+        xs, acts = np.divmod(np.arange((self.L + 1) * 4), 4)
+        self._next_x = np.clip(xs + _DX[acts], 0, self.L)
+        self._arm = np.where(_TURN[acts] & (xs == self.L), _DY[acts], 0)
         self.action_space = gym.spaces.Discrete(4)
         self.obs_spaces = {
             "partial": gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
@@ -77,15 +82,16 @@ class TMazeCore(BatchedCore):
 
     def step(self, actions, idx=None):
         sl = slice(None) if idx is None else idx
-        x = self.x[sl]
         t = self.t[sl] + 1
-        turn = _TURN[actions] & (x == self.L)
-        new_x = np.minimum(np.maximum(x + _DX[actions], 0), self.L)
-        new_y = np.where(turn, _DY[actions], 0)
-        correct = turn & (new_y == self.goal[sl])
-        terminated = turn | (t >= self.T)
-        lagging = new_x < t
-        reward = np.where(terminated, correct, np.where(lagging, self.step_penalty, 0.0))
+        move = self.x[sl] * 4 + actions
+        new_x = self._next_x[move]
+        new_y = self._arm[move]  # != 0 exactly when the agent turns at the junction
+        correct = new_y == self.goal[sl]  # (the goal is +-1, never 0)
+        terminated = (new_y != 0) | (t >= self.T)
+        if self.penalty:  # non-final steps after which the agent lags behind the optimal schedule
+            reward = np.where(terminated, correct, np.where(new_x < t, self.step_penalty, 0.0))
+        else:
+            reward = correct.astype(np.float64)
         self.x[sl] = new_x
         self.y[sl] = new_y
         self.t[sl] = t
