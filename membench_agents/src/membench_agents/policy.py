@@ -12,6 +12,7 @@ Observations are torch tensors (or dicts of them) on the policy's device with th
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import gymnasium as gym
@@ -159,6 +160,7 @@ class ActorCritic(nn.Module):
         self.obs_norm = ObsNormalizer(observation_space, enabled=norm_obs)
         self.encoder = make_encoder(observation_space, hidden_size=encoder_size)
         self.core = make_core(core, self.encoder.out_dim, hidden_size)
+        self._frozen: tuple | None = None  # see frozen()
         H = self.core.out_dim
         # one linear layer for policy outputs and value (one matmul per step); rows initialised separately
         self.head = nn.Linear(H, self.n_out + 1)
@@ -197,10 +199,19 @@ class ActorCritic(nn.Module):
     def initial_state(self, n: int, device=None) -> State:
         return self.core.initial_state(n, self.device if device is None else device)
 
+    @contextlib.contextmanager
     def frozen(self):
         """A context for rollouts and evaluations, in which the weights do not change: the memory core may
-        use cached forms of them (:meth:`MemoryCore.frozen`)."""
-        return self.core.frozen()
+        use cached forms of them (:meth:`MemoryCore.frozen`), and :meth:`act_into` reads the head's weights
+        and the modules it calls from one cached tuple (module attribute lookups cost more than the small
+        ops they feed)."""
+        with self.core.frozen():
+            head = self.head
+            self._frozen = (self.obs_norm, self.encoder, self.core, head.weight.detach().t(), head.bias.detach())
+            try:
+                yield
+            finally:
+                self._frozen = None
 
     def update_obs_stats(self, obs) -> None:
         self.obs_norm.update(obs)
@@ -280,9 +291,14 @@ class ActorCritic(nn.Module):
         """
         if self.kind != "discrete":
             raise ValueError(f"act_into is for Discrete action spaces (this policy's actions: {self.kind})")
-        feats, state = self.core.step(self._encode(obs), state, episode_start)
-        head = self.head
-        torch.addmm(head.bias, feats, head.weight.t(), out=head_out)
+        frozen = self._frozen
+        if frozen is None:
+            frozen = (self.obs_norm, self.encoder, self.core, self.head.weight.t(), self.head.bias)
+        obs_norm, encoder, core, weight_t, bias = frozen
+        if obs_norm.enabled:
+            obs = obs_norm(obs)
+        feats, state = core.step(encoder.forward(obs), state, episode_start)
+        torch.addmm(bias, feats, weight_t, out=head_out)
         logp_all = torch.log_softmax(head_out[:, : self.n_out], -1)
         torch.argmax(logp_all.exp() / noise, -1, keepdim=True, out=action_out)
         torch.gather(logp_all, -1, action_out, out=logp_out)

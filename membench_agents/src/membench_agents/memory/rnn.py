@@ -79,17 +79,18 @@ class _RNNCore(MemoryCore):
             yield
             return
         with torch.no_grad():
-            self._frozen = (r.weight_ih_l0.t().contiguous().t(), r.weight_hh_l0.t().contiguous().t())
+            self._frozen = (r.weight_ih_l0.t().contiguous().t(), r.weight_hh_l0.t().contiguous().t(),
+                            r.bias_ih_l0.detach(), r.bias_hh_l0.detach())
         try:
             yield
         finally:
             self._frozen = None
 
     def _cell_weights(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        r = self.rnn
         frozen = self._frozen
         if frozen is not None and not torch.is_grad_enabled():
-            return (*frozen, r.bias_ih_l0, r.bias_hh_l0)
+            return frozen
+        r = self.rnn
         return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
 
     # -- subclass hooks -------------------------------------------------------------------------------
