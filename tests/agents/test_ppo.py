@@ -367,7 +367,8 @@ def test_numpy_rollout_fast_path_equals_generic_rollout(case):
 def test_written_out_lstm_update_equals_the_autograd_update():
     """Discrete LSTM policies on the CPU update without autograd (LSTMCore.forward_rows_manual, the loss's
     written-out gradients straight into the flat buffer): the same parameters as the autograd update, with
-    padded minibatches (bptt 6 on T-Maze T = 4) and without; a policy with an encoder MLP keeps autograd."""
+    padded minibatches (bptt 6 on T-Maze T = 4) and without; a policy with an encoder MLP, and GRU and MLP
+    cores, keep autograd."""
     def make(bptt):
         cfg = PPOConfig(core="lstm", num_envs=4, num_steps=12, total_steps=10_000, hidden_size=8,
                         num_minibatches=2, bptt_length=bptt, seed=5)
@@ -383,6 +384,8 @@ def test_written_out_lstm_update_equals_the_autograd_update():
             assert torch.equal(p, q), name
     cfg = PPOConfig(core="lstm", num_envs=4, num_steps=12, hidden_size=8, num_minibatches=2, encoder_size=8)
     assert not PPO(make_vector_env(TMAZE, 4), cfg)._manual
+    for core in ("gru", "mlp"):  # no written-out path: autograd
+        assert not PPO(make_vector_env(TMAZE, 4), PPOConfig(core=core, num_envs=4, num_steps=12, hidden_size=8))._manual
 
 
 # -- make_vector_env -------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ from membench_agents.envs import (
     take_rows,
     to_tensor,
 )
-from membench_agents.memory import CORES
+from membench_agents.memory import CORES, MemoryCore
 from membench_agents.policy import ActorCritic, RunningMeanStd
 
 
@@ -204,11 +204,12 @@ class PPO:
         self._flat = _FlatParams(self._params) if _FlatParams.supported(self._params) else None
         self._opt_params = [self._flat.param] if self._flat else self._params  # what Adam steps and clipping sees
         self.optimizer = _adam(self._opt_params, cfg.learning_rate, self.device)
-        # Discrete policies on the CPU whose only parameters are the memory core's and the head's: updates
-        # may write out their whole backward pass (when the core has forward_rows_manual), without autograd
-        head = (self.policy.head.weight, self.policy.head.bias)
+        # Discrete policies on the CPU whose only parameters are the memory core's and the head's, with a core
+        # that implements forward_rows_manual: updates write out their whole backward pass, without autograd
+        core, head = self.policy.core, (self.policy.head.weight, self.policy.head.bias)
         self._manual = (self._flat is not None and self.policy.kind == "discrete" and self.device.type == "cpu"
-                        and {id(p) for p in self._params} == {id(p) for p in (*self.policy.core.parameters(), *head)})
+                        and type(core).forward_rows_manual is not MemoryCore.forward_rows_manual
+                        and {id(p) for p in self._params} == {id(p) for p in (*core.parameters(), *head)})
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))

@@ -5,12 +5,20 @@ are zeroed, then one fused cell step runs. Updates call it on truncated-BPTT chu
 
 * without an episode start inside the chunk (after step 0), one fused ``nn.LSTM`` / ``nn.GRU`` call runs
   the whole chunk;
-* otherwise every column is cut at its episode starts into segments, and all segments run in ONE packed
-  ``nn.LSTM`` / ``nn.GRU`` call (``pack_padded_sequence``): a segment that begins an episode starts from
-  the initial state, the first segment of a column starts from the carried state. No gradient crosses an
-  episode start, exactly as with a masked step loop, but the time loop runs inside ATen instead of Python
-  and no step is computed twice. ``sequence_mode="loop"`` selects the masked step loop instead (same
-  numbers; kept as a reference and for tests).
+* otherwise every column is cut at its episode starts into segments, and all segments run as the columns
+  of ONE padded ``[longest segment, segments]`` batch in one ``nn.LSTM`` / ``nn.GRU`` call: a segment that
+  begins an episode starts from the initial state, the first segment of a column starts from the carried
+  state. No gradient crosses an episode start, exactly as with a masked step loop, but the time loop runs
+  inside ATen instead of Python and no step is computed twice (padding steps are zeros whose outputs are
+  never read). ``sequence_mode="loop"`` selects the masked step loop instead (same numbers; kept as a
+  reference and for tests), and "auto" (the default) falls back to it where padding would cost more.
+
+The segment layout (:class:`_Plan`) is host work; :meth:`_RNNCore.plan_rows` computes it for all the
+minibatches of a PPO epoch in one vectorised pass. On the CPU, :meth:`LSTMCore.forward_rows_manual` runs a
+planned minibatch through oneDNN's LSTM layer kernels directly (the ones ``torch.lstm`` uses there) and
+returns their backward as a function, for callers that write out the rest of their gradient (PPO's
+Discrete update): the same numbers without the autograd graph around the kernels. GRUs keep autograd
+(ATen's oneDNN RNN path is LSTM-only).
 """
 
 from __future__ import annotations
