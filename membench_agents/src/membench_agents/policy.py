@@ -257,14 +257,14 @@ class ActorCritic(nn.Module):
         p, v = out[:, : self.n_out], out[:, self.n_out]
         if self.kind == "discrete":
             logp_all = torch.log_softmax(p, -1)
-            idx = p.argmax(-1) if deterministic else _sample_categorical(logp_all, generator)
+            idx = p.argmax(-1) if deterministic else _sample_categorical(p, generator)
             logp = logp_all.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
             return (idx + self.action_start if self._start_nonzero else idx), logp, v, state
         if self.kind == "multidiscrete":
             idxs, logp = [], 0.0
             for logits in p.split(self.nvec, -1):
                 lp = torch.log_softmax(logits, -1)
-                i = logits.argmax(-1) if deterministic else _sample_categorical(lp, generator)
+                i = logits.argmax(-1) if deterministic else _sample_categorical(logits, generator)
                 idxs.append(i)
                 logp = logp + lp.gather(-1, i.unsqueeze(-1)).squeeze(-1)
             idx = torch.stack(idxs, -1)
@@ -277,17 +277,18 @@ class ActorCritic(nn.Module):
         logp = self._gauss_logp(a, p)
         return a.reshape(*a.shape[:-1], *self.action_shape), logp, v, state
 
-    def act_into(self, obs, state: State, episode_start: Tensor, noise: Tensor, action_out: Tensor,
-                 logp_out: Tensor, head_out: Tensor) -> State:
+    def act_into(self, obs, state: State, episode_start: Tensor, log_noise: Tensor, action_out: Tensor,
+                 head_out: Tensor) -> State:
         """:meth:`act` for ``Discrete`` actions with its results written into caller buffers (PPO's rollout
         fast path; no new tensors for the outputs, no copies). Returns the new state.
 
-        ``noise``: ``[B, n]`` Exp(1) draws, exactly those that :meth:`act` would draw from its generator
+        ``log_noise``: ``[B, n]`` logarithms of the Exp(1) draws :meth:`act` would draw from its generator
         (``torch.empty_like(logits).exponential_(generator)``), so the caller can draw a whole rollout's
         noise in one call. Outputs (views into the caller's buffers, written in place): ``action_out [B, 1]``
-        (long, environment actions), ``logp_out [B, 1]``, ``head_out [B, n + 1]`` (the head's outputs: the
-        value is ``head_out[:, n]``). Same numbers as :meth:`act` bit for bit (``nn.Linear`` on a 2-D
-        input is this ``addmm``).
+        (long, environment actions) and ``head_out [B, n + 1]`` (the head's outputs: the value is
+        ``head_out[:, n]``; :meth:`discrete_log_prob` gives the log-probabilities of the actions, for a
+        whole rollout at once). Same numbers as :meth:`act` bit for bit (``nn.Linear`` on a 2-D input is
+        this ``addmm``; test_ppo compares the two rollout paths).
         """
         if self.kind != "discrete":
             raise ValueError(f"act_into is for Discrete action spaces (this policy's actions: {self.kind})")
@@ -299,12 +300,17 @@ class ActorCritic(nn.Module):
             obs = obs_norm(obs)
         feats, state = core.step(encoder.forward(obs), state, episode_start)
         torch.addmm(bias, feats, weight_t, out=head_out)
-        logp_all = torch.log_softmax(head_out[:, : self.n_out], -1)
-        torch.argmax(logp_all.exp() / noise, -1, keepdim=True, out=action_out)
-        torch.gather(logp_all, -1, action_out, out=logp_out)
+        torch.argmax(head_out[:, : self.n_out] - log_noise, -1, keepdim=True, out=action_out)
         if self._start_nonzero:
             action_out.add_(self.action_start)
         return state
+
+    def discrete_log_prob(self, head_out: Tensor, actions: Tensor) -> Tensor:
+        """log pi(action) of a Discrete policy from its head outputs ``[..., n + 1]`` (as :meth:`act_into`
+        writes them) and environment actions ``[...]``: the log-probabilities :meth:`act` returns."""
+        logp_all = torch.log_softmax(head_out[..., : self.n_out], -1)
+        idx = actions - self.action_start if self._start_nonzero else actions
+        return logp_all.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
 
     def _gauss_logp(self, a: Tensor, mean: Tensor) -> Tensor:
         z = (a - mean) * torch.exp(-self.log_std)
@@ -349,11 +355,12 @@ class ActorCritic(nn.Module):
         return flat.reshape(action.shape)
 
 
-def _sample_categorical(logp: Tensor, generator: torch.Generator | None) -> Tensor:
-    """One sample per row: argmax of p / E with E ~ Exp(1) i.i.d. (the exponential race, equivalent to the
-    Gumbel-max trick): exact, and 4 tensor ops instead of torch.multinomial's slower path for small batches."""
-    e = torch.empty_like(logp).exponential_(generator=generator)
-    return (logp.exp() / e).argmax(-1)
+def _sample_categorical(logits: Tensor, generator: torch.Generator | None) -> Tensor:
+    """One sample per row of (unnormalised) ``logits``: argmax of logits - log E with E ~ Exp(1) i.i.d. (the
+    Gumbel-max trick; -log E is Gumbel): exact, and 4 tensor ops instead of torch.multinomial's slower
+    path for small batches."""
+    e = torch.empty_like(logits).exponential_(generator=generator)
+    return (logits - e.log()).argmax(-1)
 
 
 def _unsqueeze0(obs):

@@ -293,12 +293,12 @@ class PPO:
             "es_np": self._es_store.numpy(),
             "act": [a.unsqueeze(-1) for a in self.act_buf.unbind(0)] if discrete else list(self.act_buf.unbind(0)),
             "act_np": self.act_buf.numpy(),
-            "logp": [x.unsqueeze(-1) for x in self.logp_buf.unbind(0)] if discrete else list(self.logp_buf.unbind(0)),
+            "logp": list(self.logp_buf.unbind(0)),
             "val": list(self.val_buf.unbind(0)),
             "rew_np": self.rew_buf.numpy(),
             "head_buf": head,
             "head": list(head.unbind(0)) if discrete else None,
-            "noise_buf": noise,
+            "noise_buf": noise,  # log Exp(1) draws of the whole rollout (Discrete policies)
             "noise": list(noise.unbind(0)) if discrete else None,
         }
 
@@ -311,9 +311,10 @@ class PPO:
         """:meth:`_rollout_generic` for a numpy env and CPU buffers, with the same results bit for bit and
         less work per step: the env's outputs are written straight into numpy views of the buffers (the
         observation row t + 1 is also the next step's policy input), Discrete policies write their outputs
-        into the buffers (:meth:`ActorCritic.act_into`) and the rollout's exploration noise is drawn in one
-        call (on CPU, one ``exponential_`` call of T x N x n draws produces exactly the draws of T calls of
-        N x n in order; test_ppo checks this path against the generic one)."""
+        into the buffers (:meth:`ActorCritic.act_into`; their log-probabilities are computed for the whole
+        rollout after it) and the rollout's exploration noise is drawn in one call (on CPU, one
+        ``exponential_`` call of T x N x n draws produces exactly the draws of T calls of N x n in order;
+        test_ppo checks this path against the generic one)."""
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
         K = self.bptt
         views = self._fast
@@ -322,8 +323,8 @@ class PPO:
         rew_np = views["rew_np"]
         discrete = policy.kind == "discrete"
         if discrete:
-            head_rows, noise = views["head"], views["noise"]
-            views["noise_buf"].exponential_(generator=self.generator)
+            head_rows, log_noise = views["head"], views["noise"]
+            views["noise_buf"].exponential_(generator=self.generator).log_()
         _tree_set(self._obs_store, 0, self.next_obs)
         es_rows[0].copy_(self.next_episode_start)
         state = self.next_state
@@ -333,8 +334,7 @@ class PPO:
                 for buf, s in zip(self.state_buf, state, strict=True):
                     buf[t // K] = s
             if discrete:
-                state = policy.act_into(obs_rows[t], state, es_rows[t], noise[t], act_rows[t], logp_rows[t],
-                                        head_rows[t])
+                state = policy.act_into(obs_rows[t], state, es_rows[t], log_noise[t], act_rows[t], head_rows[t])
                 env_action = act_np[t]
             else:
                 action, logp, value, state = policy.act(obs_rows[t], state, es_rows[t], generator=self.generator)
@@ -369,8 +369,10 @@ class PPO:
                 episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
                 self.ep_return[done] = 0.0
                 self.ep_length[done] = 0
-        if discrete:
-            self.val_buf.copy_(views["head_buf"][:, :, policy.n_out])
+        if discrete:  # values and log-probabilities from the head outputs of the whole rollout
+            head = views["head_buf"]
+            self.val_buf.copy_(head[:, :, policy.n_out])
+            self.logp_buf.copy_(policy.discrete_log_prob(head, self.act_buf))
         T = cfg.num_steps
         self.next_obs, self.next_state, self.next_episode_start = obs_rows[T], state, es_rows[T]
         return episodes

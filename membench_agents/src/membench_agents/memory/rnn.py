@@ -153,15 +153,9 @@ class _RNNCore(MemoryCore):
         if plan is None:
             out, index, _ = self._sequence(x, state, episode_start, False, rows=True)
             return out, index
-        T, B = x.shape[:2]
-        if x.dim() != 3 or plan.rows.shape[0] != T * B:
-            raise ValueError(f"the plan is for {plan.rows.shape[0]} steps, x has shape {tuple(x.shape)}")
-        if plan.n_seg == B:  # no episode start after step 0: one call on the chunk from the masked state
-            inherit = plan.inherit.to(device=x.device, dtype=x.dtype).unsqueeze(1)
-            out, _ = self._rnn(x, self._to_rnn(tuple(s * inherit for s in state)))
-            return out.reshape(T * B, out.shape[-1]), None
-        out, index, _ = self._padded(x, state, None, plan, need_state=False)
-        return out, index
+        inp, init, index = _layout(x, state, plan)
+        out, _ = self._rnn(inp, self._to_rnn(init))
+        return out.reshape(-1, out.shape[-1]), index
 
     def _sequence(self, x: Tensor, state: State, episode_start: Tensor, need_state: bool, rows: bool
                   ) -> tuple[Tensor, Tensor | None, State]:
@@ -216,16 +210,10 @@ class _RNNCore(MemoryCore):
                 need_state: bool = True) -> tuple[Tensor, Tensor, State]:
         """(padded output rows [max_len * n_seg, H], index of step (t, b) in them [T * B], final state or ());
         ``es`` (the episode starts as a tensor and as a host array) is needed only for the final state."""
-        T, B, F = x.shape
-        dev = x.device
-        index = plan.rows.to(dev)
-        col = plan.col.to(dev)
-        inherit = plan.inherit.to(device=dev, dtype=x.dtype).unsqueeze(1)
-        init = tuple(s.index_select(0, col) * inherit for s in state)
-        n_rows = plan.max_len * plan.n_seg
-        padded = x.new_zeros(n_rows, F).index_copy(0, index, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
+        T = x.shape[0]
+        padded, init, index = _layout(x, state, plan)
         out, _ = self._rnn(padded, self._to_rnn(init))
-        out = out.reshape(n_rows, out.shape[-1])
+        out = out.reshape(-1, out.shape[-1])
         if not need_state:
             return out, index, ()
         # The final state: the last segment of every column ends at t = T - 1, so a short masked loop over
@@ -288,6 +276,24 @@ def _plans(es: np.ndarray, sizes: Sequence[int]) -> list[_Plan]:
     ]
 
 
+def _layout(x: Tensor, state: State, plan: _Plan) -> tuple[Tensor, State, Tensor | None]:
+    """The recurrent kernel's inputs for a planned chunk ``x [T, B, F]`` from ``state``: ``(input,
+    initial state, index)``. Padded segments (``index``: the padded row of each step, as in
+    :meth:`MemoryCore.forward_rows`), or, when no episode starts after step 0 (one segment per column), the
+    chunk itself from the state masked at its step-0 starts (``index`` None)."""
+    T, B, F = x.shape
+    if plan.rows.shape[0] != T * B:
+        raise ValueError(f"the plan is for {plan.rows.shape[0]} steps, x has shape {tuple(x.shape)}")
+    dev = x.device
+    inherit = plan.inherit.to(device=dev, dtype=x.dtype).unsqueeze(1)
+    if plan.n_seg == B:
+        return x, tuple(s * inherit for s in state), None
+    index, col = plan.rows.to(dev), plan.col.to(dev)
+    init = tuple(s.index_select(0, col) * inherit for s in state)
+    padded = x.new_zeros(plan.max_len * plan.n_seg, F).index_copy_(0, index, x.reshape(T * B, F))
+    return padded.view(plan.max_len, plan.n_seg, F), init, index
+
+
 class LSTMCore(_RNNCore):
     """A one-layer LSTM; state ``(h, c)``, each ``[B, H]``."""
 
@@ -313,19 +319,11 @@ class LSTMCore(_RNNCore):
         if (plan is None or not _MKLDNN_LAYER or not torch.backends.mkldnn.enabled or x.device.type != "cpu"
                 or x.dtype != torch.float32 or x.requires_grad or any(s.requires_grad for s in state)):
             return None
-        T, B, F = x.shape
         H = self.hidden_size
         params = (r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0)
         w = [p.detach() for p in params]
-        inherit = plan.inherit.unsqueeze(1)
-        if plan.n_seg == B:  # no episode start after step 0: the chunk itself, from the masked state
-            index, inp = None, x.contiguous()
-            h0, c0 = (s * inherit for s in state)
-        else:
-            index = plan.rows
-            h0, c0 = (s.index_select(0, plan.col) * inherit for s in state)
-            n_rows = plan.max_len * plan.n_seg
-            inp = x.new_zeros(n_rows, F).index_copy_(0, index, x.reshape(T * B, F)).view(plan.max_len, plan.n_seg, F)
+        inp, (h0, c0), index = _layout(x, state, plan)
+        inp = inp.contiguous()
         with torch.enable_grad():  # oneDNN returns its training workspace only in grad mode (no input needs grad)
             out, hy, cy, workspace = _MKLDNN_LAYER(inp, *w, h0, c0, False, [], _LSTM_MODE, H, 1, True, False, False,
                                                    True)
