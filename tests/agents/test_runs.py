@@ -124,3 +124,35 @@ def test_unknown_hyperparameter_is_one_error_with_close_matches(tmp_path):
     cfg = tiny_config("ppo-mlp", **{"ppo.core": "gru"})
     with pytest.raises(ConfigError, match="set by the run"):
         runs.preflight(cfg)
+
+
+def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monkeypatch):
+    """TensorBoard scalars wait in the batched writer until every_s seconds passed, a checkpoint flushes,
+    or the run closes; none is lost or reordered."""
+
+    class Fake:
+        def __init__(self):
+            self.got, self.closed = [], False
+
+        def add_scalar(self, tag, value, step):
+            self.got.append((tag, value, step))
+
+        def close(self):
+            self.closed = True
+
+    clock = [100.0]
+    monkeypatch.setattr(runs.time, "monotonic", lambda: clock[0])
+    fake = Fake()
+    w = runs._BatchedWriter(fake, every_s=2.0)
+    w.add_scalar("a", 1.0, 1)
+    w.add_scalar("b", 2.0, 1)
+    assert fake.got == []
+    clock[0] += 2.5
+    w.add_scalar("a", 3.0, 2)  # the interval has passed: all three are handed over, in order
+    assert fake.got == [("a", 1.0, 1), ("b", 2.0, 1), ("a", 3.0, 2)]
+    w.add_scalar("c", 4.0, 3)
+    w.flush()
+    assert fake.got[-1] == ("c", 4.0, 3) and not w.pending
+    w.add_scalar("d", 5.0, 4)
+    w.close()
+    assert fake.got[-1] == ("d", 5.0, 4) and fake.closed

@@ -381,6 +381,34 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     os.replace(tmp, path)
 
 
+class _BatchedWriter:
+    """A TensorBoard ``SummaryWriter`` fed in batches: scalars wait here and are handed over at most every
+    ``every_s`` seconds, on :meth:`flush` (every checkpoint) and on :meth:`close`. The writer's background
+    thread wakes for every scalar it is given; woken several times per training iteration, it competes with
+    the training loop for the GIL between torch calls."""
+
+    def __init__(self, writer, every_s: float = 2.0):
+        self.writer = writer
+        self.every_s = every_s
+        self.pending: list[tuple[str, float, int]] = []
+        self.last = time.monotonic()
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.pending.append((tag, value, step))
+        if time.monotonic() - self.last >= self.every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        for tag, value, step in self.pending:
+            self.writer.add_scalar(tag, value, step)
+        self.pending.clear()
+        self.last = time.monotonic()
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
 def train_seed(
     cfg: dict[str, Any],
     seed: int,
@@ -421,7 +449,7 @@ def train_seed(
         resumed = True
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(seed_dir), purge_step=trainer.global_step if resumed else None)
+    writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=trainer.global_step if resumed else None))
     recent = deque(run["recent"], maxlen=100)
     total = trainer.target_steps
     every_eval = cfg["eval"]["every_steps"]
@@ -429,6 +457,7 @@ def train_seed(
     seeds_eval = episode_seeds(cfg)
 
     def save(finished: bool = False) -> None:
+        writer.flush()
         run["recent"] = list(recent)
         run["finished"] = finished
         _save(ckpt, {"format": CHECKPOINT_FORMAT, "config": cfg, "seed": seed, "trainer": trainer.state_dict(),
