@@ -24,7 +24,9 @@ the minibatches), ``explained_variance``, ``learning_rate``, and ``episodes``: o
 ``(return, length, success or None)`` per episode finished during the rollout (raw rewards).
 
 Speed (2-core CPU, one torch thread): the rollout costs one fused recurrent cell step per environment
-step (weights in the cell's fastest layout, :meth:`ActorCritic.frozen`); the update runs every chunk's
+step (weights in the cell's fastest layout, :meth:`ActorCritic.frozen`); Discrete actions are sampled by
+Gumbel-max from the raw logits with the whole rollout's noise drawn at once, and their log-probabilities
+are computed from the stored head outputs in one call after the rollout; the update runs every chunk's
 episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per minibatch (see
 :mod:`membench_agents.memory.rnn`; the segment plans of an epoch's minibatches are computed in one pass,
 :meth:`MemoryCore.plan_rows`), and everything after the memory core is one autograd node: the PPO loss
