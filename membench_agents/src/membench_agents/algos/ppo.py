@@ -287,7 +287,7 @@ class PPO:
         T, n = self.config.num_steps, self.policy.n_out
         discrete = self.policy.kind == "discrete"
         head = torch.zeros((T, self.config.num_envs, n + 1), device=self.device) if discrete else None
-        noise = torch.zeros((T, self.config.num_envs, n), device=self.device) if discrete else None
+        log_noise = torch.zeros((T, self.config.num_envs, n), device=self.device) if discrete else None
         return {
             "obs": [_tree_map(lambda o, t=t: o[t], self._obs_store) for t in range(T + 1)],
             "obs_np": _tree_map(lambda o: o.numpy(), self._obs_store),
@@ -300,8 +300,8 @@ class PPO:
             "rew_np": self.rew_buf.numpy(),
             "head_buf": head,
             "head": list(head.unbind(0)) if discrete else None,
-            "noise_buf": noise,  # log Exp(1) draws of the whole rollout (Discrete policies)
-            "noise": list(noise.unbind(0)) if discrete else None,
+            "log_noise_buf": log_noise,  # log Exp(1) draws of the whole rollout (Discrete policies)
+            "log_noise": list(log_noise.unbind(0)) if discrete else None,
         }
 
     def _rollout_steps(self) -> list[tuple[float, int, bool | None]]:
@@ -325,8 +325,8 @@ class PPO:
         rew_np = views["rew_np"]
         discrete = policy.kind == "discrete"
         if discrete:
-            head_rows, log_noise = views["head"], views["noise"]
-            views["noise_buf"].exponential_(generator=self.generator).log_()
+            head_rows, log_noise = views["head"], views["log_noise"]
+            views["log_noise_buf"].exponential_(generator=self.generator).log_()
         _tree_set(self._obs_store, 0, self.next_obs)
         es_rows[0].copy_(self.next_episode_start)
         state = self.next_state
@@ -738,7 +738,7 @@ def _discrete_loss(rows: Tensor, weight: Tensor, bias: Tensor, index: Tensor | N
     n = weight.shape[0] - 1
     # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
     # reductions over the n logits are n - 1 vector operations
-    out = torch.addmm(bias.detach().unsqueeze(1), weight.detach(), rows.detach().t())
+    out = torch.addmm(bias.unsqueeze(1), weight, rows.t())  # (callers run this without grad mode)
     if index is not None:
         out = out.index_select(1, index)
     out = out.numpy()
@@ -769,7 +769,6 @@ def _discrete_loss_grads(saved: tuple, rows: Tensor, weight: Tensor, index: Tens
     d_out = torch.from_numpy(d_out)
     if index is not None:
         d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
-    rows, weight = rows.detach(), weight.detach()
     return (d_out.t().mm(weight) if need_rows else None), d_out.mm(rows), d_out.sum(1)
 
 
