@@ -297,17 +297,18 @@ def test_planned_minibatches_equal_unplanned_ones(name):
 
 @pytest.mark.parametrize("inner_starts", [True, False])
 def test_lstm_written_out_backward_equals_autograd(inner_starts):
-    """``LSTMCore.forward_rows_manual`` (oneDNN's LSTM kernels called directly, no autograd graph) gives
-    autograd's rows and parameter gradients exactly; other cores have no such path."""
+    """``LSTMCore.forward_rows_manual`` (oneDNN's LSTM kernels called directly, no autograd graph) on a
+    minibatch laid out by ``prepare_rows`` gives autograd's rows and parameter gradients exactly; other
+    cores have no such path."""
     core = make_core("lstm", F, H)
     es = torch.rand(T, B, generator=torch.Generator().manual_seed(4)) < (0.2 if inner_starts else 0.0)
     es[0, 1] = True
     plan = core.plan_rows(es.numpy(), [B])[0]
     x, state = _inputs(22), _random_state(core, B, seed=23)
-    manual = core.forward_rows_manual(x, state, plan)
-    if manual is None:
+    laid = core.prepare_rows(x, state, [plan], [B])
+    if laid is None:
         pytest.skip("this torch build has no oneDNN LSTM layer kernels")
-    rows, index, backward = manual
+    rows, index, backward = core.forward_rows_manual(laid[0])
     ref_rows, ref_index = core.forward_rows(x, state, es, plan)
     assert (index is None) == (not inner_starts) and (ref_index is None) == (index is None)
     torch.testing.assert_close(rows, ref_rows, rtol=0, atol=0)
@@ -318,6 +319,36 @@ def test_lstm_written_out_backward_equals_autograd(inner_starts):
     assert set(grads) == set(params)
     for (pname, p), ref in zip(core.named_parameters(), ref_grads, strict=True):
         torch.testing.assert_close(grads[p], ref, rtol=1e-6, atol=1e-6, msg=pname)
-    assert make_core("gru", F, H).forward_rows_manual(x, _random_state(make_core("gru", F, H), B), plan) is None
-    assert make_core("mlp", F, H).forward_rows_manual(x, (), plan) is None
-    assert core.forward_rows_manual(x, state, None) is None  # nothing planned: the caller uses autograd
+    for name in ("gru", "mlp"):
+        other = make_core(name, F, H)
+        assert other.prepare_rows(x, _random_state(other, B), [plan], [B]) is None
+        with pytest.raises(NotImplementedError, match="no written-out backward"):
+            other.forward_rows_manual(laid[0])
+
+
+def test_lstm_minibatches_laid_out_together_equal_each_alone():
+    """``prepare_rows`` lays out several minibatches with one gather: each gets the rows of its own
+    forward_rows (a padded one, one without inner episode starts, and one without a plan, which gets None)."""
+    core = make_core("lstm", F, H, sequence_mode="padded")
+    C, sizes = 9, [4, 2, 3]
+    es = torch.rand(T, C, generator=torch.Generator().manual_seed(6)) < 0.2
+    es[1:, 4:6] = False
+    plans = core.plan_rows(es.numpy(), sizes)
+    plans[2] = None  # e.g. "auto" found its padding too wasteful
+    x, state = _inputs(24, b=C), _random_state(core, C, seed=25)
+    laid = core.prepare_rows(x, state, plans, sizes)
+    if laid is None:
+        pytest.skip("this torch build has no oneDNN LSTM layer kernels")
+    assert laid[2] is None and laid[1].index is None and laid[0].index is not None
+    start = 0
+    for size, plan, entry in zip(sizes, plans, laid, strict=True):
+        sl = slice(start, start + size)
+        start += size
+        if plan is None:
+            continue
+        rows, index, _ = core.forward_rows_manual(entry)
+        ref_rows, ref_index = core.forward_rows(x[:, sl], tuple(s[sl] for s in state), es[:, sl], plan)
+        torch.testing.assert_close(rows, ref_rows, rtol=0, atol=0)
+        assert (index is None and ref_index is None) or torch.equal(index, ref_index)
+    with pytest.raises(ValueError, match="plans for groups"):
+        core.prepare_rows(x, state, plans, [4, 4])

@@ -496,11 +496,13 @@ class PPO:
         stop = False
         M = cfg.num_minibatches
         bounds = [len(c) for c in torch.arange(n_chunks).chunk(M)]
-        for _ in range(cfg.update_epochs):
+        # every epoch's shuffle first, so the cores plan all the update's minibatches in one pass
+        perms = [torch.randperm(n_chunks, generator=self.shuffle_generator) for _ in range(cfg.update_epochs)]
+        all_plans = policy.core.plan_rows(es_host[:, torch.cat(perms).numpy()], bounds * cfg.update_epochs)
+        for epoch, perm in enumerate(perms):
             # one gather per tensor and epoch; minibatches are then contiguous slices (views)
-            perm = torch.randperm(n_chunks, generator=self.shuffle_generator)
+            plans = all_plans[epoch * M : (epoch + 1) * M]
             perm_host = perm.numpy()
-            plans = policy.core.plan_rows(es_host[:, perm_host], bounds)
             perm = perm.to(self.device)
             p_obs = _tree_map(lambda o, perm=perm: o.index_select(1, perm), obs)
             p_states = tuple(s.index_select(0, perm) for s in states)
@@ -508,21 +510,23 @@ class PPO:
             if not discrete:
                 p_acts, p_logp, p_adv, p_ret, p_val = (
                     x.index_select(1, perm) for x in (acts, logp_old, adv, ret, val_old))
+            laid = None
+            if self._manual:  # the epoch's minibatches laid out for the core's written-out path at once
+                with torch.no_grad():
+                    laid = policy.core.prepare_rows(policy._encode(p_obs), p_states, plans, bounds)
             start = 0
-            for size, plan in zip(bounds, plans, strict=True):
+            for m, (size, plan) in enumerate(zip(bounds, plans, strict=True)):
                 sl = slice(start, start + size)
                 start += size
                 mb_obs = _tree_map(lambda o, sl=sl: o[:, sl], p_obs)
                 mb_state = tuple(s[sl] for s in p_states)
-                manual = None
                 if discrete:
                     cols = perm_host[sl]
                     mb_acts, mb_targets = acts_host[:, cols].reshape(-1), targets_host[:, :, cols].reshape(4, -1)
-                    if self._manual:
-                        with torch.no_grad():
-                            manual = policy.core.forward_rows_manual(policy._encode(mb_obs), mb_state, plan)
-                if manual is not None:  # the whole backward pass written out: gradients straight into the flat buffer
-                    out = self._manual_gradients(manual, mb_acts, mb_targets, coefs)
+                if laid is not None and laid[m] is not None:
+                    # the whole backward pass written out: gradients straight into the flat buffer
+                    out = self._manual_gradients(policy.core.forward_rows_manual(laid[m]), mb_acts, mb_targets,
+                                                 coefs)
                 else:
                     if discrete:
                         rows, index = policy.features_rows(mb_obs, mb_state, p_es[:, sl], plan)

@@ -76,14 +76,20 @@ class MemoryCore(nn.Module):
         feats, _ = self.forward(x, state, episode_start, need_state=False)
         return feats.reshape(-1, feats.shape[-1]), None
 
-    def forward_rows_manual(self, x: Tensor, state: State, plan: Any
-                            ) -> tuple[Tensor, Tensor | None, Callable[[Tensor], dict[Tensor, Tensor]]] | None:
-        """:meth:`forward_rows` without autograd, for callers that write out the rest of their backward
-        pass: ``(rows, index, backward)``, where ``backward(d_rows)`` returns the gradient of every
-        parameter of the core (a dict keyed by the parameters), the same numbers autograd would give.
-        ``x`` and ``state`` must not need gradients. None where the core has no such path (the base class;
-        callers then use autograd)."""
+    def prepare_rows(self, x: Tensor, state: State, plans: list[Any], sizes: Sequence[int]) -> list[Any] | None:
+        """The inputs of :meth:`forward_rows_manual` for several minibatches at once: ``x [T, C, F]`` and
+        ``state`` (C rows) hold the minibatches' columns one after another (minibatch g: the next
+        ``sizes[g]`` columns), ``plans`` is :meth:`plan_rows`'s list for them. Returns one entry per
+        minibatch (None for a minibatch without a plan), or None where the core has no written-out path (the
+        base class; callers then use autograd). ``x`` and ``state`` must not need gradients."""
         return None
+
+    def forward_rows_manual(self, prepared: Any) -> tuple[Tensor, Tensor | None, Callable[[Tensor], dict]]:
+        """:meth:`forward_rows` without autograd, for callers that write out the rest of their backward
+        pass, from one entry of :meth:`prepare_rows`: ``(rows, index, backward)``, where ``backward(d_rows)``
+        returns the gradient of every parameter of the core (a dict keyed by the parameters), the same
+        numbers autograd would give."""
+        raise NotImplementedError(f"{type(self).__name__} has no written-out backward pass (see prepare_rows)")
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """One step for a batch: ``x[B, F]``, ``episode_start[B]`` (bool) -> (features [B, H], state).

@@ -24,6 +24,7 @@ Discrete update): the same numbers without the autograd graph around the kernels
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -276,22 +277,68 @@ def _plans(es: np.ndarray, sizes: Sequence[int]) -> list[_Plan]:
     ]
 
 
-def _layout(x: Tensor, state: State, plan: _Plan) -> tuple[Tensor, State, Tensor | None]:
+def _layout(x: Tensor, state: State, plan: _Plan) -> _Laid:
     """The recurrent kernel's inputs for a planned chunk ``x [T, B, F]`` from ``state``: ``(input,
     initial state, index)``. Padded segments (``index``: the padded row of each step, as in
     :meth:`MemoryCore.forward_rows`), or, when no episode starts after step 0 (one segment per column), the
     chunk itself from the state masked at its step-0 starts (``index`` None)."""
-    T, B, F = x.shape
-    if plan.rows.shape[0] != T * B:
-        raise ValueError(f"the plan is for {plan.rows.shape[0]} steps, x has shape {tuple(x.shape)}")
+    return _layout_groups(x, state, [plan], [x.shape[1]])[0]
+
+
+class _Laid(NamedTuple):
+    """A planned minibatch laid out for the recurrent kernel (see :func:`_layout`)."""
+
+    input: Tensor
+    init: State
+    index: Tensor | None
+
+
+def _layout_groups(x: Tensor, state: State, plans: list[_Plan | None], sizes: Sequence[int]) -> list[_Laid | None]:
+    """:func:`_layout` of consecutive column groups of ``x [T, C, F]`` / ``state`` (group g: the next
+    ``sizes[g]`` columns, planned by ``plans[g]``), from one index_copy into one zero buffer and one gather
+    per state tensor for all of them. A group without a plan gets None (its steps land in spare rows)."""
+    T, C, F = x.shape
+    if len(plans) != len(sizes) or sum(sizes) != C:
+        raise ValueError(f"{len(plans)} plans for groups of sizes {list(sizes)}; x has {C} columns")
     dev = x.device
-    inherit = plan.inherit.to(device=dev, dtype=x.dtype).unsqueeze(1)
-    if plan.n_seg == B:
-        return x, tuple(s * inherit for s in state), None
-    index, col = plan.rows.to(dev), plan.col.to(dev)
-    init = tuple(s.index_select(0, col) * inherit for s in state)
-    padded = x.new_zeros(plan.max_len * plan.n_seg, F).index_copy_(0, index, x.reshape(T * B, F))
-    return padded.view(plan.max_len, plan.n_seg, F), init, index
+    dest = torch.empty(T, C, dtype=torch.long)  # the buffer row of every step (t, c)
+    cols, inherit, blocks = [], [], []
+    c0 = offset = n_seg = 0
+    for plan, b in zip(plans, sizes, strict=True):
+        if plan is None:
+            blocks.append(None)
+        else:
+            if plan.rows.shape[0] != T * b:
+                raise ValueError(f"a plan for {plan.rows.shape[0]} steps, its group has {T} x {b}")
+            dest[:, c0 : c0 + b] = plan.rows.view(T, b) + offset
+            cols.append(plan.col + c0)
+            inherit.append(plan.inherit)
+            blocks.append((offset, n_seg, plan, b))
+            offset += plan.max_len * plan.n_seg
+            n_seg += plan.n_seg
+        c0 += b
+    spare = offset
+    for plan, (c0, c1) in zip(plans, itertools.pairwise(np.cumsum([0, *sizes])), strict=True):
+        if plan is None:  # steps of unplanned groups: rows of their own after the planned ones, never read
+            n = T * int(c1 - c0)
+            dest[:, c0:c1] = torch.arange(spare, spare + n).view(T, -1)
+            spare += n
+    if not cols:
+        return [None] * len(plans)
+    buffer = x.new_zeros(spare, F).index_copy_(0, dest.view(-1).to(dev), x.reshape(T * C, F))
+    keep = torch.cat(inherit).to(device=dev, dtype=x.dtype).unsqueeze(1)
+    col = torch.cat(cols).to(dev)
+    init_all = tuple(s.index_select(0, col) * keep for s in state)
+    out: list[_Laid | None] = []
+    for blk in blocks:
+        if blk is None:
+            out.append(None)
+            continue
+        off, s0, plan, b = blk
+        rows = buffer[off : off + plan.max_len * plan.n_seg].view(plan.max_len, plan.n_seg, F)
+        init = tuple(s[s0 : s0 + plan.n_seg] for s in init_all)
+        out.append(_Laid(rows, init, None if plan.n_seg == b else plan.rows.to(dev)))
+    return out
 
 
 class LSTMCore(_RNNCore):
@@ -311,19 +358,23 @@ class LSTMCore(_RNNCore):
     def _from_rnn(self, rnn_state) -> State:
         return (rnn_state[0][0], rnn_state[1][0])
 
-    def forward_rows_manual(self, x: Tensor, state: State, plan: _Plan | None):
-        """See :class:`MemoryCore`: on the CPU, oneDNN's LSTM layer forward and backward kernels called
-        directly (the kernels ``torch.lstm`` runs there, without the autograd graph around them), for a
-        minibatch planned by :meth:`plan_rows`."""
-        r = self.rnn
-        if (plan is None or not _MKLDNN_LAYER or not torch.backends.mkldnn.enabled or x.device.type != "cpu"
+    def prepare_rows(self, x: Tensor, state: State, plans: list[_Plan | None], sizes: Sequence[int]
+                     ) -> list[_Laid | None] | None:
+        """See :class:`MemoryCore`: on the CPU (oneDNN's LSTM layer kernels, the ones ``torch.lstm`` runs
+        there), every planned minibatch laid out by one gather for all of them (:func:`_layout_groups`)."""
+        if (not _MKLDNN_LAYER or not torch.backends.mkldnn.enabled or x.device.type != "cpu"
                 or x.dtype != torch.float32 or x.requires_grad or any(s.requires_grad for s in state)):
             return None
+        return _layout_groups(x, state, plans, sizes)
+
+    def forward_rows_manual(self, prepared: _Laid):
+        """See :class:`MemoryCore`: oneDNN's LSTM layer forward kernel now, its backward kernel in
+        ``backward`` (called directly, without the autograd graph around them)."""
+        r = self.rnn
         H = self.hidden_size
         params = (r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0)
         w = [p.detach() for p in params]
-        inp, (h0, c0), index = _layout(x, state, plan)
-        inp = inp.contiguous()
+        inp, (h0, c0), index = prepared
         with torch.enable_grad():  # oneDNN returns its training workspace only in grad mode (no input needs grad)
             out, hy, cy, workspace = _MKLDNN_LAYER(inp, *w, h0, c0, False, [], _LSTM_MODE, H, 1, True, False, False,
                                                    True)
