@@ -24,7 +24,6 @@ Discrete update): the same numbers without the autograd graph around the kernels
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -302,11 +301,12 @@ def _layout_groups(x: Tensor, state: State, plans: list[_Plan | None], sizes: Se
         raise ValueError(f"{len(plans)} plans for groups of sizes {list(sizes)}; x has {C} columns")
     dev = x.device
     dest = torch.empty(T, C, dtype=torch.long)  # the buffer row of every step (t, c)
-    cols, inherit, blocks = [], [], []
+    cols, inherit, blocks, unplanned = [], [], [], []
     c0 = offset = n_seg = 0
     for plan, b in zip(plans, sizes, strict=True):
         if plan is None:
             blocks.append(None)
+            unplanned.append((c0, b))
         else:
             if plan.rows.shape[0] != T * b:
                 raise ValueError(f"a plan for {plan.rows.shape[0]} steps, its group has {T} x {b}")
@@ -317,14 +317,12 @@ def _layout_groups(x: Tensor, state: State, plans: list[_Plan | None], sizes: Se
             offset += plan.max_len * plan.n_seg
             n_seg += plan.n_seg
         c0 += b
-    spare = offset
-    for plan, (c0, c1) in zip(plans, itertools.pairwise(np.cumsum([0, *sizes])), strict=True):
-        if plan is None:  # steps of unplanned groups: rows of their own after the planned ones, never read
-            n = T * int(c1 - c0)
-            dest[:, c0:c1] = torch.arange(spare, spare + n).view(T, -1)
-            spare += n
     if not cols:
         return [None] * len(plans)
+    spare = offset
+    for c0, b in unplanned:  # steps of unplanned groups: rows of their own after the planned ones, never read
+        dest[:, c0 : c0 + b] = torch.arange(spare, spare + T * b).view(T, b)
+        spare += T * b
     buffer = x.new_zeros(spare, F).index_copy_(0, dest.view(-1).to(dev), x.reshape(T * C, F))
     keep = torch.cat(inherit).to(device=dev, dtype=x.dtype).unsqueeze(1)
     col = torch.cat(cols).to(dev)
