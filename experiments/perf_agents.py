@@ -5,7 +5,9 @@ epochs and LSTM width (the matched cell configs experiments/configs/MIKASA/TMaze
 and sb3-recurrentppo.yaml, checked below), 1 torch thread each, one agent at a time, each in a fresh
 process. SPS = environment steps / training wall time (rollouts + updates; evaluation excluded). Both
 trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
-episode seeds 0..99, deterministic actions).
+episode seeds 0..99, deterministic actions). Each agent steps the task its library's standard way
+(membench: the native batched env; RecurrentPPO: SB3's DummyVecEnv over single envs); the time inside those
+step calls is measured too, and the ratio without it is printed for context.
 
 Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sparse] [--sb3-default-arch]
   (default: L = 10 with the dense variant's shaping (env_kwargs penalty=True, i.e. MIKASA/TMazePassiveDense-v0),
