@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from membench_envs.robo._remember import choice_slots
+from membench_envs.robo._remember import choice_slots, jittered_shuffled_slots
 
 FAMILIES = ["MIKASA/RememberColor3-v0", "MIKASA/RememberShape5-v0", "MIKASA/RememberShapeAndColor3x2-v0"]
 ZERO = np.zeros(8, dtype=np.float32)
@@ -73,6 +73,22 @@ def test_phase_boundaries_from_simulator_state(robo_env, env_id, timing):
                 np.testing.assert_allclose(goal, 0.0)
 
 
+def _close_pairs_off_nominal(slots: np.ndarray, nominal: np.ndarray, min_dist: float) -> list[tuple[int, int]]:
+    """Pairs of slots closer than ``min_dist`` where neither member sits exactly on a nominal slot."""
+    on_nominal = np.linalg.norm(slots[:, None] - nominal[None], axis=2).min(axis=1) < 1e-6
+    pairwise = np.linalg.norm(slots[:, None] - slots[None], axis=2) + np.eye(len(slots))
+    return [(a, b) for a, b in np.argwhere(pairwise < min_dist - 1e-6) if not (on_nominal[a] or on_nominal[b])]
+
+
+@pytest.mark.parametrize("n", [3, 5, 9])
+def test_jittered_slots_keep_their_distance_or_fall_back_to_nominal(n):
+    """Each jittered slot is >= 3 s from those placed before it; after 50 failed tries it takes its nominal slot."""
+    scale = 0.02
+    for seed in range(300):
+        slots = jittered_shuffled_slots(np.random.RandomState(seed), n, scale)
+        assert _close_pairs_off_nominal(slots, choice_slots(n), 3 * scale) == [], seed
+
+
 @pytest.mark.parametrize("env_id", ["MIKASA/RememberColor3-v0", "MIKASA/RememberColor9-v0"])
 def test_choice_slots_are_a_jittered_permutation_of_the_paper_layout(robo_env, env_id):
     env = robo_env(env_id, obs_variant="full")
@@ -86,8 +102,7 @@ def test_choice_slots_are_a_jittered_permutation_of_the_paper_layout(robo_env, e
         nearest = d.argmin(axis=1)
         assert sorted(nearest.tolist()) == list(range(len(nominal)))
         assert d.min(axis=1).max() < 0.05
-        pairwise = np.linalg.norm(slots[:, None] - slots[None], axis=2) + np.eye(len(slots))
-        assert pairwise.min() >= 3 * base.scale - 1e-6 or len(slots) > 3
+        assert _close_pairs_off_nominal(slots, nominal, 3 * base.scale) == [], seed
         seen_orders.add(tuple(nearest))
     assert len(seen_orders) > 1  # objects are shuffled among the slots
 
