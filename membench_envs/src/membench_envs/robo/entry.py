@@ -132,13 +132,24 @@ def make(
     return env
 
 
+def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, Any]) -> None:
+    """The catalogue's kwarg check of one ID (before anything is built; no ManiSkill needed)."""
+    from membench_envs.catalogue.robo import COMMON_PARAMS, TASK_PARAMS
+    from membench_envs.envs._params import check_kwargs
+
+    family = next((v for k, v in TASK_PARAMS.items() if robo_env.startswith(k)), ())
+    check_kwargs(membench_id or robo_env, COMMON_PARAMS + family, kwargs, pass_through=True)
+
+
 def make_robo_env(robo_env: str, membench_id: str | None = None, **kwargs: Any):
     """gymnasium entry point of every ``MIKASA/`` MIKASA-Robo ID (``robo_env`` = ``"module:Class"``)."""
+    check_robo_kwargs(robo_env, membench_id, kwargs)
     return make(robo_env, env_id=membench_id, **kwargs)
 
 
 def make_robo_vec(robo_env: str, membench_id: str | None = None, num_envs: int = 1, **kwargs: Any):
     """gymnasium vector entry point: ``gym.make_vec("MIKASA/...", num_envs=n)`` = :func:`make_vec`."""
+    check_robo_kwargs(robo_env, membench_id, {"num_envs": num_envs, **kwargs})
     require("mani_skill", "robo", env_id=membench_id)
     from membench_envs.robo.vector import make_vec
 
