@@ -172,7 +172,7 @@ def test_batched_reset_with_seed_list_and_bad_inputs():
 
 @pytest.mark.parametrize("bad", [0, -3])
 def test_bad_corridor_length(bad):
-    with pytest.raises(ValueError, match="corridor_length must be >= 1"):
+    with pytest.raises(ValueError, match="corridor_length must be an int >= 1"):
         gym.make("MIKASA/TMazePassive-v0", corridor_length=bad)
 
 
