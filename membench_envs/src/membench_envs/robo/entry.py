@@ -133,12 +133,22 @@ def make(
 
 
 def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, Any]) -> None:
-    """The catalogue's kwarg check of one ID (before anything is built; no ManiSkill needed)."""
-    from membench_envs.catalogue.robo import COMMON_PARAMS, TASK_PARAMS
+    """The catalogue's kwarg check of one ID (``TaskSpec.params``), before anything is built (no ManiSkill needed).
+
+    ManiSkill's own ``BaseEnv`` kwargs pass through to ManiSkill, which checks them.
+    """
+    from membench_envs import catalogue
+    from membench_envs.catalogue.robo import COMMON_PARAMS
     from membench_envs.envs._params import check_kwargs
 
-    family = next((v for k, v in TASK_PARAMS.items() if robo_env.startswith(k)), ())
-    check_kwargs(membench_id or robo_env, COMMON_PARAMS + family, kwargs, pass_through=True)
+    specs = [s for s in catalogue.all_tasks() if s.extra == "robo"]
+    spec = next((s for s in specs if s.id == membench_id), None) or next(
+        (s for s in specs if s.kwargs["robo_env"] == robo_env), None)
+    if spec is None:  # not a catalogue task: the common kwargs only
+        check_kwargs(membench_id or robo_env, COMMON_PARAMS, kwargs, pass_through=True)
+        return
+    given = {"robo_env": robo_env, **({} if membench_id is None else {"membench_id": membench_id}), **kwargs}
+    check_kwargs(spec.id, spec.params, given, pass_through=True)
 
 
 def make_robo_env(robo_env: str, membench_id: str | None = None, **kwargs: Any):
