@@ -13,7 +13,7 @@ import membench_envs  # noqa: F401
 
 TMAZE = "MIKASA/TMazePassive-v0"
 L = 3
-RIGHT, UP = 2, 1
+RIGHT, UP = 0, 1  # the authors' T-Maze action order: 0 = right (towards the junction), 1 = up
 
 
 class AlwaysUpPolicy(ActorCritic):

@@ -96,7 +96,7 @@ def test_info_carries_oracle_in_every_variant_and_oracle_obs_contains_it(env_id)
 
 @pytest.mark.parametrize("env_id", ALL_IDS)
 def test_unknown_variant_is_a_clear_error(env_id):
-    with pytest.raises(ValueError, match="partial, oracle, full"):
+    with pytest.raises(ValueError, match="obs_variant='privileged' is not allowed.*'partial', 'oracle', 'full'"):
         gym.make(env_id, obs_variant="privileged")
 
 
@@ -134,8 +134,10 @@ def test_module_prefix_makes_without_explicit_import():
 
 def test_suites_and_select():
     base = membench_envs.suite("MIKASA-Base")
-    assert "MIKASA/TMazePassive-v0" in base
-    assert "MIKASA/TMazePassive-v0" in membench_envs.suite("mikasa-base")  # case-insensitive
+    # MIKASA-Base registers the classic T-Maze; the memory paper's [y, clue, flag, noise] variant is MEM only
+    assert "MIKASA/TMazeClassic-v0" in base and "MIKASA/TMazePassive-v0" not in base
+    assert "MIKASA/TMazePassive-v0" in membench_envs.suite("MEM")
+    assert "MIKASA/TMazeClassic-v0" in membench_envs.suite("mikasa-base")  # case-insensitive
     assert all("object" in s.memory_types for s in catalogue.select(memory_type="object"))
     with pytest.raises(ValueError, match="unknown suite"):
         catalogue.select(suite="NoSuchSuite")

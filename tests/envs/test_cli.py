@@ -24,7 +24,7 @@ def test_list_filters_by_suite_memory_type_and_namespace():
     ids = out.stdout.split()
     assert "MIKASA/TMazePassive-v0" in ids and all(i.startswith("MIKASA/") for i in ids)
     table = run("list", "--suite", "MIKASA-Base").stdout
-    assert "MIKASA/TMazePassive-v0" in table and "environment(s)" in table and "Ξ" in table
+    assert "MIKASA/TMazeClassic-v0" in table and "environment(s)" in table and "Ξ" in table
 
 
 def test_bad_filter_and_unknown_id_are_one_line_errors():

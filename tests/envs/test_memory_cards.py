@@ -276,9 +276,9 @@ def test_batched_matches_single_envs_step_for_step(mode, variant):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        ({"num_pairs": 0}, ValueError, "num_pairs must be >= 1"),
-        ({"num_pairs": -1}, ValueError, "num_pairs must be >= 1"),
-        ({"time_limit": 0}, ValueError, "time_limit must be >= 1"),
+        ({"num_pairs": 0}, ValueError, "num_pairs must be an int >= 1"),
+        ({"num_pairs": -1}, ValueError, "num_pairs must be an int >= 1"),
+        ({"time_limit": 0}, ValueError, "time_limit must be an int >= 1"),
         ({"num_pairs": 2.0}, TypeError, "num_pairs must be an int"),
         ({"time_limit": "50"}, TypeError, "time_limit must be an int"),
     ],

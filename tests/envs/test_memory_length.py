@@ -164,9 +164,9 @@ def test_batched_matches_single_envs_step_for_step(mode, variant):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        ({"memory_length": 0}, ValueError, "memory_length must be >= 1"),
-        ({"memory_length": -2}, ValueError, "memory_length must be >= 1"),
-        ({"num_bits": 0}, ValueError, "num_bits must be >= 1"),
+        ({"memory_length": 0}, ValueError, "memory_length must be an int >= 1"),
+        ({"memory_length": -2}, ValueError, "memory_length must be an int >= 1"),
+        ({"num_bits": 0}, ValueError, "num_bits must be an int >= 1"),
         ({"memory_length": 2.5}, TypeError, "memory_length must be an int"),
         ({"num_bits": True}, TypeError, "num_bits must be an int"),
     ],

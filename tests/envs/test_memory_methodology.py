@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from membench_envs.memory import EventRecall, Regime
 
@@ -85,3 +86,18 @@ def test_catalogue_keeps_the_papers_table2_values_beside_the_implementation_hori
     assert variable.xi_paper == (7, 22)
     assert memory.classify_experiment(14, fixed.xi) is Regime.LTM_ONLY
     assert memory.classify_experiment(14, variable.xi) is Regime.MIXED
+
+
+def test_numpy_integers_are_accepted_and_non_integers_rejected():
+    assert memory.classify_experiment(np.int64(3), 5) == memory.classify_experiment(3, 5)
+    assert memory.classify_experiment(np.int32(3), np.int64(5)) == memory.Regime.LTM_ONLY
+    assert memory.classify_experiment(3, (np.int64(2), np.int64(9))) == memory.Regime.MIXED
+    assert memory.classify_pair(np.uint8(3), np.int64(4)) == "LTM"
+    assert memory.valid_ltm_setup(np.int64(3), 5, np.int64(8))
+    assert memory.plan("MIKASA/TMazeClassic-v0", np.int64(4)).regime is memory.Regime.LTM_ONLY
+    with pytest.raises(TypeError, match="correlation horizon must be an integer >= 1, got 3.5"):
+        memory.classify_experiment(3, [2, 3.5])  # not silently truncated to 3
+    with pytest.raises(ValueError, match="correlation horizon must be an integer >= 1, got 0"):
+        memory.classify_experiment(3, 0)
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
+        memory.classify_experiment(np.float64(3.0), 5)

@@ -63,18 +63,37 @@ def _run_many(env_id, variant, decide, seeds=range(40)):
 
 def test_catalogue_entries():
     ids = [s.id for s in catalogue.select(extra="minigrid")]
-    assert ids == [f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 9, 11, 13, 23)] + [
-        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (13, 17, 23)]
+    assert ids == [f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 9, 11, 13, 19, 23)] + [
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 17, 19, 23)]
     for spec in catalogue.select(extra="minigrid"):
         assert spec.memory_types == ("object",) and spec.episode_length == 95 and spec.obs_type == "dict"
-        assert "MIKASA-Base" in spec.suites
+    # Suites say which upstream registers each set-up: MIKASA-Base S7/S13/S19 fixed, S7/S13 random and its
+    # "S17Random" built at size 19; minigrid S7/S9/S11/S13 fixed, S13/S17 random; the paper's S23 (MEM).
+    mikasa_base = {f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 13, 19)} | {
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 19)}
+    minigrid_ids = {f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 9, 11, 13)} | {
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (13, 17)}
+    assert set(membench_envs.suite("MIKASA-Base")) & set(ids) == mikasa_base
+    assert set(membench_envs.suite("MiniGrid")) == minigrid_ids
+    assert set(membench_envs.suite("MEM")) & set(ids) == {"MIKASA/MiniGridMemoryS23-v0",
+                                                        "MIKASA/MiniGridMemoryS23Random-v0"}
+    for env_id, size, random_length in (("MIKASA/MiniGridMemoryS19-v0", 19, False),
+                                        ("MIKASA/MiniGridMemoryS7Random-v0", 7, True),
+                                        ("MIKASA/MiniGridMemoryS19Random-v0", 19, True)):
+        env = gym.make(env_id)
+        env.reset(seed=0)
+        mg = env.unwrapped.minigrid
+        assert (mg.width, mg.height, mg.random_length if hasattr(mg, "random_length") else random_length) == (
+            size, size, random_length)
+    assert "MiniGrid-MemoryS17Random-v0" in membench_envs.info("MIKASA/MiniGridMemoryS19Random-v0").notes
     assert membench_envs.info("MIKASA/MiniGridMemoryS23-v0").xi == (22, 22)  # paper §5.1: L = 21, ξ = 22
     assert membench_envs.info("MIKASA/MiniGridMemoryS23Random-v0").xi == (6, 22)
 
 
 def test_observation_variants():
     spaces = {v: gym.make(FIXED, obs_variant=v).observation_space for v in ("partial", "oracle", "full")}
-    assert set(spaces["partial"].spaces) == {"image"} and spaces["partial"]["image"].shape == (3, 3, 3)
+    assert set(spaces["partial"].spaces) == {"image"} and spaces["partial"]["image"].shape == (84, 84, 3)
+    assert gym.make(FIXED, obs_encoding="symbolic").observation_space["image"].shape == (3, 3, 3)
     assert set(spaces["oracle"].spaces) == {"image", "oracle"}
     assert spaces["full"]["image"].shape == (13, 13, 3)
     env = gym.make(FIXED, obs_variant="full")
@@ -88,7 +107,7 @@ def test_observation_variants():
 
 
 def test_start_object_is_visible_at_reset_only_from_the_room():
-    env = gym.make(FIXED)
+    env = gym.make(FIXED, obs_encoding="symbolic")
     for seed in range(60):
         obs, _ = env.reset(seed=seed)
         if env.unwrapped.minigrid.agent_pos[0] == 1:
@@ -188,7 +207,7 @@ def _measured_xi(env, seed):
 
 @pytest.mark.parametrize("env_id", [FIXED, RANDOM, "MIKASA/MiniGridMemoryS23-v0", "MIKASA/MiniGridMemoryS7-v0"])
 def test_fixed_corridor_has_one_xi_random_corridor_spans_the_catalogue_range(env_id):
-    env = gym.make(env_id)
+    env = gym.make(env_id, obs_encoding="symbolic")
     runs = [_measured_xi(env, s) for s in range(60)]
     xis = {xi for xi, _, _ in runs}
     starts = {x0 for _, x0, _ in runs}
@@ -232,6 +251,53 @@ def test_actions_and_bad_actions():
         env.step(7)
     with pytest.raises(ValueError, match="size"):
         gym.make(FIXED, size=12)
+
+
+def _authors_rgb_view(size: int, random_length: bool, tile_size: int):
+    """The authors' (RATE) observation pipeline on minigrid's own MemoryEnv: gym_minigrid's ViewSizeWrapper(3), which
+    set the unwrapped env's ``agent_view_size`` (minigrid 3's wrapper only re-encodes the symbolic view, so the
+    view size is passed to the env here), then minigrid's RGBImgPartialObsWrapper(tile_size)."""
+    from minigrid.envs.memory import MemoryEnv
+    from minigrid.wrappers import RGBImgPartialObsWrapper
+
+    env = MemoryEnv(size=size, random_length=random_length, max_steps=95, agent_view_size=3)
+    return RGBImgPartialObsWrapper(env, tile_size=tile_size)
+
+
+@pytest.mark.parametrize("env_id,tile", [(FIXED, 28), (RANDOM, 8)])
+def test_rgb_view_equals_the_authors_rgb_pipeline(env_id, tile):
+    spec = membench_envs.info(env_id)
+    ours = gym.make(env_id, tile_size=tile)
+    ref = _authors_rgb_view(spec.kwargs["size"], spec.kwargs["random_length"], tile)
+    assert ours.observation_space["image"] == ref.observation_space["image"]
+    rng = np.random.default_rng(0)
+    changed = False
+    for seed in range(3):
+        o, _ = ours.reset(seed=seed)
+        r, _ = ref.reset(seed=seed)
+        np.testing.assert_array_equal(o["image"], r["image"])
+        first = o["image"]
+        for a in rng.integers(0, 3, 30):
+            o, _, term, trunc, _ = ours.step(int(a))
+            r, *_ = ref.step(int(a))
+            np.testing.assert_array_equal(o["image"], r["image"])
+            changed |= not np.array_equal(o["image"], first)
+            if term or trunc:
+                break
+    assert changed  # the view is not a constant picture
+
+
+def test_symbolic_view_equals_minigrid_image():
+    from minigrid.envs.memory import MemoryEnv
+
+    ours = gym.make(FIXED, obs_encoding="symbolic")
+    ref = MemoryEnv(size=13, max_steps=95, agent_view_size=3)
+    for seed in range(3):
+        o, _ = ours.reset(seed=seed)
+        r, _ = ref.reset(seed=seed)
+        np.testing.assert_array_equal(o["image"], r["image"])
+        for a in (FORWARD, LEFT, FORWARD, RIGHT):
+            np.testing.assert_array_equal(ours.step(a)[0]["image"], ref.step(a)[0]["image"])
 
 
 def test_missing_minigrid_is_one_clear_error():

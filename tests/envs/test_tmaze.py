@@ -1,4 +1,5 @@
-"""Passive T-Maze: geometry, step-exact cue/flag timing, rewards, variants, batched == single."""
+"""Passive T-Maze (memory paper variant) and classic T-Maze: geometry, timing, rewards, variants, batched == single,
+and the authors' action order and observation."""
 
 from __future__ import annotations
 
@@ -172,7 +173,7 @@ def test_batched_reset_with_seed_list_and_bad_inputs():
 
 @pytest.mark.parametrize("bad", [0, -3])
 def test_bad_corridor_length(bad):
-    with pytest.raises(ValueError, match="corridor_length must be >= 1"):
+    with pytest.raises(ValueError, match="corridor_length must be an int >= 1"):
         gym.make("MIKASA/TMazePassive-v0", corridor_length=bad)
 
 
@@ -198,3 +199,127 @@ def test_render_ansi():
     env.reset(seed=0)
     text = env.render()
     assert "A" in text and "G" in text and "t=0/4" in text
+
+
+# --- the authors' definition (Ni et al.'s T-Maze code, as MIKASA-Base ships it) -------------------------------------
+#: action -> (dx, dy): the authors' ``action_mapping``; the memory paper lists the actions "left, up, right, down".
+AUTHORS_MAPPING = ((1, 0), (0, 1), (-1, 0), (0, -1))
+PAPER_MAPPING = ((-1, 0), (0, 1), (1, 0), (0, -1))
+
+
+class AuthorsTMaze:
+    """The authors' passive T-Maze, written from its definition: a move is taken when the target cell is on the map
+    (the corridor y = 0, x = 0..L, and the two arm cells (L, +-1)); the episode lasts T = L + 1 steps; the last step
+    pays 1 if y == goal; other steps pay ``penalty`` when x < t (t counted after the step). Observations: the classic
+    one ``[x == L, y if x == L else (goal at t = 0, else 0)]``; the memory paper's one starts ``[y, clue, flag]``."""
+
+    def __init__(self, L, goal, penalty=0.0, mapping=AUTHORS_MAPPING):
+        self.L, self.goal, self.penalty, self.mapping = L, goal, penalty, mapping
+        self.x = self.y = self.t = 0
+
+    def on_map(self, x, y):
+        return (y == 0 and 0 <= x <= self.L) or (x == self.L and y in (-1, 1))
+
+    def step(self, a):
+        self.t += 1
+        dx, dy = self.mapping[a]
+        if self.on_map(self.x + dx, self.y + dy):
+            self.x, self.y = self.x + dx, self.y + dy
+        done = self.t >= self.L + 1
+        reward = float(self.y == self.goal) if done else self.penalty * float(self.x < self.t)
+        return reward, done
+
+    def classic_obs(self):
+        if self.x == self.L:
+            return [1.0, float(self.y)]
+        return [0.0, float(self.goal) if self.t == 0 else 0.0]
+
+    def paper_obs(self):
+        clue = float(self.goal) if self.t == 0 else 0.0
+        return [float(self.y), clue, float(self.x == self.L and self.y == 0)]
+
+
+def _policies(L, rng):
+    """Random walks plus the optimal route to each arm (so both rewards and all walls are met)."""
+    yield [0] * L + [1]
+    yield [0] * L + [3]
+    yield [2, 1, 3] + [0] * (L - 1)
+    for _ in range(30):
+        yield list(rng.integers(0, 4, L + 1))
+        yield list(np.where(rng.random(L + 1) < 0.8, 0, rng.integers(0, 4, L + 1)))
+
+
+@pytest.mark.parametrize("env_id", ["MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveDense-v0",
+                                    "MIKASA/TMazeClassic-v0", "MIKASA/TMazeClassicDense-v0"])
+@pytest.mark.parametrize("order", ["code", "paper"])
+def test_dynamics_rewards_and_observations_match_the_authors_definition(env_id, order):
+    L = 4
+    spec = membench_envs.info(env_id)
+    penalty = -1.0 / L if spec.kwargs["penalty"] else 0.0
+    mapping = AUTHORS_MAPPING if order == "code" else PAPER_MAPPING
+    env = gym.make(env_id, corridor_length=L, action_order=order)
+    full = gym.make(env_id, corridor_length=L, action_order=order, obs_variant="full")
+    rng = np.random.default_rng(0)
+    for seed, actions in enumerate(_policies(L, rng)):
+        obs, info = env.reset(seed=seed)
+        full.reset(seed=seed)
+        ref = AuthorsTMaze(L, int(info["oracle"][0]), penalty, mapping)
+        classic = "Classic" in env_id
+        assert list(obs[:2] if classic else obs[:3]) == (ref.classic_obs() if classic else ref.paper_obs())
+        steps = 0
+        for a in actions:
+            steps += 1
+            obs, r, term, trunc, _ = env.step(int(a))
+            f = full.step(int(a))[0]
+            r_ref, done = ref.step(int(a))
+            assert (f[0] * L, f[1]) == (ref.x, ref.y)
+            assert r == pytest.approx(r_ref) and term == done and not trunc
+            assert list(obs[:2] if classic else obs[:3]) == (ref.classic_obs() if classic else ref.paper_obs())
+            if term:
+                break
+        assert steps == L + 1  # the episode always lasts T = L + 1 steps
+
+
+def test_action_zero_moves_towards_the_junction():
+    for env_id in ("MIKASA/TMazePassive-v0", "MIKASA/TMazeClassic-v0"):
+        env = gym.make(env_id, obs_variant="full")
+        env.reset(seed=0)
+        assert env.step(0)[0][0] == pytest.approx(1 / L)  # x: 0 -> 1
+        paper = gym.make(env_id, obs_variant="full", action_order="paper")
+        paper.reset(seed=0)
+        assert paper.step(2)[0][0] == pytest.approx(1 / L) and paper.step(0)[0][0] == 0.0
+    assert (RIGHT, UP, LEFT, DOWN) == (0, 1, 2, 3)
+
+
+def test_classic_tmaze_ids_observation_and_suites():
+    for env_id, dense in (("MIKASA/TMazeClassic-v0", False), ("MIKASA/TMazeClassicDense-v0", True)):
+        spec = membench_envs.info(env_id)
+        assert spec.suites == ("MIKASA-Base",) and spec.source == "Ni2023" and spec.xi == (11, 11)
+        assert spec.kwargs == {"corridor_length": 10, "penalty": dense}
+        spaces = {v: gym.make(env_id, obs_variant=v).observation_space.shape for v in ("partial", "oracle", "full")}
+        assert spaces == {"partial": (2,), "oracle": (3,), "full": (4,)}
+    env = gym.make("MIKASA/TMazeClassic-v0", obs_variant="oracle")
+    obs, info = env.reset(seed=3)
+    goal = info["oracle"][0]
+    assert list(obs) == [0.0, goal, goal]  # the clue, then the oracle's goal
+    for _ in range(L - 1):
+        obs, *_ = env.step(RIGHT)
+        assert list(obs) == [0.0, 0.0, goal]  # corridor cells all look alike: no flag, no noise
+    obs, *_ = env.step(RIGHT)
+    assert list(obs) == [1.0, 0.0, goal]  # at the junction
+    obs, r, term, _, info = env.step(UP if goal > 0 else DOWN)
+    assert list(obs) == [1.0, goal, goal] and r == 1.0 and term and info["success"]
+    for tmaze_passive in ("MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveL30-v0"):
+        assert membench_envs.info(tmaze_passive).suites == ("MEM",)
+
+
+@pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
+def test_classic_batched_equals_single(variant):
+    def sample(rng):
+        a = rng.integers(0, 4, size=6)
+        a[rng.random(6) < 0.5] = RIGHT
+        return a
+
+    terminated, _ = compare_batched_with_sync("MIKASA/TMazeClassicDense-v0", 6, AutoresetMode.NEXT_STEP, 40, sample,
+                                              obs_variant=variant, corridor_length=3)
+    assert terminated > 6

@@ -112,7 +112,11 @@ def main(argv: list[str] | None = None) -> int:
             spec = catalogue.get(args.env_id)
             for name in spec.__dataclass_fields__:
                 value = getattr(spec, name)
-                print(f"{name:>18}: {dict(value) if name == 'kwargs' else value}")
+                if name in ("params", "vector_params"):
+                    lines = [f"{p.name}: {p.allowed()} (default {p.default!r})" for p in value] or ["–"]
+                    print(f"{name:>18}: " + ("\n" + " " * 20).join(lines))
+                else:
+                    print(f"{name:>18}: {dict(value) if name == 'kwargs' else value}")
             print(f"{'K̄':>18}: {spec.context_memory_border}")
             print(f"{'install':>18}: {spec.pip_install}")
         elif args.cmd == "plan":

@@ -14,6 +14,7 @@ explicitly); K >= max Ξ validates STM only. A correct LTM experiment satisfies 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -57,12 +58,27 @@ def _xi_range(xi) -> tuple[int, int]:
             why = spec.xi_note or "not a memory task"
             raise ValueError(f"{xi} has no correlation horizon in the catalogue ({why})")
         return spec.xi
-    if isinstance(xi, int):
-        return xi, xi
-    values = sorted(int(v) for v in xi)
+    if isinstance(xi, numbers.Integral) and not isinstance(xi, bool):
+        value = _horizon(xi)
+        return value, value
+    try:
+        values = sorted(_horizon(v) for v in xi)
+    except TypeError as exc:
+        if "not iterable" not in str(exc):
+            raise
+        raise TypeError(f"correlation horizons must be an env ID, an int, or ints (min, max), got {xi!r}") from None
     if not values:
         raise ValueError("empty set of correlation horizons")
     return values[0], values[-1]
+
+
+def _horizon(value) -> int:
+    """One correlation horizon: an integer >= 1 (Python or numpy)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"a correlation horizon must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"a correlation horizon must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def is_memory_intensive(xi) -> bool:
@@ -85,13 +101,12 @@ def context_memory_border(xi) -> int:
 
 def classify_pair(K: int, xi: int) -> str:
     """Def 4.5 for one event-recall pair: STM if ξ <= K, else LTM."""
-    _check_k(K)
-    return "STM" if xi <= K else "LTM"
+    return "STM" if _horizon(xi) <= _check_k(K) else "LTM"
 
 
 def classify_experiment(K: int, xi) -> Regime:
     """The regime of an agent with context K on a task with horizons Ξ (§4.1 (i)-(iii))."""
-    _check_k(K)
+    K = _check_k(K)
     lo, hi = _xi_range(xi)
     if lo <= 1:
         raise ValueError(f"min Ξ = {lo}: not a memory-intensive task (Def 4.6), no LTM/STM experiment possible")
@@ -104,16 +119,19 @@ def classify_experiment(K: int, xi) -> Regime:
 
 def valid_ltm_setup(K: int, xi, K_eff: int) -> bool:
     """Eq 6: K <= K̄ < ξ <= K_eff for every ξ in Ξ."""
-    _check_k(K)
+    K = _check_k(K)
+    K_eff = _check_k(K_eff, "K_eff")
     if K_eff < K:
         raise ValueError(f"K_eff = μ(K) must be >= K, got K_eff={K_eff} < K={K}")
     lo, hi = _xi_range(xi)
     return K <= lo - 1 and hi <= K_eff
 
 
-def _check_k(K: int) -> None:
-    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
-        raise ValueError(f"the context length K must be an integer >= 1, got {K!r}")
+def _check_k(K: int, name: str = "K") -> int:
+    """A context length: an integer >= 1 (Python or numpy, e.g. ``np.int64(3)``), returned as an int."""
+    if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 1:
+        raise ValueError(f"the context length {name} must be an integer >= 1, got {K!r}")
+    return int(K)
 
 
 @dataclass(frozen=True)
@@ -141,6 +159,7 @@ class Plan:
 def plan(xi, K: int, K_eff: int | None = None) -> Plan:
     """Algorithm 1: regime, K̄, the Eq 6 check and the paper's methodological warnings."""
     lo, hi = _xi_range(xi)
+    K = _check_k(K)
     regime = classify_experiment(K, (lo, hi))
     warnings = []
     if regime is Regime.MIXED:

@@ -54,7 +54,7 @@ def test_terminates_on_success_by_default(robo_env):
 
 
 def test_unknown_variant_obs_mode_and_prompt_are_clear_errors():
-    with pytest.raises(ValueError, match="partial, oracle, full"):
+    with pytest.raises(ValueError, match="obs_variant='privileged' is not allowed.*'partial', 'oracle', 'full'"):
         gym.make("MIKASA/RememberColor3-v0", obs_variant="privileged")
     with pytest.raises(ValueError, match="obs_mode"):
         gym.make("MIKASA/RememberColor3-v0", obs_mode="depth")

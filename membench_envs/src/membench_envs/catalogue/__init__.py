@@ -13,7 +13,10 @@ import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from membench_envs.envs._params import Param
 
 #: The MIKASA taxonomy of memory (Cherepanov et al., "Memory, Benchmark & Robots", §4.2).
 MEMORY_TYPES = ("object", "spatial", "sequential", "capacity")
@@ -75,6 +78,11 @@ class TaskSpec:
     """Ξ as printed in the memory-classification paper's Table 2, where it differs from ``xi`` (the value
     derived from the implementation, which is what an experiment on this ID must use)."""
     notes: str = ""
+    params: tuple[Param, ...] = ()
+    """Every kwarg ``gym.make(id, ...)`` accepts (besides gymnasium's own ``render_mode`` and wrapper kwargs), with
+    its type, range and default: what :func:`membench_envs.envs._params.check_kwargs` enforces at ``make``."""
+    vector_params: tuple[Param, ...] = ()
+    """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
 
     def __post_init__(self) -> None:
         bad = [m for m in self.memory_types if m not in MEMORY_TYPES]
@@ -91,6 +99,10 @@ class TaskSpec:
         if "/" not in self.id:
             raise ValueError(f"{self.id}: membench IDs are namespaced (e.g. 'MIKASA/...')")
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        declared = {p.name for p in self.params}
+        unknown = [k for k in self.kwargs if self.params and k not in declared]
+        if unknown:
+            raise ValueError(f"{self.id}: registered kwargs {unknown} are not declared in params")
 
     @property
     def namespace(self) -> str:

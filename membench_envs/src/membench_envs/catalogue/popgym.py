@@ -17,7 +17,8 @@ quoted in ``xi_note``; it is one step longer than the code (see the notes of Rep
 
 from __future__ import annotations
 
-from membench_envs.catalogue import TaskSpec
+from membench_envs.catalogue import VARIANTS, TaskSpec
+from membench_envs.envs._params import Param
 
 LEVELS = ("Easy", "Medium", "Hard")
 
@@ -40,6 +41,13 @@ POPGYM_CLASSES: dict[str, str] = {
     "LabyrinthExplore": "popgym.envs.labyrinth_explore:LabyrinthExplore",
     "LabyrinthEscape": "popgym.envs.labyrinth_escape:LabyrinthEscape",
 }
+
+#: The kwargs of every POPGym ID (``family`` and ``difficulty`` are set by the ID's registration).
+PARAMS: tuple[Param, ...] = (
+    Param("family", "choice", None, choices=tuple(POPGYM_CLASSES), doc="the popgym environment class"),
+    Param("difficulty", "choice", None, choices=LEVELS, doc="popgym's difficulty preset"),
+    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+)
 
 #: family -> level -> constructor kwargs (exactly popgym 1.0.7's difficulty subclasses).
 DIFFICULTY_KWARGS: dict[str, dict[str, dict]] = {
@@ -270,6 +278,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         source="POPGym",
         extra="popgym",
         kwargs={"family": family, "difficulty": level},
+        params=PARAMS,
         oracle_keys=ORACLE_KEYS[family],
         xi_note=xi_note,
         xi_paper=xi_paper,

@@ -16,16 +16,14 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from membench_envs.catalogue import VARIANTS
+from membench_envs.catalogue.native import VECTOR_PARAMS
 from membench_envs.envs import _rng
+from membench_envs.envs._params import Param, check_kwargs, check_seed
 
 
 def positive_int(name: str, value: Any) -> int:
     """A task parameter that must be an integer >= 1: one clear TypeError / ValueError otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
+    return Param(name, "int", low=1).check(value)
 
 
 def check_can_step(started: bool, done: bool) -> None:
@@ -47,9 +45,11 @@ class BatchedCore:
 
     Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`_step` and :meth:`_observe`.
     They draw randomness only through :meth:`uniform` / :meth:`integers`.
+    The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs._params`); the single and
+    the batched env check them there before building the core.
     """
 
-    #: Random streams must have distinct ids inside one task.
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
     action_space: gym.Space
     obs_spaces: dict[str, gym.spaces.Box]
     oracle_dim: int
@@ -110,6 +110,8 @@ def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.n
         if arr.size and int((arr - space.start if space.start else arr).view(np.uint64).max()) >= int(space.n):
             raise ValueError(f"action {actions!r} is outside the action space {space}")
     elif isinstance(space, gym.spaces.MultiDiscrete):
+        if arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
+            raise ValueError(f"action {actions!r} is not an array of integers; action space is {space}")
         arr = arr.astype(np.int64)
         if np.any(arr < space.start) or np.any(arr >= space.start + space.nvec):
             raise ValueError(f"action {actions!r} is outside the action space {space}")
@@ -123,7 +125,8 @@ class NativeEnv(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **params: Any):
-        self.obs_variant = check_variant(obs_variant)
+        params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+        self.obs_variant = params.pop("obs_variant")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -137,6 +140,7 @@ class NativeEnv(gym.Env):
         return {"oracle": self.core.oracle(self._idx)[0]}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
         if seed is not None:
             self.core.keys[0] = _rng.key_from_seed(seed)
@@ -171,6 +175,9 @@ class NativeEnv(gym.Env):
         return None
 
 
+_AUTORESET_NAMES = {"next_step": "NextStep", "same_step": "SameStep"}
+
+
 class NativeVectorEnv(VectorEnv):
     """N environments stepped by one numpy call. Follows gymnasium's VectorEnv contract.
 
@@ -189,8 +196,13 @@ class NativeVectorEnv(VectorEnv):
         max_episode_steps: int | None = None,
         **params: Any,
     ):
-        self.obs_variant = check_variant(obs_variant)
-        mode = AutoresetMode(autoreset_mode)
+        owner = type(self).__name__
+        mode_value = autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode
+        check_kwargs(owner, VECTOR_PARAMS, {"num_envs": num_envs, "autoreset_mode": mode_value,
+                                            "max_episode_steps": max_episode_steps})
+        params = check_kwargs(owner, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+        self.obs_variant = params.pop("obs_variant")
+        mode = AutoresetMode(_AUTORESET_NAMES.get(mode_value, mode_value))
         if mode == AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode DISABLED is not supported by native batched envs")
         self.metadata = {"autoreset_mode": mode, "render_modes": []}
@@ -207,27 +219,61 @@ class NativeVectorEnv(VectorEnv):
         self.max_episode_steps = max_episode_steps  # the core enforces T itself; kept for introspection
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        """Reset every environment, or with ``options={"reset_mask": mask}`` only those where ``mask`` is True.
+
+        As gymnasium's ``SyncVectorEnv``: ``seed`` is None, an int (environment i gets ``seed + i``) or a list of
+        ``num_envs`` ints / None; the mask is a bool numpy array of shape ``(num_envs,)`` with at least one True.
+        Masked-out environments keep their state (and a pending autoreset); the returned observation holds every
+        environment's current observation, and the info's ``_`` masks are True only for the reset ones.
+        """
         n = self.num_envs
+        owner = f"{type(self).__name__}.reset"
         if seed is None:
             seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(n)]
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            first = check_seed(seed, owner)
+            seeds = [first + i for i in range(n)]
+        elif isinstance(seed, (list, tuple)):
+            if len(seed) != n:
+                raise ValueError(f"{owner}: got {len(seed)} seeds for {n} environments")
+            seeds = [check_seed(s, owner) for s in seed]
         else:
-            seeds = list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"got {len(seeds)} seeds for {n} environments")
-        if seed is not None:
-            self._rng = np.random.default_rng(seeds[0])
-        for i, s in enumerate(seeds):
+            raise TypeError(f"{owner}: seed={seed!r} is not allowed; seed must be None, an int >= 0 or a list of "
+                            f"{n} ints >= 0 / None")
+        mask = self._reset_mask(options, owner)
+        rows = np.flatnonzero(mask)
+        if seed is not None and seeds[rows[0]] is not None:
+            self._rng = np.random.default_rng(seeds[rows[0]])
+        for i in rows:
+            s = seeds[i]
             if s is not None:
-                self.core.keys[i] = _rng.key_from_seed(int(s))
+                self.core.keys[i] = _rng.key_from_seed(s)
                 self.core.episode[i] = -1
-            elif not self._started:
+            elif self.core.episode[i] < 0:  # never reset: a key from the vector env's generator
                 self.core.keys[i] = _rng.random_key(self._rng)
         self._started = True
-        self.core.begin(self._all)
-        self._needs_reset[:] = False
-        return self.core.observe(self.obs_variant), self._info()
+        self.core.begin(rows)
+        self._needs_reset[rows] = False
+        info = self._info()
+        if not mask.all():
+            info["oracle"] = np.where(mask.reshape((n,) + (1,) * (info["oracle"].ndim - 1)), info["oracle"], 0)
+            info["_oracle"] = mask.copy()
+        return self.core.observe(self.obs_variant), info
+
+    def _reset_mask(self, options: dict[str, Any] | None, owner: str) -> np.ndarray:
+        n = self.num_envs
+        if options is None or "reset_mask" not in options:
+            return np.ones(n, dtype=bool)
+        mask = options["reset_mask"]
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            raise TypeError(f"{owner}: options['reset_mask'] must be a numpy bool array, got {mask!r}")
+        if mask.shape != (n,):
+            raise ValueError(f"{owner}: options['reset_mask'] must have shape ({n},), got {mask.shape}")
+        if not mask.any():
+            raise ValueError(f"{owner}: options['reset_mask'] must have at least one True value, got {mask}")
+        if not self._started and not mask.all():
+            raise gym.error.ResetNeeded(f"{owner}: every environment must be reset once before a masked reset")
+        return mask
 
     def _info(self) -> dict[str, Any]:
         return {"oracle": self.core.oracle(), "_oracle": np.ones(self.num_envs, dtype=bool)}

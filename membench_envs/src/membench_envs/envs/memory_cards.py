@@ -35,18 +35,21 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from membench_envs.catalogue.native import MEMORY_CARDS_PARAMS
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
 
 
 class MemoryCardsCore(BatchedCore):
+    PARAMS = MEMORY_CARDS_PARAMS
+
     def __init__(self, num_envs: int, num_pairs: int = 5, time_limit: int | None = None):
         super().__init__(num_envs)
-        self.P = positive_int("num_pairs", num_pairs)
+        self.P = int(num_pairs)
         self.C = 2 * self.P
-        self.T = 10 * self.P if time_limit is None else positive_int("time_limit", time_limit)
+        self.T = 10 * self.P if time_limit is None else int(time_limit)
         self.hidden, self.removed_code = 0, self.P + 1
         self.deck = np.repeat(np.arange(1, self.P + 1, dtype=np.int64), 2)
         self.values = np.zeros((num_envs, self.C), dtype=np.int64)

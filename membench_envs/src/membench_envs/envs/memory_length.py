@@ -33,17 +33,20 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from membench_envs.catalogue.native import MEMORY_LENGTH_PARAMS
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
 
 
 class MemoryLengthCore(BatchedCore):
+    PARAMS = MEMORY_LENGTH_PARAMS
+
     def __init__(self, num_envs: int, memory_length: int = 10, num_bits: int = 1):
         super().__init__(num_envs)
-        self.L = positive_int("memory_length", memory_length)
-        self.B = positive_int("num_bits", num_bits)
+        self.L = int(memory_length)
+        self.B = int(num_bits)
         self.T = self.L + 1
         self.context = np.zeros((num_envs, self.B), dtype=np.int64)
         self.query = np.zeros(num_envs, dtype=np.int64)

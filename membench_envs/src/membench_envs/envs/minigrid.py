@@ -12,14 +12,17 @@ last four being no-ops in this task).
 
 Observations (a ``Dict`` in every variant):
 
-- ``partial``: ``{"image"}``: the agent's 3x3 egocentric view in minigrid's symbolic encoding
-  (object, colour, state) per cell, uint8 (3, 3, 3); the agent stands at ``image[1, 2]`` looking towards
-  ``image[1, 0]``. No direction, no mission string (the paper feeds the view image only).
+- ``partial``: ``{"image"}``: the agent's 3x3 egocentric view. ``obs_encoding="rgb"`` (default, as the paper
+  authors' code; see :mod:`membench_envs.catalogue.minigrid`): the view rendered as minigrid's
+  ``RGBImgPartialObsWrapper`` does, uint8 (3·tile_size, 3·tile_size, 3), the agent drawn at the bottom centre
+  facing up. ``obs_encoding="symbolic"``: minigrid's encoding (object, colour, state) per cell, uint8 (3, 3, 3);
+  the agent stands at ``image[1, 2]`` looking towards ``image[1, 0]``. No direction, no mission string (the
+  paper feeds the view image only).
 - ``oracle``: ``partial`` + ``{"oracle"}``: the start-room object, one-hot float32 ``[key, ball]``: what
   must be remembered.
 - ``full``: ``{"image"}``: the whole grid (size, size, 3) with the agent drawn in its cell (minigrid's
-  fully-observable encoding), ``{"agent"}``: [x, y, direction], ``{"time"}``: step / 95 (the reward and the
-  time limit depend on it).
+  fully-observable symbolic encoding, whatever ``obs_encoding``), ``{"agent"}``: [x, y, direction],
+  ``{"time"}``: step / 95 (the reward and the time limit depend on it).
 
 ``info["oracle"]`` is the one-hot start object in every variant; ``info["success"]`` is set when the episode
 ends.
@@ -34,8 +37,9 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
-from membench_envs.catalogue.minigrid import TIME_LIMIT
-from membench_envs.envs._native import check_can_step, check_variant
+from membench_envs.catalogue.minigrid import PARAMS, TILE_SIZE, TIME_LIMIT
+from membench_envs.envs._native import check_can_step
+from membench_envs.envs._params import check_kwargs, check_seed
 from membench_envs.envs._wrap import check_action
 
 _OBJECTS = ("key", "ball")
@@ -54,22 +58,27 @@ class MiniGridMemory(gym.Env):
         max_steps: int = TIME_LIMIT,
         agent_view_size: int = 3,
         full_action_space: bool = False,
+        obs_encoding: str = "rgb",
+        tile_size: int = TILE_SIZE,
         render_mode: str | None = None,
     ):
-        self.obs_variant = check_variant(obs_variant)
+        p = check_kwargs("MiniGridMemory", PARAMS, {
+            "size": size, "random_length": random_length, "obs_variant": obs_variant, "max_steps": max_steps,
+            "agent_view_size": agent_view_size, "full_action_space": full_action_space,
+            "obs_encoding": obs_encoding, "tile_size": tile_size,
+        })
+        size, random_length, agent_view_size = p["size"], p["random_length"], p["agent_view_size"]
+        self.obs_variant = p["obs_variant"]
+        self.obs_encoding, self.tile_size = p["obs_encoding"], p["tile_size"]
         self.env_id = f"MIKASA/MiniGridMemoryS{size}{'Random' if random_length else ''}-v0"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
-        if not isinstance(size, (int, np.integer)) or size < 7 or size % 2 == 0:
-            raise ValueError(f"size must be an odd int >= 7 (minigrid's MemoryEnv needs an odd height), got {size!r}")
-        if not isinstance(agent_view_size, (int, np.integer)) or agent_view_size < 3 or agent_view_size % 2 == 0:
-            raise ValueError(f"agent_view_size must be an odd int >= 3, got {agent_view_size!r}")
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # minigrid imports pygame
         require("minigrid", "minigrid", env_id=self.env_id)
         memory_env = importlib.import_module("minigrid.envs.memory").MemoryEnv
         self.render_mode = render_mode
         self.size, self.random_length = int(size), bool(random_length)
-        self.max_steps = int(max_steps)
+        self.max_steps = p["max_steps"]
         self.minigrid = memory_env(
             size=self.size,
             random_length=self.random_length,
@@ -78,9 +87,10 @@ class MiniGridMemory(gym.Env):
             render_mode=render_mode,
         )
         self._obj_idx = importlib.import_module("minigrid.core.constants").OBJECT_TO_IDX
-        self.action_space = gym.spaces.Discrete(7 if full_action_space else 3)
+        self.action_space = gym.spaces.Discrete(7 if p["full_action_space"] else 3)
         v = int(agent_view_size)
-        view = gym.spaces.Box(0, 255, (v, v, 3), dtype=np.uint8)
+        side = v * self.tile_size if self.obs_encoding == "rgb" else v
+        view = gym.spaces.Box(0, 255, (side, side, 3), dtype=np.uint8)
         oracle = gym.spaces.Box(0.0, 1.0, (2,), dtype=np.float32)
         if self.obs_variant == "partial":
             self.observation_space = gym.spaces.Dict({"image": view})
@@ -112,11 +122,16 @@ class MiniGridMemory(gym.Env):
         out[_OBJECTS.index(self.start_object)] = 1.0
         return out
 
+    def _view(self, mg_obs: dict) -> np.ndarray:
+        if self.obs_encoding == "rgb":  # minigrid's RGBImgPartialObsWrapper: the agent's window, rendered
+            return self.minigrid.get_frame(tile_size=self.tile_size, agent_pov=True)
+        return mg_obs["image"]
+
     def _observe(self, mg_obs: dict, oracle: np.ndarray) -> dict[str, np.ndarray]:
         if self.obs_variant == "partial":
-            return {"image": mg_obs["image"]}
+            return {"image": self._view(mg_obs)}
         if self.obs_variant == "oracle":
-            return {"image": mg_obs["image"], "oracle": oracle.copy()}
+            return {"image": self._view(mg_obs), "oracle": oracle.copy()}
         mg = self.minigrid
         grid = mg.grid.encode()
         x, y = mg.agent_pos
@@ -129,6 +144,7 @@ class MiniGridMemory(gym.Env):
 
     # --- gymnasium API -------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed, "MiniGridMemory.reset")
         super().reset(seed=seed)
         mg_obs, _ = self.minigrid.reset(seed=seed)
         self._started, self._done = True, False

@@ -59,8 +59,9 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
-from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, POPGYM_CLASSES
-from membench_envs.envs._native import check_can_step, check_variant
+from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES
+from membench_envs.envs._native import check_can_step
+from membench_envs.envs._params import check_kwargs, check_seed
 from membench_envs.envs._wrap import Flattener, check_action, null_action
 
 _LABYRINTHS = ("LabyrinthExplore", "LabyrinthEscape")
@@ -84,11 +85,8 @@ class POPGymTask(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, family: str, difficulty: str, obs_variant: str = "partial", render_mode: str | None = None):
-        self.obs_variant = check_variant(obs_variant)
-        if family not in POPGYM_CLASSES:
-            raise ValueError(f"unknown POPGym family {family!r}; valid: {', '.join(POPGYM_CLASSES)}")
-        if difficulty not in DIFFICULTY_KWARGS[family]:
-            raise ValueError(f"unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTY_KWARGS[family])}")
+        check_kwargs("POPGymTask", PARAMS, {"family": family, "difficulty": difficulty, "obs_variant": obs_variant})
+        self.obs_variant = obs_variant
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r} is not supported by POPGym tasks")
         self.render_mode = None
@@ -247,6 +245,7 @@ class POPGymTask(gym.Env):
 
     # --- gymnasium API ---------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed, f"{self.env_id}.reset")
         super().reset(seed=seed)
         if self.family in _LABYRINTHS:
             obs = self._reset_maze(seed)

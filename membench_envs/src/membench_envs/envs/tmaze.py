@@ -1,9 +1,14 @@
-"""Passive T-Maze, as specified in the memory-classification paper (Appendix F; after Ni et al., 2023).
+"""Passive T-Maze: the memory-classification paper's variant (Appendix F) and Ni et al.'s classic one.
 
 Geometry. The corridor has cells x = 0 … L; the junction is x = L, with the two goal arms at y = +1 (up)
-and y = −1 (down). The agent starts at x = 0. Actions: 0 = left, 1 = up, 2 = right, 3 = down. Walls
-stop a move (the agent stays in place): left at x = 0, right at the junction, up/down anywhere in the
-corridor except the junction.
+and y = −1 (down). The agent starts at x = 0.
+
+Actions (``action_order="code"``, the default): 0 = right (+x, towards the junction), 1 = up, 2 = left (−x,
+away from the junction), 3 = down: the authors' ``action_mapping = [[1, 0], [0, 1], [-1, 0], [0, -1]]`` in Ni
+et al.'s T-Maze code and in MIKASA-Base's copies of it. ``action_order="paper"``: 0 = left, 1 = up, 2 = right,
+3 = down, the order in which the memory paper lists the actions ("left, up, right, down"). Walls stop a move
+(the agent stays in place): left at x = 0, right at the junction, up/down anywhere in the corridor except the
+junction.
 
 Timing. The optimal agent walks right L times (steps t = 0 … L−1) and turns at t = L, so the episode
 lasts at most T = L + 1 steps. Turning at the junction ends the episode; so does reaching T steps
@@ -25,6 +30,17 @@ literally every step would be a constant (every episode lasts exactly T steps, s
 reached before t = L), so it could not turn the sparse reward into a dense one. The optimal return is 1 in
 both reward modes; a policy that never moves right collects −1 (all T−1 non-final steps lag).
 
+Classic T-Maze (:class:`TMazeClassic`; Ni et al.'s ``TMazeClassicPassive``, registered by MIKASA-Base as
+``T-Maze-v0`` / ``T-Maze-Dense-v0``): the same corridor, timing, actions and rewards (Ni et al.'s dense mode is
+``penalty = −1/L = −1/(T−1)`` on the same lagging steps), but the "ambiguous position" observation
+``o = [at_junction, clue_or_y]``:
+  - at_junction: 1 when x = L (the junction, or an arm in the final observation), else 0;
+  - clue_or_y: the clue (±1) in the reset observation, y (0 at the junction, ±1 in an arm) when x = L,
+    0 elsewhere.
+There is no flag and no noise channel, and the corridor cells all look alike. ``oracle`` appends the goal;
+``full`` is the same Markov state as above. (Upstream the episode always runs T steps; here a turn ends it, which
+is the same thing, since the junction cannot be reached before t = L = T − 1.)
+
 Event–recall: one pair (the clue at t = 0, the turn at t = T−1): ξ = T, K̄ = T − 1.
 """
 
@@ -32,25 +48,27 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from membench_envs.catalogue.native import TMAZE_ACTION_ORDERS, TMAZE_PARAMS
 from membench_envs.envs import _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv, positive_int
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
-LEFT, UP, RIGHT, DOWN = 0, 1, 2, 3
+#: The default (authors' code) action order: 0 = right (towards the junction), 1 = up, 2 = left, 3 = down.
+RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
 _GOAL_STREAM, _NOISE_STREAM = 1, 2
 
 
-# Per action (left, up, right, down): the x move, whether it is a turn, and the turn's direction.
-_DX = np.array([-1, 0, 1, 0], dtype=np.int64)
-_TURN = np.array([False, True, False, True])
-_DY = np.array([0, 1, 0, -1], dtype=np.int64)
-
-
 class TMazeCore(BatchedCore):
-    def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False):
+    PARAMS = TMAZE_PARAMS
+
+    def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False, action_order: str = "code"):
         super().__init__(num_envs)
-        self.L = positive_int("corridor_length", corridor_length)
+        self.L = int(corridor_length)
         self.T = self.L + 1
         self.penalty = bool(penalty)
+        self.action_order = action_order
+        # Per action: the x move, and the y move (a turn; it only takes effect at the junction).
+        moves = np.array(TMAZE_ACTION_ORDERS[action_order], dtype=np.int64)
+        dx, dy = moves[:, 0], moves[:, 1]
         self.step_penalty = -1.0 / (self.T - 1) if self.penalty else 0.0
         self.x = np.zeros(num_envs, dtype=np.int64)
         self.y = np.zeros(num_envs, dtype=np.int64)
@@ -62,8 +80,8 @@ class TMazeCore(BatchedCore):
         # The move of every (x, action) pair, indexed by x * 4 + action: the next x, and the arm entered
         # (+1 up, -1 down, 0 none: only a turn at the junction enters one).
         xs, acts = np.divmod(np.arange((self.L + 1) * 4), 4)
-        self._next_x = np.clip(xs + _DX[acts], 0, self.L)
-        self._arm = np.where(_TURN[acts] & (xs == self.L), _DY[acts], 0)
+        self._next_x = np.clip(xs + dx[acts], 0, self.L)
+        self._arm = np.where((dy[acts] != 0) & (xs == self.L), dy[acts], 0)
         self.action_space = gym.spaces.Discrete(4)
         self.obs_spaces = {
             "partial": gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
@@ -137,8 +155,32 @@ class TMazeCore(BatchedCore):
         return "\n".join("".join(r) for r in (top, mid, bot)) + f"\nt={self.t[i]}/{self.T}\n"
 
 
+class TMazeClassicCore(TMazeCore):
+    """Ni et al.'s classic passive T-Maze: observation [at_junction, clue_or_y] (see the module docstring)."""
+
+    def __init__(self, num_envs: int, **params):
+        super().__init__(num_envs, **params)
+        self.obs_spaces = {
+            "partial": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
+            "oracle": gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
+            "full": self.obs_spaces["full"],
+        }
+
+    def observe(self, variant, idx=None):
+        if variant == "full":
+            return super().observe(variant, idx)
+        sl = slice(None) if idx is None else idx
+        at_junction = self.x[sl] == self.L
+        out = np.empty((at_junction.shape[0], 3 if variant == "oracle" else 2), dtype=np.float32)
+        out[:, 0] = at_junction
+        out[:, 1] = np.where(at_junction, self.y[sl], np.where(self.t[sl] == 0, self.goal[sl], 0))
+        if variant == "oracle":
+            out[:, 2] = self.goal[sl]
+        return out
+
+
 class TMazePassive(NativeEnv):
-    """Passive T-Maze (single environment). Kwargs: ``corridor_length`` (L >= 1), ``penalty`` (dense)."""
+    """Passive T-Maze, memory paper variant (single environment). Kwargs: see ``catalogue.native.TMAZE_PARAMS``."""
 
     core_cls = TMazeCore
 
@@ -147,3 +189,15 @@ class TMazePassiveVector(NativeVectorEnv):
     """Passive T-Maze, N environments in one numpy step."""
 
     core_cls = TMazeCore
+
+
+class TMazeClassic(NativeEnv):
+    """Classic passive T-Maze of Ni et al. (single environment); MIKASA-Base's ``T-Maze-v0``."""
+
+    core_cls = TMazeClassicCore
+
+
+class TMazeClassicVector(NativeVectorEnv):
+    """Classic passive T-Maze, N environments in one numpy step."""
+
+    core_cls = TMazeClassicCore

@@ -132,13 +132,34 @@ def make(
     return env
 
 
+def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, Any]) -> None:
+    """The catalogue's kwarg check of one ID (``TaskSpec.params``), before anything is built (no ManiSkill needed).
+
+    ManiSkill's own ``BaseEnv`` kwargs pass through to ManiSkill, which checks them.
+    """
+    from membench_envs import catalogue
+    from membench_envs.catalogue.robo import COMMON_PARAMS
+    from membench_envs.envs._params import check_kwargs
+
+    specs = [s for s in catalogue.all_tasks() if s.extra == "robo"]
+    spec = next((s for s in specs if s.id == membench_id), None) or next(
+        (s for s in specs if s.kwargs["robo_env"] == robo_env), None)
+    if spec is None:  # not a catalogue task: the common kwargs only
+        check_kwargs(membench_id or robo_env, COMMON_PARAMS, kwargs, pass_through=True)
+        return
+    given = {"robo_env": robo_env, **({} if membench_id is None else {"membench_id": membench_id}), **kwargs}
+    check_kwargs(spec.id, spec.params, given, pass_through=True)
+
+
 def make_robo_env(robo_env: str, membench_id: str | None = None, **kwargs: Any):
     """gymnasium entry point of every ``MIKASA/`` MIKASA-Robo ID (``robo_env`` = ``"module:Class"``)."""
+    check_robo_kwargs(robo_env, membench_id, kwargs)
     return make(robo_env, env_id=membench_id, **kwargs)
 
 
 def make_robo_vec(robo_env: str, membench_id: str | None = None, num_envs: int = 1, **kwargs: Any):
     """gymnasium vector entry point: ``gym.make_vec("MIKASA/...", num_envs=n)`` = :func:`make_vec`."""
+    check_robo_kwargs(robo_env, membench_id, {"num_envs": num_envs, **kwargs})
     require("mani_skill", "robo", env_id=membench_id)
     from membench_envs.robo.vector import make_vec
 

@@ -29,6 +29,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from membench_envs.envs._params import check_seed
+
 _FONT_CACHE: dict[int, Any] = {}
 
 
@@ -108,6 +110,10 @@ class MikasaRoboEnv(gym.Wrapper):
 
     # --- gymnasium API ----------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        if isinstance(seed, (list, tuple)):
+            seed = [check_seed(s, "reset") for s in seed]
+        else:
+            seed = check_seed(seed, "reset")
         if self.batched and isinstance(seed, (int, np.integer)) and self.num_envs > 1:
             seed = [int(seed) + i for i in range(self.num_envs)]  # gymnasium's convention: env i gets seed + i
         obs, info = self.env.reset(seed=seed, options=options)

@@ -1,0 +1,182 @@
+"""The one validation layer for the keyword arguments of every membench environment.
+
+Each task declares its kwargs once, as a tuple of :class:`Param` (in its catalogue module, so the catalogue can
+list them without importing a backend); the entry point checks what the user passed with :func:`check_kwargs`
+before building anything. A bad kwarg gives one error naming the kwarg, the value and what is allowed:
+
+- a value of the wrong type -> ``TypeError`` (``penalty='False'``: a string is not a bool; ``num_pairs=2.5``);
+- a value of the right type outside the allowed range or set -> ``ValueError`` (``max_steps=0``);
+- a kwarg the task does not take -> ``TypeError`` listing the valid ones.
+
+Types are strict on purpose: a bool kwarg takes ``True`` / ``False`` (or a numpy bool) only, never ``1`` or
+``"no"``; an int kwarg takes a Python or numpy integer, never a bool or a float (even ``3.0``); a float kwarg
+takes any finite real number (ints included), never a bool. This module imports only numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+KINDS = ("bool", "int", "float", "choice", "ints", "floats")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One keyword argument: its name, kind and allowed values.
+
+    ``kind``: ``"bool"``, ``"int"``, ``"float"``, ``"choice"`` (one of ``choices``), ``"ints"`` / ``"floats"``
+    (a sequence of ``length`` numbers, each within the bounds). ``low`` / ``high`` bound numbers (inclusive;
+    ``low_open=True`` makes the lower bound exclusive), ``odd`` requires an odd int, ``none_ok`` lets ``None``
+    through (meaning "the default"), ``default`` is what the entry point uses when the kwarg is not given.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    odd: bool = False
+    choices: tuple[Any, ...] = ()
+    length: int | tuple[int, ...] | None = None
+    none_ok: bool = False
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Param {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "choice" and not self.choices:
+            raise ValueError(f"Param {self.name}: a choice needs choices")
+
+    # --- what is allowed, in words ---------------------------------------------------------------------------
+    def _bounds(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"<= {self.high:g}")
+        return " and ".join(parts)
+
+    def allowed(self) -> str:
+        """What the kwarg accepts, e.g. ``"an odd int >= 7"``."""
+        if self.kind == "bool":
+            text = "a bool (True or False)"
+        elif self.kind == "choice":
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind in ("int", "float"):
+            noun = ("an odd int" if self.odd else "an int") if self.kind == "int" else "a finite number"
+            bounds = self._bounds()
+            text = f"{noun} {bounds}" if bounds else noun
+        else:
+            n = self.length if not isinstance(self.length, tuple) else " or ".join(map(str, self.length))
+            noun = "ints" if self.kind == "ints" else "numbers"
+            bounds = self._bounds()
+            text = f"a sequence of {n} {noun}" if n is not None else f"a sequence of {noun}"
+            if bounds:
+                text += f", each {bounds}"
+        return text + (", or None" if self.none_ok else "")
+
+    # --- the check -------------------------------------------------------------------------------------------
+    def _fail(self, owner: str, value: Any, error: type[Exception]) -> Exception:
+        return error(f"{owner}: {self.name}={value!r} is not allowed; {self.name} must be {self.allowed()}")
+
+    def _in_bounds(self, x: float) -> bool:
+        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
+            return False
+        return self.high is None or x <= self.high
+
+    def check(self, value: Any, owner: str = "") -> Any:
+        """Return ``value`` normalised (Python bool / int / float / tuple), or raise TypeError / ValueError."""
+        owner = owner or "membench_envs"
+        if value is None:
+            if self.none_ok:
+                return None
+            raise self._fail(owner, value, TypeError)
+        kind = self.kind
+        if kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise self._fail(owner, value, TypeError)
+            return bool(value)
+        if kind == "choice":
+            if not any(isinstance(value, type(c)) and value == c for c in self.choices):
+                raise self._fail(owner, value, ValueError if isinstance(value, str) else TypeError)
+            return value
+        if kind in ("int", "float"):
+            number = _number(value, integer=kind == "int")
+            if number is None:
+                raise self._fail(owner, value, TypeError)
+            if not self._in_bounds(number) or (self.odd and number % 2 == 0):
+                raise self._fail(owner, value, ValueError)
+            return number
+        # sequences
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+            raise self._fail(owner, value, TypeError)
+        items = [_number(v, integer=kind == "ints") for v in np.asarray(value, dtype=object).ravel()]
+        if np.ndim(value) != 1 or any(v is None for v in items):
+            raise self._fail(owner, value, TypeError)
+        lengths = self.length if isinstance(self.length, tuple) else (self.length,)
+        if (self.length is not None and len(items) not in lengths) or not all(self._in_bounds(v) for v in items):
+            raise self._fail(owner, value, ValueError)
+        return tuple(items)
+
+
+def _number(value: Any, integer: bool) -> int | float | None:
+    """``value`` as a Python int (integer=True) or finite float, or None when it is not such a number."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if integer:
+        return None
+    if isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
+        return float(value)
+    return None
+
+
+def check_kwargs(
+    owner: str, params: Iterable[Param], kwargs: Mapping[str, Any], *, pass_through: bool = False
+) -> dict[str, Any]:
+    """Check ``kwargs`` against ``params``; return every declared kwarg (given or default), normalised.
+
+    Unknown kwargs raise one TypeError listing the valid ones, unless ``pass_through`` (then they are returned
+    unchanged, for a backend that checks them itself).
+    """
+    declared = {p.name: p for p in params}
+    out: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        if name in declared:
+            out[name] = declared[name].check(value, owner)
+        elif pass_through:
+            out[name] = value
+        else:
+            raise TypeError(f"{owner}: unknown kwarg {name!r}; valid kwargs: {', '.join(declared) or 'none'}")
+    for name, p in declared.items():
+        out.setdefault(name, p.default)
+    return out
+
+
+def check_seed(seed: Any, owner: str = "reset") -> int | None:
+    """A reset seed: None or an int >= 0 (Python or numpy); one clear TypeError / ValueError otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{owner}: seed={seed!r} is not allowed; seed must be None or an int >= 0")
+    if seed < 0:
+        raise ValueError(f"{owner}: seed={seed!r} is not allowed; seed must be None or an int >= 0")
+    return int(seed)
+
+
+def describe(params: Iterable[Param]) -> str:
+    """One line per kwarg: ``name: allowed (default ...)``, for docs and ``membench-envs info``."""
+    lines = []
+    for p in params:
+        line = f"{p.name}: {p.allowed()} (default {p.default!r})"
+        if p.doc:
+            line += f" - {p.doc}"
+        lines.append(line)
+    return "\n".join(lines)
