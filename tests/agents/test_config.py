@@ -299,6 +299,7 @@ def test_observation_variants_come_from_the_catalogue(exp):
     # a variant cell for it is found like any other
     write(config.cell_path(exp, robo.id, "ppo-lstm", "rgb"), "total_steps: 777\n")
     assert resolve(robo.id, "ppo-lstm", obs_variant="rgb", experiments=exp).config["total_steps"] == 777
+    assert resolve(robo.id, "ppo-lstm", overrides=["obs_variant=rgb"], experiments=exp).config["total_steps"] == 777
     one_error(r"obs_variant 'rgb' is not a variant of MIKASA/TMazePassive-v0\. Valid for this membench ID: "
               r"partial, oracle, full\.", TMAZE, "ppo-lstm", obs_variant="rgb")
     one_error(r"obs_variant 'rbg' is not a variant of .* Did you mean rgb\?.*partial, oracle, full, rgb", robo.id,

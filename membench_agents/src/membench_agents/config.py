@@ -268,7 +268,12 @@ def resolve(
     env = check_env_id(env or explicit.get("env"))
     if config_file is not None:
         check_layer(explicit, info, str(config_file))
-    variant = obs_variant or explicit.get("obs_variant") or "partial"
+    overrides = list(overrides)
+    layers = [(item, _nested(*parse_override(item))) for item in overrides]
+    set_variant = next((layer["obs_variant"] for _, layer in reversed(layers) if "obs_variant" in layer), None)
+    variant = obs_variant or set_variant or explicit.get("obs_variant") or "partial"
+    if not isinstance(variant, str):
+        raise ConfigError(f"obs_variant must be a string, got {variant!r}")
     if config_file is None and exp is not None:
         for v in ([variant] if variant != "partial" else []) + ["partial"]:
             p = cell_path(exp, env, info.name, v)
@@ -294,10 +299,7 @@ def resolve(
         cfg["seeds"] = parse_seeds(seeds)
     if device is not None:
         cfg["device"] = device
-    overrides = list(overrides)
-    for item in overrides:
-        keys, value = parse_override(item)
-        layer = _nested(keys, value)
+    for item, layer in layers:
         check_layer(layer, info, f"--set {item}")
         cfg = merge(cfg, layer)
     if overrides:
