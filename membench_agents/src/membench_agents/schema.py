@@ -375,12 +375,12 @@ def _build_ppo(values: dict[str, Any], info: AgentInfo, *, total_steps: int, dev
                source: str) -> PPOConfig:
     from membench_agents.algos.ppo import PPOConfig
 
-    pc = PPOConfig(**values, core=info.core, seed=seed, total_steps=total_steps, device=device)
     try:
+        pc = PPOConfig(**values, core=info.core, seed=seed, total_steps=total_steps, device=device)
         pc.validate()
-    except ValueError as e:
+    except ValueError as e:  # PPOConfig's own range checks
         msg = str(e).replace("PPOConfig.", "ppo.")
-        raise ConfigError(f"{source}: {msg}") from None
+        raise ConfigError(f"{source}: {msg if msg.startswith('ppo.') else 'ppo: ' + msg}") from None
     return pc
 
 
