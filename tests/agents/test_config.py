@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 from membench_agents.config import AGENTS, ConfigError, resolve
 
 from membench_agents import config
@@ -141,9 +143,20 @@ def test_seed_forms():
     assert config.parse_seeds("0,5,7") == [0, 5, 7]
     assert config.parse_seeds("2-4") == [2, 3, 4]
     assert config.parse_seeds([1, 2]) == [1, 2]
-    for bad in (0, "x", [1, 1], [], True, 1.5):
+    assert config.parse_seeds("0-0") == [0] and config.parse_seeds("7,") == [7]
+    for bad in (0, "x", [1, 1], [], True, 1.5, "3-1", "0,0", [-1], "-2"):
         with pytest.raises(ConfigError):
             config.parse_seeds(bad)
+
+
+def test_seeds_zero_says_why():
+    """`--seeds 0` is a count of zero runs: the error says so (and how to ask for the single seed 0)."""
+    for value in ("0", 0):
+        with pytest.raises(ConfigError, match=r"0 is read as a count of runs, which must be >= 1.*0-0") as e:
+            resolve(TMAZE, "ppo-mlp", seeds=value)
+        assert "cannot" not in str(e.value)
+    with pytest.raises(ConfigError, match="range '3-1' is empty"):
+        resolve(TMAZE, "ppo-mlp", seeds="3-1")
 
 
 def test_every_shipped_config_resolves_and_matches_its_path():
@@ -179,3 +192,175 @@ def test_default_bench_spec_cells_resolve_to_the_ladder():
     assert cfgs[0]["ppo"] == cfgs[1]["ppo"] == cfgs[2]["ppo"]  # only the core / the variant differ
     assert cfgs[0]["total_steps"] == cfgs[1]["total_steps"] == cfgs[2]["total_steps"]
     assert set(spec["expect"]) == {"ppo-mlp", "ppo-lstm", "ppo-mlp.oracle"}
+
+
+# ------------------------------------------------------------------------------------------------------
+# the typed schema, loaded strictly
+# ------------------------------------------------------------------------------------------------------
+def one_error(match: str, *args, **kwargs) -> str:
+    with pytest.raises(ConfigError, match=match) as e:
+        resolve(*args, **kwargs)
+    msg = str(e.value)
+    assert "\n" not in msg and "Traceback" not in msg, msg
+    return msg
+
+
+def test_unknown_keys_name_the_nearest_valid_one(tmp_path, exp):
+    one_error(r"unknown key 'totl_steps'\. Did you mean total_steps\?", TMAZE, "ppo-mlp", overrides=["totl_steps=5"])
+    one_error(r"unknown key 'ppo\.num_env'\. Did you mean num_envs", TMAZE, "ppo-mlp", overrides=["ppo.num_env=8"])
+    one_error(r"unknown key 'checkpoint\.every_second'\. Did you mean every_seconds", TMAZE, "ppo-mlp",
+              overrides=["checkpoint.every_second=5"])
+    one_error(r"unknown key 'sb3\.n_step'\. Did you mean n_steps", TMAZE, "sb3-ppo", experiments=exp,
+              overrides=["sb3.n_step=5"])
+    # in a file: the error names the file that holds the key
+    f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{learnin_rate: 0.1}}\n")
+    msg = one_error(r"unknown key 'ppo\.learnin_rate'\. Did you mean learning_rate", config_file=f)
+    assert msg.startswith(str(f))
+
+
+def test_wrong_types_name_the_key_the_value_and_the_type(tmp_path):
+    f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{num_envs: '16'}}\n")
+    one_error(r"ppo\.num_envs must be an integer, got '16' \(a string\)", config_file=f)
+    f = write(tmp_path / "d.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{anneal_lr: yes}}\n")
+    one_error(r"ppo\.anneal_lr must be a boolean \(true or false\), got 'yes' \(a string\)", config_file=f)
+    one_error(r"ppo\.anneal_lr must be a boolean", TMAZE, "ppo-mlp", overrides=["ppo.anneal_lr=on"])
+    one_error(r"total_steps must be an integer, got 1\.5 \(a number\)", TMAZE, "ppo-mlp", overrides=["total_steps=1.5"])
+    one_error(r"ppo\.learning_rate must be a number, got 'fast'", TMAZE, "ppo-mlp",
+              overrides=["ppo.learning_rate=fast"])
+    one_error(r"ppo\.target_kl must be a number or null, got True", TMAZE, "ppo-mlp", overrides=["ppo.target_kl=true"])
+    one_error(r"eval\.deterministic must be a boolean .*, got 1 \(an integer\)", TMAZE, "ppo-mlp",
+              overrides=["eval.deterministic=1"])
+    one_error(r"'eval' must be a mapping .* got 3", TMAZE, "ppo-mlp", overrides=["eval=3"])
+    one_error(r"env_kwargs must be a mapping, got \[1, 2\]", TMAZE, "ppo-mlp", overrides=["env_kwargs=[1, 2]"])
+    one_error(r"sb3\.n_steps must be an integer, got 'many'", TMAZE, "sb3-ppo", overrides=["sb3.n_steps=many"])
+
+
+def test_numbers_are_read_as_numbers_and_integral_floats_as_ints():
+    c = resolve(TMAZE, "ppo-mlp", overrides=["ppo.learning_rate=3e-4", "total_steps=1e5", "ppo.ent_coef=0"]).config
+    assert c["ppo"]["learning_rate"] == 3e-4 and isinstance(c["ppo"]["learning_rate"], float)
+    assert c["total_steps"] == 100_000 and type(c["total_steps"]) is int
+    assert c["ppo"]["ent_coef"] == 0.0 and type(c["ppo"]["ent_coef"]) is float
+    # YAML 1.2 booleans: on/off/yes/no stay strings (a str field such as a mode switch can take them)
+    assert config.parse_override("x=off") == (["x"], "off") and config.parse_override("x=true") == (["x"], True)
+
+
+def test_bad_values_are_one_error_each():
+    one_error(r"total_steps must be a positive integer, got -5", TMAZE, "ppo-mlp", steps=-5)
+    one_error(r"ppo\.num_envs must be >= 1, got 0", TMAZE, "ppo-mlp", overrides=["ppo.num_envs=0"])
+    one_error(r"eval\.episodes must be a positive integer, got 0", TMAZE, "ppo-mlp", overrides=["eval.episodes=0"])
+    one_error(r"checkpoint\.every_seconds must be a non-negative number", TMAZE, "ppo-mlp",
+              overrides=["checkpoint.every_seconds=-1"])
+    one_error(r"device must be cpu, cuda, cuda:N or auto, got 'gpu'", TMAZE, "ppo-mlp", device="gpu")
+    one_error(r"sb3\.n_envs must be a positive integer, got 0", TMAZE, "sb3-ppo", overrides=["sb3.n_envs=0"])
+    one_error(r"missing config value 'ppo\.hidden_size' \(it is null\)", TMAZE, "ppo-mlp",
+              overrides=["ppo.hidden_size=null"])
+    assert resolve(TMAZE, "ppo-mlp", overrides=["ppo.target_kl=null"]).config["ppo"]["target_kl"] is None
+
+
+def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
+    one_error(r"'ppo\.learning_rate' is given, but agent 'sb3-ppo' reads only the 'sb3' section", TMAZE, "sb3-ppo",
+              experiments=exp, overrides=["ppo.learning_rate=0.001"])
+    one_error(r"'sb3\.n_steps' is given, but agent 'ppo-lstm' reads only the 'ppo' section", TMAZE, "ppo-lstm",
+              overrides=["sb3.n_steps=64"])
+    f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: sb3-recurrentppo\ntotal_steps: 100\nppo: {{num_envs: 8}}\n")
+    assert one_error(r"'ppo\.num_envs' is given", config_file=f).startswith(str(f))
+    # the run sets these
+    one_error(r"'ppo\.core' is set by the run", TMAZE, "ppo-lstm", overrides=["ppo.core=gru"])
+    one_error(r"'sb3\.seed' is set by the run", TMAZE, "sb3-ppo", overrides=["sb3.seed=1"])
+
+
+def test_layering_defaults_then_cell_then_set_for_ppo(exp):
+    write(exp / "defaults" / "ppo-gru.yaml", """
+base: {total_steps: 1000, ppo: {num_envs: 4, num_steps: 16, hidden_size: 32}}
+obs_type: {vector: {ppo: {num_steps: 8}}}
+action_type: {discrete: {ppo: {hidden_size: 24}}}
+""")
+    write(exp / "configs" / "MIKASA" / "TMazePassive-v0" / "ppo-gru.yaml", "total_steps: 2000\nppo: {num_envs: 2}\n")
+    p = resolve(TMAZE, "ppo-gru", experiments=exp).config["ppo"]
+    assert (p["num_envs"], p["num_steps"], p["hidden_size"]) == (2, 8, 24)
+    r = resolve(TMAZE, "ppo-gru", experiments=exp, overrides=["ppo.num_steps=4"])
+    assert (r.config["ppo"]["num_envs"], r.config["ppo"]["num_steps"], r.config["total_steps"]) == (2, 4, 2000)
+    # a bad key in the defaults file: the error names that file
+    write(exp / "defaults" / "ppo-gru.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\nobs_type: {vectr: {}}\n")
+    with pytest.raises(ConfigError, match=r"ppo-gru\.yaml: unknown 'obs_type\.vectr'\. Did you mean vector"):
+        resolve(TMAZE, "ppo-gru", experiments=exp)
+    write(exp / "defaults" / "ppo-gru.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\n")
+    with pytest.raises(ConfigError, match=r"defaults/ppo-gru\.yaml: unknown key 'ppo\.num_env'"):
+        resolve(TMAZE, "ppo-gru", experiments=exp)
+
+
+def test_observation_variants_come_from_the_catalogue(exp):
+    import membench_envs
+
+    robo = next(t for t in membench_envs.all_tasks() if "rgb" in t.variants)
+    c = resolve(robo.id, "ppo-lstm", obs_variant="rgb", experiments=exp, steps=100).config
+    assert c["obs_variant"] == "rgb"
+    assert config.make_kwargs(robo.id, c["obs_variant"], c["env_kwargs"])["obs_variant"] == "rgb"
+    # a variant cell for it is found like any other
+    write(config.cell_path(exp, robo.id, "ppo-lstm", "rgb"), "total_steps: 777\n")
+    assert resolve(robo.id, "ppo-lstm", obs_variant="rgb", experiments=exp).config["total_steps"] == 777
+    assert resolve(robo.id, "ppo-lstm", overrides=["obs_variant=rgb"], experiments=exp).config["total_steps"] == 777
+    one_error(r"obs_variant 'rgb' is not a variant of MIKASA/TMazePassive-v0\. Valid for this membench ID: "
+              r"partial, oracle, full\.", TMAZE, "ppo-lstm", obs_variant="rgb")
+    one_error(r"obs_variant 'rbg' is not a variant of .* Did you mean rgb\?.*partial, oracle, full, rgb", robo.id,
+              "ppo-lstm", steps=100, overrides=["obs_variant=rbg"])
+    one_error(r"obs_variant 'oracle' is not a variant of CartPole-v1\. .*: partial\.", "CartPole-v1", "ppo-mlp",
+              obs_variant="oracle")
+
+
+def test_yaml_is_read_safely_and_bad_files_are_one_error(tmp_path):
+    marker = tmp_path / "ran"
+    f = write(tmp_path / "evil.yaml", f"env: !!python/object/apply:os.system ['touch {marker}']\nagent: ppo-mlp\n")
+    with pytest.raises(ConfigError, match=r"evil\.yaml' is not valid YAML: .*python/object/apply.*plain YAML") as e:
+        resolve(config_file=f)
+    assert not marker.exists() and "\n" not in str(e.value)
+    f = write(tmp_path / "empty.yaml", "# nothing here\n")
+    with pytest.raises(ConfigError, match=r"config file '.*empty\.yaml' is empty"):
+        resolve(config_file=f)
+    f = write(tmp_path / "broken.yaml", "env: [unclosed\nagent: ppo-mlp\n")
+    with pytest.raises(ConfigError, match=r"broken\.yaml' is not valid YAML: .*\(line \d+, column \d+\)") as e:
+        resolve(config_file=f)
+    assert "\n" not in str(e.value)
+    f = write(tmp_path / "twice.yaml", f"env: {TMAZE}\nagent: ppo-mlp\ntotal_steps: 10\ntotal_steps: 20\n")
+    with pytest.raises(ConfigError, match=r"twice\.yaml' is not valid YAML: the key 'total_steps' is given twice"):
+        resolve(config_file=f)
+    f = write(tmp_path / "list.yaml", "- 1\n- 2\n")
+    with pytest.raises(ConfigError, match=r"list\.yaml' must hold a mapping of keys, got list"):
+        resolve(config_file=f)
+
+
+def test_typed_config_and_its_dict():
+    import dataclasses
+
+    from membench_agents.algos.ppo import PPOConfig
+    from membench_agents.schema import PPO_SET_BY_RUN, RunConfig
+
+    r = resolve(TMAZE, "ppo-gru", seeds="4,5", overrides=["ppo.hidden_size=16"])
+    typed = r.run_config
+    assert isinstance(typed, RunConfig) and config.resolve_typed(TMAZE, "ppo-gru").agent == "ppo-gru"
+    pc = typed.ppo_config(5)
+    assert isinstance(pc, PPOConfig) and (pc.core, pc.seed, pc.hidden_size) == ("gru", 5, 16)
+    assert pc.total_steps == typed.total_steps and typed.seeds == (4, 5) and typed.sb3 is None
+    # the dict: every PPOConfig field except those the run sets, read from the dataclass
+    expected = {f.name for f in dataclasses.fields(PPOConfig)} - set(PPO_SET_BY_RUN)
+    assert set(r.config["ppo"]) == expected and r.config["sb3"] == {}
+    assert set(r.config) == set(config.BUILTIN)
+    assert config.validate(r.config) == r.config  # what config.yaml records loads back unchanged
+    assert config.validate(yaml.safe_load(config.dump(r.config))) == r.config
+    s = resolve(TMAZE, "sb3-recurrentppo").run_config  # the cell sets n_envs 16
+    assert s.ppo is None and s.sb3.n_envs == 16 and s.to_dict()["ppo"] == {}
+
+
+def test_a_new_ppo_field_needs_no_change_in_the_loader(monkeypatch):
+    """The ppo section is read from PPOConfig's fields at run time: a new field (here a str mode switch) is a
+    valid key with its own type at once."""
+    from membench_agents.algos import ppo
+
+    @dataclasses.dataclass
+    class Extended(ppo.PPOConfig):
+        fast_cpu: str = "auto"
+
+    monkeypatch.setattr(ppo, "PPOConfig", Extended)
+    c = resolve(TMAZE, "ppo-mlp", overrides=["ppo.fast_cpu=off"])
+    assert c.config["ppo"]["fast_cpu"] == "off" and c.run_config.ppo_config(0).fast_cpu == "off"
+    one_error(r"ppo\.fast_cpu must be a string, got 1", TMAZE, "ppo-mlp", overrides=["ppo.fast_cpu=1"])

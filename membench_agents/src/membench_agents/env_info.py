@@ -1,0 +1,107 @@
+"""What a run config needs to know about an environment ID, read from the membench catalogue where the ID is a
+membench task and from gymnasium's registry and spaces otherwise: is the ID known, its observation and action
+types (which select the agent defaults), its observation variants, and the keyword arguments of ``gym.make``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from membench_agents.errors import ConfigError, close_matches
+
+
+def check_env_id(env_id: object) -> str:
+    """The ID if gymnasium knows it (membench IDs and any other registered ID), else one error with close matches."""
+    if env_id is None:
+        raise ConfigError(
+            "missing config value 'env' (the environment ID, e.g. MIKASA/TMazePassive-v0): pass --env ID or set `env:`"
+        )
+    if not isinstance(env_id, str):
+        raise ConfigError(f"env must be an environment ID (a string), got {env_id!r}")
+    import gymnasium as gym
+
+    import membench_envs  # noqa: F401  (registers every membench ID)
+
+    if env_id in gym.registry or ":" in env_id:
+        return env_id
+    ids = list(gym.registry)
+    membench = [i for i in ids if "/" in i]
+    hint = close_matches(env_id, membench) or close_matches(env_id, ids)
+    if not hint:
+        hint = " Run `membench-envs list` to see every membench ID."
+    raise ConfigError(f"unknown environment ID {env_id!r}.{hint}")
+
+
+def is_membench_id(env_id: str) -> bool:
+    try:
+        import membench_envs
+
+        membench_envs.info(env_id)
+        return True
+    except KeyError:
+        return False
+
+
+def obs_variants(env_id: str) -> tuple[str, ...]:
+    """The observation variants of an ID: its catalogue entry's (``partial``, ``oracle``, ``full`` and, for the
+    robot tasks, ``rgb``); other gymnasium IDs have only their own observations, ``partial``."""
+    try:
+        import membench_envs
+
+        return tuple(membench_envs.info(env_id).variants)
+    except KeyError:
+        return ("partial",)
+
+
+def env_types(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """(obs_type, action_type) of an ID: from the membench catalogue, else from the spaces of one env."""
+    try:
+        import membench_envs
+
+        spec = membench_envs.info(env_id)
+        return spec.obs_type, spec.action_type
+    except KeyError:
+        pass
+    import gymnasium as gym
+
+    env = gym.make(env_id, **dict(env_kwargs or {}))
+    try:
+        return space_types(env.observation_space, env.action_space)
+    finally:
+        env.close()
+
+
+def make_kwargs(env_id: str, obs_variant: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for ``gym.make``: membench IDs take ``obs_variant``; other gymnasium IDs only the
+    default (partial) variant, which is then not passed."""
+    if is_membench_id(env_id) or obs_variant != "partial":
+        return {"obs_variant": obs_variant, **env_kwargs}
+    return dict(env_kwargs)
+
+
+def obs_type(obs_space) -> str:
+    """"dict", "image" (a rank-3 Box) or "vector": the observation kinds agent defaults are keyed by."""
+    from gymnasium import spaces
+
+    if isinstance(obs_space, spaces.Dict):
+        return "dict"
+    if isinstance(obs_space, spaces.Box) and len(obs_space.shape) == 3:
+        return "image"
+    return "vector"
+
+
+def space_types(obs_space, action_space) -> tuple[str, str]:
+    """(obs_type, action_type) from the spaces: action types discrete, multi-discrete or continuous (a Box)."""
+    from gymnasium import spaces
+
+    obs = obs_type(obs_space)
+    if isinstance(action_space, spaces.Discrete):
+        act = "discrete"
+    elif isinstance(action_space, spaces.MultiDiscrete):
+        act = "multi-discrete"
+    elif isinstance(action_space, spaces.Box):
+        act = "continuous"
+    else:
+        act = type(action_space).__name__
+    return obs, act
