@@ -199,3 +199,8 @@ def test_unknown_render_mode_is_one_clear_error(env_id):
         warnings.simplefilter("ignore")  # gymnasium warns before the env raises
         with pytest.raises(ValueError, match=r"unknown render_mode 'bogus'; valid: rgb_array"):
             gym.make(env_id, render_mode="bogus")
+
+
+def test_unknown_render_mode_of_a_robo_id_is_one_clear_error_before_maniskill_starts():
+    with pytest.raises(ValueError, match=r"unknown render_mode 'bogus'; valid: rgb_array, sensors, all, human"):
+        gym.make("MIKASA/RememberColor3-v0", render_mode="bogus")
