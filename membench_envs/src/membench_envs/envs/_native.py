@@ -34,6 +34,18 @@ def check_can_step(started: bool, done: bool) -> None:
         raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
 
 
+#: Render modes of every native task (single and batched); frames per second for videos.
+RENDER_MODES = ("rgb_array", "ansi")
+RENDER_FPS = 4
+
+
+def check_render_mode(render_mode: str | None, allowed: tuple[str, ...] = RENDER_MODES) -> str | None:
+    """None or one of ``allowed``; anything else is one clear ValueError naming the valid modes."""
+    if render_mode is not None and render_mode not in allowed:
+        raise ValueError(f"unknown render_mode {render_mode!r}; valid: {', '.join(allowed)} (or None)")
+    return render_mode
+
+
 def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
     if obs_variant not in allowed:
         raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")
@@ -95,6 +107,14 @@ class BatchedCore:
     def oracle(self, idx: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 
+    def render_ansi(self, i: int) -> str:
+        raise NotImplementedError
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """Environment ``i`` as a uint8 (H, W, 3) picture whose size depends only on the task parameters;
+        ``done`` draws the outcome border (see :mod:`membench_envs.envs._draw`)."""
+        raise NotImplementedError
+
 
 def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
     """Return actions as an array, raising one clear ValueError for a wrong shape or an out-of-space value."""
@@ -122,14 +142,12 @@ class NativeEnv(gym.Env):
     """A single environment backed by a :class:`BatchedCore` with N = 1."""
 
     core_cls: ClassVar[type[BatchedCore]]
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **params: Any):
         params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
         self.obs_variant = params.pop("obs_variant")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.core = self.core_cls(1, **params)
         self.observation_space = self.core.obs_spaces[self.obs_variant]
         self.action_space = self.core.action_space
@@ -170,8 +188,12 @@ class NativeEnv(gym.Env):
         return obs, float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def render(self):
+        """``"rgb_array"``: a uint8 (H, W, 3) picture of the state (its size fixed by the task parameters);
+        ``"ansi"``: the same as text; None without a render mode. Valid before the first reset too."""
         if self.render_mode == "ansi":
             return self.core.render_ansi(0)
+        if self.render_mode == "rgb_array":
+            return self.core.render_rgb(0, done=self._done)
         return None
 
 
@@ -183,7 +205,8 @@ class NativeVectorEnv(VectorEnv):
 
     ``autoreset_mode`` is gymnasium's: NEXT_STEP (default, like ``SyncVectorEnv``) or SAME_STEP, where
     the final observation of a finished episode is in ``info["final_obs"]`` and its info in
-    ``info["final_info"]``.
+    ``info["final_info"]``. ``render_mode`` ("rgb_array" or "ansi") makes :meth:`render` return every
+    environment's frame.
     """
 
     core_cls: ClassVar[type[BatchedCore]]
@@ -194,6 +217,7 @@ class NativeVectorEnv(VectorEnv):
         obs_variant: str = "partial",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
+        render_mode: str | None = None,
         **params: Any,
     ):
         owner = type(self).__name__
@@ -202,10 +226,11 @@ class NativeVectorEnv(VectorEnv):
                                             "max_episode_steps": max_episode_steps})
         params = check_kwargs(owner, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
         self.obs_variant = params.pop("obs_variant")
+        self.render_mode = check_render_mode(render_mode)
         mode = AutoresetMode(_AUTORESET_NAMES.get(mode_value, mode_value))
         if mode == AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode DISABLED is not supported by native batched envs")
-        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        self.metadata = {"autoreset_mode": mode, "render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
         self.core = self.core_cls(num_envs, **params)
         self.num_envs = num_envs
         self.single_observation_space = self.core.obs_spaces[self.obs_variant]
@@ -318,3 +343,19 @@ class NativeVectorEnv(VectorEnv):
             obs = self.core.observe(self.obs_variant)
             info.update(self._info())
         return obs, reward, terminated, truncated, info
+
+    def render(self):
+        """One frame per environment, as ``SyncVectorEnv`` returns them: a tuple of N uint8 (H, W, 3) pictures
+        (``"rgb_array"``) or N strings (``"ansi"``); None without a render mode. The cost grows with N; for
+        one environment of a large batch call ``render_env(i)``."""
+        if self.render_mode is None:
+            return None
+        return tuple(self.render_env(i) for i in range(self.num_envs))
+
+    def render_env(self, i: int):
+        """The frame of environment ``i`` in this env's render mode (``"rgb_array"`` when it has none)."""
+        if not 0 <= i < self.num_envs:
+            raise IndexError(f"environment index {i} is outside 0 … {self.num_envs - 1}")
+        if self.render_mode == "ansi":
+            return self.core.render_ansi(i)
+        return self.core.render_rgb(i, done=bool(self._needs_reset[i]))

@@ -36,7 +36,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from membench_envs.catalogue.native import MEMORY_CARDS_PARAMS
-from membench_envs.envs import _rng
+from membench_envs.envs import _draw, _rng
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
@@ -135,6 +135,34 @@ class MemoryCardsCore(BatchedCore):
             else:
                 cells.append(" #")
         return " ".join(cells) + f"\nt={self.t[i]}/{self.T}\n"
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The 2P cards in rows of up to 10: the face-up card white with its value, a band in the value's colour and a
+        yellow outline; face-down cards blue, with their value in dim digits (the hidden state; lighter blue
+        once seen this episode); removed cards as empty outlines; t / T along the bottom."""
+        cols = min(self.C, 10)
+        rows = -(-self.C // cols)
+        w, h, gap, m = 28, 36, 6, 8
+        canvas = _draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
+        cur = int(self.current[i])
+        for j in range(self.C):
+            x0 = m + (j % cols) * (w + gap)
+            y0 = m + (j // cols) * (h + gap)
+            value = str(int(self.values[i, j]))
+            if self.removed[i, j]:
+                canvas.outline(x0, y0, x0 + w, y0 + h, _draw.WALL, 2)
+            elif j == cur:
+                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.WHITE)
+                canvas.rect(x0, y0, x0 + w, y0 + 6, _draw.palette(int(value)))
+                canvas.outline(x0 - 2, y0 - 2, x0 + w + 2, y0 + h + 2, _draw.HIGHLIGHT, 2)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2 + 2, value, _draw.TEXT, 2)
+            else:
+                back = _draw.HIDDEN if self.seen[i, j] else _draw.dim(_draw.HIDDEN, 0.7)
+                canvas.rect(x0, y0, x0 + w, y0 + h, back)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.dim(_draw.WHITE, 0.55), 2)
+        canvas.progress(self.t[i] / self.T)
+        canvas.border(done, bool(self.success[i]))
+        return canvas.image()
 
 
 class MemoryCards(NativeEnv):

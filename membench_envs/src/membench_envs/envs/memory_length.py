@@ -34,7 +34,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 from membench_envs.catalogue.native import MEMORY_LENGTH_PARAMS
-from membench_envs.envs import _rng
+from membench_envs.envs import _draw, _rng
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
@@ -111,6 +111,30 @@ class MemoryLengthCore(BatchedCore):
     def render_ansi(self, i: int) -> str:
         bits = "".join("+" if c else "-" for c in self.context[i])
         return f"t={self.t[i]}/{self.T} context={bits} query={self.query[i]}\n"
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The B context bits as cells labelled 0 / 1 (green for 1, blue for 0), bright while the observation
+        shows them (t <= 1) and dim afterwards; the queried bit outlined in yellow, bright once the query is
+        shown (t >= L) and dim before; t / T along the bottom."""
+        c = _draw.cell_size(self.B, 320, 12, 48)
+        m = 8
+        canvas = _draw.Canvas(c + 2 * m + 8, max(self.B * c + 2 * m, 64))
+        t = int(self.t[i])
+        bits_shown = t <= 1
+        query_shown = t >= self.L
+        scale = max(c // 12, 1)
+        for b in range(self.B):
+            x0 = m + b * c
+            color = _draw.GOOD if self.context[i, b] else _draw.HIDDEN
+            canvas.rect(x0 + 1, m + 1, x0 + c - 1, m + c - 1, color if bits_shown else _draw.dim(color))
+            label = _draw.WHITE if bits_shown else _draw.dim(_draw.WHITE)
+            canvas.text_centered(x0 + c / 2, m + c / 2, str(int(self.context[i, b])), label, scale)
+        q = int(self.query[i])
+        highlight = _draw.HIGHLIGHT if query_shown else _draw.dim(_draw.HIGHLIGHT)
+        canvas.outline(m + q * c, m, m + (q + 1) * c, m + c, highlight, max(c // 10, 2))
+        canvas.progress(t / self.T)
+        canvas.border(done, bool(self.success[i]))
+        return canvas.image()
 
 
 class MemoryLength(NativeEnv):

@@ -59,13 +59,16 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
+from membench_envs.catalogue import get as catalogue_entry
 from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES
-from membench_envs.envs._native import check_can_step
+from membench_envs.envs import _draw
+from membench_envs.envs._native import check_can_step, check_render_mode
 from membench_envs.envs._params import check_kwargs, check_seed
 from membench_envs.envs._wrap import Flattener, check_action, null_action
 
 _LABYRINTHS = ("LabyrinthExplore", "LabyrinthEscape")
 _CARTPOLES = ("PositionOnlyCartPole", "VelocityOnlyCartPole", "NoisyPositionOnlyCartPole")
+_PENDULUMS = ("PositionOnlyPendulum", "NoisyPositionOnlyPendulum")
 
 
 def _one_hot_rows(values: np.ndarray, n: int, valid: np.ndarray | None = None) -> np.ndarray:
@@ -82,14 +85,14 @@ def _one_hot_rows(values: np.ndarray, n: int, valid: np.ndarray | None = None) -
 class POPGymTask(gym.Env):
     """One POPGym task (``family`` at ``difficulty``) with the membench observation variants."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(self, family: str, difficulty: str, obs_variant: str = "partial", render_mode: str | None = None):
         check_kwargs("POPGymTask", PARAMS, {"family": family, "difficulty": difficulty, "obs_variant": obs_variant})
         self.obs_variant = obs_variant
-        if render_mode is not None:
-            raise ValueError(f"render_mode {render_mode!r} is not supported by POPGym tasks")
-        self.render_mode = None
+        self.render_mode = check_render_mode(render_mode, ("rgb_array",))
+        if family in _CARTPOLES or family in _PENDULUMS:  # smooth motion: play videos at the simulation rate
+            self.metadata = {**self.metadata, "render_fps": 50 if family in _CARTPOLES else 20}
         self.family, self.difficulty = family, difficulty
         self.env_id = f"POPGym/{family}{difficulty}-v0"
         require("popgym", "popgym", env_id=self.env_id)
@@ -128,6 +131,9 @@ class POPGymTask(gym.Env):
         self._started = False
         self._done = False
         self._maze_rng: np.random.Generator | None = None
+        self._t, self._horizon = 0, catalogue_entry(self.env_id).episode_length or 1  # for render()'s time bar
+        self._last_obs: Any = None
+        self._last_success: bool | None = None
 
     # --- oracle ----------------------------------------------------------------------------------------
     def _setup_oracle(self) -> None:
@@ -257,6 +263,7 @@ class POPGymTask(gym.Env):
         elif self.family == "Concentration":
             self._seen = np.zeros(self.inner.deck.num_cards, dtype=bool)
         self._started, self._done = True, False
+        self._t, self._last_obs, self._last_success = 0, obs, None
         oracle = self._oracle()
         return self._observe(obs, self._null_action, True, oracle), {"oracle": oracle}
 
@@ -290,10 +297,12 @@ class POPGymTask(gym.Env):
         oracle = self._oracle()
         info: dict[str, Any] = {"oracle": oracle}
         self._done = terminated or truncated
+        self._t, self._last_obs = self._t + 1, obs
         if self._done:
             success = self._success(terminated, truncated)
             if success is not None:
                 info["success"] = success
+            self._last_success = success
         return self._observe(obs, a, False, oracle), float(reward), terminated, truncated, info
 
     def _success(self, terminated: bool, truncated: bool) -> bool | None:
@@ -309,3 +318,167 @@ class POPGymTask(gym.Env):
         if f in _CARTPOLES:
             return truncated and not terminated
         return None
+
+    # --- rendering ---------------------------------------------------------------------------------------
+    def render(self):
+        """``"rgb_array"``: a uint8 (H, W, 3) picture whose size is fixed per ID (see :meth:`_draw_frame`); None
+        without a render mode. Call it after ``reset``."""
+        if self.render_mode != "rgb_array":
+            return None
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        return self._draw_frame()
+
+    def _draw_frame(self) -> np.ndarray:
+        """Boards for the board games (Battleship, MineSweeper, Concentration, the Labyrinths), the cart and pole or
+        the pendulum for the control tasks, and for the card and bandit tasks two strips of cells: the popgym
+        observation (top) and the oracle, what must be remembered (bottom; green for positive values, red for
+        negative). Every picture has t / T along the bottom and a green / red border once the episode is over (for
+        the tasks that define success; grey otherwise)."""
+        f, e = self.family, self.inner
+        if f == "Battleship":
+            canvas = self._draw_battleship(e)
+        elif f == "MineSweeper":
+            canvas = self._draw_minesweeper(e)
+        elif f == "Concentration":
+            canvas = self._draw_concentration(e)
+        elif f in _LABYRINTHS:
+            canvas = self._draw_maze(e)
+        elif f in _CARTPOLES:
+            canvas = self._draw_cartpole(e)
+        elif f in _PENDULUMS:
+            canvas = self._draw_pendulum(e)
+        else:
+            canvas = self._draw_strips()
+        canvas.progress(self._t / self._horizon)
+        if self._done:
+            if self._last_success is None:
+                canvas.outline(0, 0, canvas.width, canvas.height, _draw.FLOOR, 3)
+            else:
+                canvas.border(True, self._last_success)
+        return canvas.image()
+
+    @staticmethod
+    def _grid_canvas(rows: int, cols: int, target: int = 384) -> tuple[_draw.Canvas, int, int]:
+        c = _draw.cell_size(max(rows, cols), target, 6, 40)
+        m = 8
+        return _draw.Canvas(rows * c + 2 * m + 8, cols * c + 2 * m), c, m
+
+    def _draw_battleship(self, e) -> _draw.Canvas:
+        """Unknown cells blue (ship cells a little lighter: the hidden board), misses grey, hits red."""
+        n = e.board_size
+        canvas, c, m = self._grid_canvas(n, n)
+        for r in range(n):
+            for k in range(n):
+                ship, shot = bool(e.board[r, k]), bool(e.guesses[r, k])
+                if shot:
+                    color = _draw.AGENT if ship else _draw.FLOOR
+                else:
+                    color = _draw.dim(_draw.HIDDEN, 0.9) if ship else _draw.dim(_draw.HIDDEN, 0.55)
+                canvas.rect(m + k * c + 1, m + r * c + 1, m + (k + 1) * c - 1, m + (r + 1) * c - 1, color)
+        return canvas
+
+    def _draw_minesweeper(self, e) -> _draw.Canvas:
+        """Revealed cells light with their neighbour count, hidden cells blue, hidden mines dim red."""
+        rows, cols = (int(d) for d in e.dims)
+        canvas, c, m = self._grid_canvas(rows, cols)
+        for r in range(rows):
+            for k in range(cols):
+                hidden = int(e.hidden_grid[r, k])  # 0 clear, 1 mine, 2 viewed
+                x0, y0 = m + k * c, m + r * c
+                if hidden == 2:
+                    canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, _draw.FLOOR)
+                    canvas.text_centered(x0 + c / 2, y0 + c / 2, str(int(e.neighbor_grid[r, k])), _draw.TEXT,
+                                         max(c // 12, 1))
+                else:
+                    color = _draw.dim(_draw.BAD, 0.6) if hidden == 1 else _draw.dim(_draw.HIDDEN, 0.7)
+                    canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, color)
+        return canvas
+
+    def _draw_concentration(self, e) -> _draw.Canvas:
+        """Cards in rows of 13: face up white with their value, face down blue with the hidden value dim."""
+        n = int(e.deck.num_cards)
+        cols, w, h, gap, m = 13, 22, 28, 4, 8
+        rows = -(-n // cols)
+        canvas = _draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
+        visible = np.asarray(e.get_obs())
+        for j in range(n):
+            x0, y0 = m + (j % cols) * (w + gap), m + (j // cols) * (h + gap)
+            value = str(int(e.state[j]))
+            if visible[j] != e.facedown_card:
+                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.WHITE)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.TEXT, 2)
+            else:
+                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.dim(_draw.HIDDEN, 0.7))
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.dim(_draw.WHITE, 0.5), 2)
+        return canvas
+
+    def _draw_maze(self, e) -> _draw.Canvas:
+        """Walls dark, unexplored floor grey, explored floor light, the exit green, the agent red."""
+        grid = np.asarray(e.maze.grid)
+        rows, cols = grid.shape
+        canvas, c, m = self._grid_canvas(rows, cols)
+        explored = np.asarray(e.explored) == 1
+        for r in range(rows):
+            for k in range(cols):
+                if grid[r, k] == 1:
+                    continue  # obstacle: background
+                color = _draw.FLOOR if explored[r, k] else _draw.dim(_draw.FLOOR, 0.55)
+                if grid[r, k] == 3:  # Cell.GOAL (the exit of LabyrinthEscape)
+                    color = _draw.GOOD
+                canvas.rect(m + k * c, m + r * c, m + (k + 1) * c, m + (r + 1) * c, color)
+        y, x = e.position
+        canvas.disc(m + (x + 0.5) * c, m + (y + 0.5) * c, c * 0.4, _draw.AGENT)
+        return canvas
+
+    def _draw_cartpole(self, e) -> _draw.Canvas:
+        """The track (its ends are the failure bounds), the cart and the pole at the true (noiseless) state."""
+        width, height = 480, 200
+        canvas = _draw.Canvas(height, width)
+        x, _, theta, _ = (float(v) for v in e.state)
+        bound = float(e.x_threshold)
+        scale = (width - 80) / (2 * bound)
+        ground = height - 50
+        canvas.rect(40, ground, width - 40, ground + 3, _draw.WALL)
+        cx = width / 2 + x * scale
+        canvas.rect(cx - 25, ground - 18, cx + 25, ground, _draw.HIDDEN)
+        pole = 2 * float(e.length) * scale
+        canvas.line(cx, ground - 18, cx + pole * np.sin(theta), ground - 18 - pole * np.cos(theta), _draw.AGENT, 7)
+        canvas.disc(cx, ground - 18, 4, _draw.FLOOR)
+        return canvas
+
+    def _draw_pendulum(self, e) -> _draw.Canvas:
+        """The pendulum at its true angle (0 = upright), drawn from its pivot."""
+        size = 240
+        canvas = _draw.Canvas(size + 8, size)
+        theta = float(e.state[0])
+        cx = cy = size / 2
+        r = size * 0.38
+        canvas.line(cx, cy, cx + r * np.sin(theta), cy - r * np.cos(theta), _draw.AGENT, 12)
+        canvas.disc(cx, cy, 5, _draw.FLOOR)
+        return canvas
+
+    def _draw_strips(self) -> _draw.Canvas:
+        obs = self._obs_flat.encode(self._last_obs)
+        oracle = self._oracle()
+        per_row = 32
+        c, gap, m = 14, 8, 8
+
+        def rows(n: int) -> int:
+            return max(-(-n // per_row), 1)
+
+        width = min(max(obs.size, oracle.size), per_row) * c + 2 * m
+        height = (rows(obs.size) + rows(oracle.size)) * c + gap + 2 * m + 8
+        canvas = _draw.Canvas(height, max(width, 64))
+        y = m
+        for values, lo, hi in ((obs, self._obs_flat.low, self._obs_flat.high),
+                               (oracle, self._oracle_low, self._oracle_high)):
+            span = np.where(np.isfinite(hi - lo) & (hi - lo > 0), np.maximum(np.abs(lo), np.abs(hi)), np.inf)
+            level = np.where(np.isfinite(span), values / np.where(np.isfinite(span), span, 1), np.tanh(values))
+            for j, v in enumerate(np.clip(level, -1.0, 1.0)):
+                x0, y0 = m + (j % per_row) * c, y + (j // per_row) * c
+                base = _draw.GOOD if v >= 0 else _draw.BAD
+                color = tuple(int(30 + (b - 30) * abs(v)) for b in base)
+                canvas.rect(x0, y0, x0 + c - 1, y0 + c - 1, color)
+            y += rows(values.size) * c + gap
+        return canvas

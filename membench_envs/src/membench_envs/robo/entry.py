@@ -40,6 +40,11 @@ PAPER_OBS_MODES = {
 }
 
 
+#: ManiSkill's render modes: "rgb_array" (the 512x512 human camera), "sensors" (the observation cameras), "all"
+#: (both side by side), "human" (a GUI viewer).
+RENDER_MODES = ("rgb_array", "sensors", "all", "human")
+
+
 class NoGPUError(RuntimeError):
     """``num_envs > 1`` needs ManiSkill's GPU simulation, and this machine has no CUDA GPU."""
 
@@ -94,6 +99,8 @@ def make(
 
         env = membench_envs.robo.make(RememberColor4Debug, obs_variant="partial", episode_steps=1000)
     """
+    if render_mode is not None and render_mode not in RENDER_MODES:  # ManiSkill itself would fail only at render()
+        raise ValueError(f"unknown render_mode {render_mode!r}; valid: {', '.join(RENDER_MODES)} (or None)")
     require("mani_skill", "robo", env_id=env_id)
     variant = resolve_variant(obs_variant, obs_mode)
     from membench_envs.robo.wrappers import MikasaRoboEnv, RenderOverlay

@@ -1,0 +1,206 @@
+"""``render_mode="rgb_array"`` on every ID: fixed-shape uint8 frames that follow the state, the batched native env's
+frames, gymnasium's render wrappers (RenderCollection, RecordVideo) and clear errors for unknown modes.
+
+MIKASA-Robo (ManiSkill's own renderer) is covered in tests/envs/robo/ and by the SB3 test there.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from membench_envs.catalogue.popgym import POPGYM_CLASSES
+from membench_envs.envs import _draw
+
+import membench_envs
+from tests.envs._helpers import extra_installed, ids_with_extra_installed
+
+STEPS = 12
+
+
+def _episode_frames(env: gym.Env, seed: int, steps: int = STEPS) -> list[np.ndarray]:
+    """Frames of the reset and of ``steps`` steps with actions sampled from ``seed`` (resetting on episode ends)."""
+    env.reset(seed=seed)
+    env.action_space.seed(1234)  # the same actions for every seed: only the state differs
+    frames = [env.render()]
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        frames.append(env.render())
+        if terminated or truncated:
+            env.reset()
+            frames.append(env.render())
+    return frames
+
+
+def _make(env_id: str, **kwargs) -> gym.Env:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # popgym's "mazes are solvable without memory" notice
+        return gym.make(env_id, render_mode="rgb_array", **kwargs)
+
+
+@pytest.mark.parametrize("env_id", ids_with_extra_installed())
+def test_rgb_frames_have_a_fixed_shape_and_follow_the_state(env_id):
+    env = _make(env_id)
+    assert "rgb_array" in env.unwrapped.metadata["render_modes"]
+    assert env.unwrapped.metadata["render_fps"] > 0
+    frames = _episode_frames(env, seed=0)
+    shape = frames[0].shape
+    assert len(shape) == 3 and shape[2] == 3 and shape[0] >= 16 and shape[1] >= 16
+    for frame in frames:
+        assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.shape == shape
+    assert len({f.tobytes() for f in frames}) > 1, "the picture never changes while the episode runs"
+    # The picture is a function of the state: the same seed and actions draw the same frames...
+    again = _episode_frames(_make(env_id), seed=0)
+    assert all(np.array_equal(a, b) for a, b in zip(frames, again, strict=True))
+    # ...and other episodes (other seeds, same actions) draw other frames at the same time steps.
+    others = [_episode_frames(_make(env_id), seed=s, steps=3) for s in (1, 2, 3)]
+    assert any(not np.array_equal(f[k], frames[k]) for f in others for k in range(4)), "frames ignore the state"
+    env.close()
+
+
+NATIVE = [s.id for s in membench_envs.all_tasks() if s.extra is None and s.vector_entry_point is not None]
+
+
+def test_tmaze_picture_shows_the_agent_and_the_goal():
+    def after(actions, seed=0):
+        env = _make("MIKASA/TMazePassive-v0", corridor_length=4)
+        env.reset(seed=seed)
+        for a in actions:
+            env.step(a)
+        return env.render()
+
+    stay, right = after([0]), after([2])  # same t (the time bar), agent at x = 0 vs x = 1
+    assert not np.array_equal(stay, right)
+    env = _make("MIKASA/TMazePassive-v0", corridor_length=4)
+    goals = {}
+    for seed in range(10):  # the goal arm is drawn (bright at t = 0): up- and down-goal episodes look different
+        env.reset(seed=seed)
+        goals.setdefault(int(env.unwrapped.core.goal[0]), env.render())
+    assert set(goals) == {-1, 1} and not np.array_equal(goals[1], goals[-1])
+    end_ok, end_bad = None, None  # the border shows the outcome: the same final position, success vs failure
+    for seed in range(10):
+        env.reset(seed=seed)
+        for _ in range(4):
+            env.step(2)
+        _, reward, terminated, _, _ = env.step(1)  # turn up
+        assert terminated
+        if reward > 0:
+            end_ok = env.render()
+        else:
+            end_bad = env.render()
+    assert end_ok is not None and end_bad is not None and not np.array_equal(end_ok, end_bad)
+    env.reset(seed=0)
+    running = env.render()
+    assert tuple(end_ok[0, 0]) == _draw.GOOD and tuple(end_bad[0, 0]) == _draw.BAD  # the outcome border
+    assert tuple(running[0, 0]) == _draw.BACKGROUND
+
+
+def test_memory_length_and_cards_pictures_show_their_hidden_state():
+    env = _make("MIKASA/MemoryLength-v0", num_bits=3)
+    by_context = {}
+    for seed in range(20):
+        env.reset(seed=seed)
+        by_context.setdefault(tuple(env.unwrapped.core.context[0]), env.render())
+    assert len(by_context) > 1 and len({f.tobytes() for f in by_context.values()}) == len(by_context)
+    cards = _make("MIKASA/MemoryCards-v0", num_pairs=3)
+    by_deal = {}
+    for seed in range(20):
+        cards.reset(seed=seed)
+        core = cards.unwrapped.core
+        by_deal.setdefault((tuple(core.values[0]), int(core.current[0])), cards.render())
+    assert len(by_deal) > 1 and len({f.tobytes() for f in by_deal.values()}) == len(by_deal)
+
+
+@pytest.mark.parametrize("env_id", NATIVE)
+def test_batched_native_env_renders_each_env_like_the_single_env(env_id):
+    venv = gym.make_vec(env_id, num_envs=3, render_mode="rgb_array")
+    assert venv.render_mode == "rgb_array" and "rgb_array" in venv.metadata["render_modes"]
+    venv.reset(seed=5)
+    frames = venv.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    for i, frame in enumerate(frames):
+        single = _make(env_id)
+        single.reset(seed=5 + i)
+        np.testing.assert_array_equal(frame, single.render())
+    venv.step(np.zeros(3, dtype=np.int64))
+    assert not np.array_equal(venv.render()[0], frames[0])
+    text = gym.make_vec(env_id, num_envs=2, render_mode="ansi")
+    text.reset(seed=0)
+    assert all(isinstance(t, str) for t in text.render())
+    assert gym.make_vec(env_id, num_envs=2).render() is None
+    np.testing.assert_array_equal(venv.unwrapped.render_env(2), venv.render()[2])
+    with pytest.raises(IndexError, match="environment index 3"):
+        venv.unwrapped.render_env(3)
+
+
+def _one_per_family() -> list:
+    """The first ID of each family (entry point, and POPGym game), skipped when the extra is missing."""
+    seen, params = set(), []
+    for spec in membench_envs.all_tasks():
+        family = (spec.entry_point, spec.kwargs.get("family"))
+        if spec.extra == "robo" or family in seen:
+            continue
+        seen.add(family)
+        marks = [] if extra_installed(spec.extra) else [pytest.mark.skip(reason=f"extra [{spec.extra}] not installed")]
+        params.append(pytest.param(spec.id, marks=marks, id=spec.id))
+    return params
+
+
+FAMILIES = _one_per_family()
+
+
+def test_one_id_per_family_covers_every_family():
+    names = {p.values[0] for p in FAMILIES}
+    assert {"MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0"} <= names
+    assert "MIKASA/MiniGridMemoryS7-v0" in names
+    assert sum(n.startswith("POPGym/") for n in names) == len(POPGYM_CLASSES)  # every POPGym game
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_render_collection_gathers_an_episode(env_id):
+    """``render_mode="rgb_array_list"``: gymnasium wraps the env in RenderCollection (needs no video library)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = gym.make(env_id, render_mode="rgb_array_list")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    steps, done = 0, False
+    while steps < 5 and not done:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        steps, done = steps + 1, terminated or truncated
+    frames = env.render()
+    assert isinstance(frames, list) and len(frames) == steps + 1
+    assert len({f.shape for f in frames}) == 1 and frames[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_record_video_writes_a_file(env_id, tmp_path):
+    pytest.importorskip("moviepy", reason="gymnasium's RecordVideo writes videos with moviepy (not installed)")
+    from gymnasium.wrappers import RecordVideo
+
+    env = RecordVideo(_make(env_id), str(tmp_path), episode_trigger=lambda episode: True, disable_logger=True)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(200):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            break
+    env.close()
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 0
+
+
+@pytest.mark.parametrize("env_id", [NATIVE[0], pytest.param("POPGym/RepeatFirstEasy-v0", marks=[] if extra_installed(
+    "popgym") else [pytest.mark.skip(reason="extra [popgym] not installed")])])
+def test_unknown_render_mode_is_one_clear_error(env_id):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium warns before the env raises
+        with pytest.raises(ValueError, match=r"unknown render_mode 'bogus'; valid: rgb_array"):
+            gym.make(env_id, render_mode="bogus")
+
+
+def test_unknown_render_mode_of_a_robo_id_is_one_clear_error_before_maniskill_starts():
+    with pytest.raises(ValueError, match=r"unknown render_mode 'bogus'; valid: rgb_array, sensors, all, human"):
+        gym.make("MIKASA/RememberColor3-v0", render_mode="bogus")
