@@ -9,9 +9,10 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.membench-setup
 
-# Versions measured together on the 2-core CPU reference machine (see docs in README).
+# Versions measured together on the 2-core CPU reference machine (see docs in README). moviepy: the tests of
+# gymnasium's RecordVideo on our IDs (membench-envs itself does not depend on it).
 PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 mazelib==0.9.16 minigrid==3.2.0 \
-        stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0
+        stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0 moviepy==2.2.1
 
 # Small nets on 2 cores: 1 thread is faster than 2 and does not collapse under contention.
 export OMP_NUM_THREADS ?= 1

@@ -71,7 +71,7 @@ def test_tmaze_picture_shows_the_agent_and_the_goal():
             env.step(a)
         return env.render()
 
-    stay, right = after([0]), after([2])  # same t (the time bar), agent at x = 0 vs x = 1
+    stay, right = after([2]), after([0])  # same t (the time bar), agent at x = 0 (left into the wall) vs x = 1
     assert not np.array_equal(stay, right)
     env = _make("MIKASA/TMazePassive-v0", corridor_length=4)
     goals = {}
@@ -83,7 +83,7 @@ def test_tmaze_picture_shows_the_agent_and_the_goal():
     for seed in range(10):
         env.reset(seed=seed)
         for _ in range(4):
-            env.step(2)
+            env.step(0)  # towards the junction (the authors' action order)
         _, reward, terminated, _, _ = env.step(1)  # turn up
         assert terminated
         if reward > 0:
