@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from membench_agents.config import ConfigError, resolve
 
-from membench_agents import runs
+from membench_agents import runs, training
 from tests.agents._runs_helpers import (
     ROOT,
     TMAZE,
@@ -141,7 +141,7 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
             self.closed = True
 
     clock = [100.0]
-    monkeypatch.setattr(runs.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(training.time, "monotonic", lambda: clock[0])
     fake = Fake()
     w = runs._BatchedWriter(fake, every_s=2.0)
     w.add_scalar("a", 1.0, 1)
