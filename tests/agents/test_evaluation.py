@@ -8,8 +8,8 @@ import pytest
 import torch
 from membench_agents.config import resolve
 from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate
-from membench_agents.stats import episode_seeds
 from membench_agents.policy import ActorCritic
+from membench_agents.stats import episode_seeds
 
 import membench_envs  # noqa: F401
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -99,9 +100,12 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        what = str(e).split("\n")[0] if "Weights only load failed" not in str(e) else "it asks to build objects"
-        raise CheckpointError(f"{path} was refused: {what} (membench checkpoints hold plain data only; "
-                              "a file that names code is not one, so nothing in it was run)") from None
+        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(e))
+        if found:  # the file names code to run: a pickle payload, not a membench checkpoint
+            raise CheckpointError(f"{path} was refused: it names code ({found.group(1)}), and membench checkpoints "
+                                  "hold plain data only; nothing in it was run. Do not use this folder") from None
+        raise CheckpointError(f"{path} cannot be read (not a checkpoint's format): the file is corrupted; restore "
+                              "it, or delete the seed's folder to retrain that seed") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError) as e:
         reason = str(e).split("\n")[0] or type(e).__name__
         raise CheckpointError(f"{path} cannot be read ({reason}): the file is truncated or not a checkpoint; "

@@ -120,6 +120,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     if wanted != cfg:
         raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
                           f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
+    runs.check_resumable(cfg, run_dir)
     return cfg
 
 

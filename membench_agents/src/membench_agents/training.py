@@ -171,7 +171,7 @@ def _check_payload(payload: dict[str, Any], cfg: dict[str, Any], seed: int, path
 def read_eval(seed_dir: str | os.PathLike, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """A seed's ``eval.json`` (checked against ``cfg`` when given)."""
     path = Path(seed_dir) / EVAL
-    summary = read_json(path, "a seed's final evaluation", "delete it and run `membench train --resume` on the run "
+    summary = read_json(path, "final evaluation of a seed", "delete it and run `membench train --resume` on the run "
                         "folder to evaluate the seed's checkpoint again", keys=_EVAL_KEYS)
     if cfg is not None and "config" in summary and summary["config"] != cfg:
         raise RunFolderError(f"{path} was written by another config ({diff_text(summary['config'], cfg)}); "
