@@ -156,3 +156,17 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
     w.add_scalar("d", 5.0, 4)
     w.close()
     assert fake.got[-1] == ("d", 5.0, 4) and fake.closed
+
+
+def test_ppo_and_sb3_trainers_implement_the_trainer_protocol():
+    from membench_agents.trainers import PPOTrainer, Trainer
+
+    ppo = runs.make_trainer(tiny_config("ppo-mlp"), 0)
+    assert isinstance(ppo, PPOTrainer) and isinstance(ppo, Trainer)
+    assert ppo.envs is ppo.algo.envs  # checkpoints restore the env the algorithm steps
+    ppo.close()
+    pytest.importorskip("sb3_contrib")
+    sb3 = runs.make_trainer(tiny_config("sb3-recurrentppo"), 0)
+    assert isinstance(sb3, Trainer) and sb3.envs is sb3.venv
+    sb3.close()
+    assert not isinstance(object(), Trainer)

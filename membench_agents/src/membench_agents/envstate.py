@@ -42,7 +42,10 @@ class NotCapturable(Exception):
 def capture(obj: Any) -> dict[str, Any]:
     """The state of ``obj`` (typically a vector env) as a tree of plain values; :class:`NotCapturable` if
     some of it cannot be expressed that way."""
-    return _capture(obj, "envs", {})
+    try:
+        return _capture(obj, "envs", {})
+    except RecursionError:
+        raise NotCapturable("envs: its object graph is nested too deeply to be saved as plain data") from None
 
 
 def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
