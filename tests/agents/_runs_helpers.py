@@ -12,6 +12,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
+from membench_agents.checkpoint import load_checkpoint
 from membench_agents.config import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def history(seed_dir) -> list[dict]:
 
 
 def final_params(seed_dir) -> dict[str, torch.Tensor]:
-    payload = torch.load(Path(seed_dir, "checkpoint.pt"), map_location="cpu", weights_only=False)
+    payload = load_checkpoint(Path(seed_dir, "checkpoint.pt"))
     t = payload["trainer"]
     return t["algo"]["policy"] if t["kind"] == "ppo" else t["policy"]
 

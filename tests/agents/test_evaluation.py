@@ -6,8 +6,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate, mean_and_sem
+from membench_agents.config import resolve
+from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate
 from membench_agents.policy import ActorCritic
+from membench_agents.stats import episode_seeds
 
 import membench_envs  # noqa: F401
 
@@ -36,7 +38,12 @@ def _goal(seed: int) -> int:
 
 
 def test_default_protocol_is_seeds_0_to_99():
-    assert DEFAULT_EPISODE_SEEDS == tuple(range(100))
+    """A run config's default protocol and evaluate()'s default both use episode seeds 0..99 (F.1)."""
+    assert episode_seeds(resolve(TMAZE, "ppo-mlp").config) == list(range(100))
+    policy = _policy(cls=AlwaysUpPolicy)
+    by_default = evaluate(policy, TMAZE, {"corridor_length": L}, num_envs=50)
+    assert by_default["episode_seeds"] == list(range(100)) == list(DEFAULT_EPISODE_SEEDS)
+    assert by_default["successes"] == [_goal(s) == 1 for s in range(100)]
 
 
 @pytest.mark.parametrize("num_envs", [1, 7, 16])
@@ -77,12 +84,6 @@ def test_tasks_without_success_report_none():
 def test_empty_seed_list():
     with pytest.raises(ValueError, match="episode_seeds is empty"):
         evaluate(_policy(), TMAZE, None, [])
-
-
-def test_mean_and_sem():
-    m, s = mean_and_sem([0.5, 1.0, 0.75])
-    assert m == pytest.approx(0.75) and s == pytest.approx(np.std([0.5, 1.0, 0.75], ddof=1) / np.sqrt(3))
-    assert mean_and_sem([0.3]) == (0.3, 0.0)
 
 
 def test_env_kwargs_that_lengthen_episodes_are_evaluated_to_the_end():

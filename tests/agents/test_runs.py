@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from membench_agents.config import ConfigError, resolve
 
-from membench_agents import runs
+from membench_agents import runs, training
 from tests.agents._runs_helpers import (
     ROOT,
     TMAZE,
@@ -140,7 +140,7 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
             self.closed = True
 
     clock = [100.0]
-    monkeypatch.setattr(runs.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(training.time, "monotonic", lambda: clock[0])
     fake = Fake()
     w = runs._BatchedWriter(fake, every_s=2.0)
     w.add_scalar("a", 1.0, 1)
@@ -155,3 +155,17 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
     w.add_scalar("d", 5.0, 4)
     w.close()
     assert fake.got[-1] == ("d", 5.0, 4) and fake.closed
+
+
+def test_ppo_and_sb3_trainers_implement_the_trainer_protocol():
+    from membench_agents.trainers import PPOTrainer, Trainer
+
+    ppo = runs.make_trainer(tiny_config("ppo-mlp"), 0)
+    assert isinstance(ppo, PPOTrainer) and isinstance(ppo, Trainer)
+    assert ppo.envs is ppo.algo.envs  # checkpoints restore the env the algorithm steps
+    ppo.close()
+    pytest.importorskip("sb3_contrib")
+    sb3 = runs.make_trainer(tiny_config("sb3-recurrentppo"), 0)
+    assert isinstance(sb3, Trainer) and sb3.envs is sb3.venv
+    sb3.close()
+    assert not isinstance(object(), Trainer)

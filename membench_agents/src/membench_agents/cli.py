@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import json
 import os
 import sys
@@ -29,18 +31,19 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
     p.add_argument("--jobs", type=int, default=0,
                    help="runs trained in parallel processes, 1 torch thread each (default: min(CPUs, runs))")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
+    p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="membench", description=__doc__,
+    # allow_abbrev=False everywhere: `--seed 5` is an error, not `--seeds 5`
+    parser = argparse.ArgumentParser(prog="membench", description=__doc__, allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate")
+    p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate", allow_abbrev=False)
     p.add_argument("--env", help="environment ID")
     p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
     p.add_argument("--config", help="a config file (instead of experiments/configs/<env-id>/<agent>.yaml)")
@@ -48,30 +51,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
     p.add_argument("--run-dir", help="write the run here (default: <out>/<env-id>/<agent>[.<variant>]/<time>)")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its checkpoints")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue an interrupted run from its checkpoints, with its own config (flags that would "
+                        "change it are an error)")
     _add_common(p)
 
-    p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol")
+    p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol",
+                       allow_abbrev=False)
     p.add_argument("run_dir")
     p.add_argument("--episodes", type=int, help="episodes per run (default: the run's protocol)")
     p.add_argument("--seed-start", type=int, help="first episode seed (default: the run's protocol)")
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    p = sub.add_parser("report", help="print the table of run folders and write one comparison plot")
+    p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
+                       allow_abbrev=False)
     p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
     p.add_argument("--out", help="plot file (default: <path>/report.png)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--title")
 
-    p = sub.add_parser("bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell")
+    p = sub.add_parser("bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell",
+                       allow_abbrev=False)
     p.add_argument("--env", help="environment ID (default: the ladder's)")
     p.add_argument("--agent", help="agent (default: the ladder's three cells)")
     p.add_argument("--spec", help="bench spec file (default: experiments/bench/default.yaml)")
     p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench")
     _add_common(p)
 
-    sub.add_parser("list", help="agents and the cell configs of experiments/")
+    sub.add_parser("list", help="agents and the cell configs of experiments/", allow_abbrev=False)
     return parser
 
 
@@ -82,20 +90,54 @@ def _workers(requested: int, n_jobs: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------------
+def _resume_config(args, run_dir: Path) -> dict[str, Any]:
+    """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
+    from membench_agents import runs
+    from membench_agents.config import parse_override, parse_seeds
+    from membench_agents.rundir import diff_text
+
+    fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out),
+                                      ("--experiments", args.experiments)) if value is not None]
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} cannot be combined with --resume: the run folder's config and place "
+                          "are fixed; start a new run instead")
+    cfg = runs.run_config(run_dir)
+    wanted = copy.deepcopy(cfg)
+    for key, value in (("env", args.env), ("agent", args.agent), ("obs_variant", args.obs_variant),
+                       ("total_steps", args.steps), ("device", args.device)):
+        if value is not None:
+            wanted[key] = value
+    if args.seeds is not None:
+        wanted["seeds"] = parse_seeds(args.seeds)
+    for item in args.set:
+        keys, value = parse_override(item)
+        node = wanted
+        for k in keys[:-1]:
+            if not isinstance(node.get(k), dict):
+                node[k] = {}
+            node = node[k]
+        node[keys[-1]] = value
+    if wanted != cfg:
+        raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
+                          f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
+    runs.check_resumable(cfg, run_dir)
+    return cfg
+
+
 def cmd_train(args) -> int:
     from membench_agents import runs
     from membench_agents.config import resolve
 
     if args.resume:
         run_dir = Path(args.resume)
-        cfg = runs.read_config(run_dir)
+        cfg = _resume_config(args, run_dir)
         print(f"resuming {run_dir}", file=sys.stderr)
     else:
         res = resolve(args.env, args.agent, config_file=args.config, steps=args.steps, seeds=args.seeds,
                       obs_variant=args.obs_variant, overrides=args.set, experiments=args.experiments,
                       device=args.device)
         cfg = res.config
-        run_dir = Path(args.run_dir) if args.run_dir else runs.new_run_dir(args.out, cfg)
+        run_dir = Path(args.run_dir) if args.run_dir else runs.new_run_dir(args.out or DEFAULT_OUT, cfg)
         if (run_dir / "config.yaml").exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or another --run-dir")
         print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
@@ -116,9 +158,11 @@ def cmd_train(args) -> int:
 
 def cmd_eval(args) -> int:
     from membench_agents import runs
+    from membench_agents.report import load_results
+    from membench_agents.rundir import RESULTS, RunFolderError, diff_text
 
     run_dir = Path(args.run_dir)
-    cfg = runs.read_config(run_dir)
+    cfg = runs.run_config(run_dir)  # config.yaml, checked against every checkpoint's own config
     ev = dict(cfg["eval"])
     if args.episodes is not None:
         ev["episodes"] = args.episodes
@@ -127,10 +171,13 @@ def cmd_eval(args) -> int:
     if args.stochastic:
         ev["deterministic"] = False
     seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
-    stored = json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").is_file() else None
+    stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
+    if stored is not None and stored.get("config", cfg) != cfg:
+        raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
+                             f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
     per_seed = []
     for s in cfg["seeds"]:
-        _, trainer, payload = runs.load_trainer(run_dir, s)
+        trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s)
         if not payload["run"].get("finished"):
             print(f"warning: seed {s} has not finished training (step {payload['global_step']})", file=sys.stderr)
         with runs.preserve_rng():
@@ -143,7 +190,7 @@ def cmd_eval(args) -> int:
     matches = None
     if stored is not None and same_protocol:
         matches = bool(
-            agg["metric"] == stored["metric"]
+            agg["metric"] == stored["metric"] and len(agg["per_run"]) == len(stored["per_run"])
             and all(abs(a - b) < 1e-9 for a, b in zip(agg["per_run"], stored["per_run"], strict=True))
         )
     out = {"run_dir": str(run_dir), "episode_seeds": [seeds_eval[0], seeds_eval[-1]], **agg,
@@ -168,11 +215,15 @@ def cmd_report(args) -> int:
     from membench_agents.report import report
 
     try:
-        text, plot = report(args.paths, out=args.out, markdown=args.markdown, title=args.title)
+        text, plot, skipped = report(args.paths, out=args.out, markdown=args.markdown, title=args.title)
     except FileNotFoundError as e:
         raise ConfigError(str(e)) from None
     print(text)
     print(f"\nplot: {plot}")
+    if skipped:
+        print(f"skipped {len(skipped)} unreadable run folder(s):", file=sys.stderr)
+        for _, reason in skipped:
+            print(f"  {reason}", file=sys.stderr)
     return 0
 
 
@@ -231,6 +282,25 @@ def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_
     return lines
 
 
+def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
+    import yaml
+
+    from membench_agents.rundir import RunFolderError
+
+    path = bench_dir / "bench.yaml"
+    if not path.is_file():
+        raise RunFolderError(f"{bench_dir} is not a membench bench folder (no bench.yaml)")
+    try:
+        meta = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError):
+        meta = None
+    if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not meta["cells"] or not all(
+            isinstance(c, str) for c in meta["cells"]):
+        raise RunFolderError(f"{path} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
+                             "restore it, or resume each cell with membench train --resume")
+    return meta
+
+
 def cmd_bench(args) -> int:
     import yaml
 
@@ -241,11 +311,18 @@ def cmd_bench(args) -> int:
     t0 = time.perf_counter()
     expect: dict[str, list[float]] = {}
     if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in ("env", "agent", "spec", "steps", "seeds", "out", "experiments",
+                                                       "device") if getattr(args, k) is not None]
+        if given:
+            raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
+                              "configs it started with")
         bench_dir = Path(args.resume)
-        meta = yaml.safe_load((bench_dir / "bench.yaml").read_text())
+        meta = _read_bench_meta(bench_dir)
         labels = meta["cells"]
         cell_dirs = [bench_dir / c for c in labels]
-        cfgs = [runs.read_config(d) for d in cell_dirs]
+        cfgs = [runs.run_config(d) for d in cell_dirs]
+        for d, c in zip(cell_dirs, cfgs, strict=True):
+            runs.check_resumable(c, d)
         title = meta.get("title")
         expect = meta.get("expect") or {}
         jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in runs.jobs_for(c, d, resume=True)]
@@ -291,7 +368,7 @@ def cmd_bench(args) -> int:
             raise ConfigError(f"two bench cells share a label: {labels}")
         for c in cfgs:
             runs.preflight(c)
-        bench_dir = Path(args.out) / "bench" / time.strftime("%Y%m%d-%H%M%S")
+        bench_dir = Path(args.out or DEFAULT_OUT) / "bench" / time.strftime("%Y%m%d-%H%M%S")
         k = 1
         while bench_dir.exists():
             k += 1
@@ -304,14 +381,17 @@ def cmd_bench(args) -> int:
         print(f"bench folder: {bench_dir}", file=sys.stderr)
     workers = _workers(args.jobs, len(jobs))
     print(f"{len(jobs)} training runs, {workers} at a time", file=sys.stderr)
-    try:
-        runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
-              file=sys.stderr)
-        return 130
-    for d in cell_dirs:
-        runs.finalize_run(d)
+    with contextlib.ExitStack() as held:
+        for d in cell_dirs:  # one writer per run folder
+            held.enter_context(runs.locked(d))
+        try:
+            runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
+                  file=sys.stderr)
+            return 130
+        for d in cell_dirs:
+            runs.finalize_run(d)
     wall = time.perf_counter() - t0
     text = table(cell_dirs)
     checks = _check_expectations(expect, labels, cell_dirs)

@@ -24,7 +24,8 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
                     vectorization: str = "auto") -> VectorEnv:
     """A SAME_STEP-autoreset vector env of ``num_envs`` copies of ``env_id``.
 
-    ``vectorization``: "auto" (native batched implementation when the ID has one, else sync), "native",
+    ``vectorization``: "auto" (the native batched implementation when the ID has one with SAME_STEP autoreset,
+    else sync: gymnasium's own batched classic-control envs use NEXT_STEP), "native",
     "sync" or "async". ``seed`` seeds the action and observation spaces (for sampling); the episodes are
     seeded by the first ``reset(seed=...)``, which :class:`membench_agents.algos.ppo.PPO` does with its
     config seed. Unknown IDs raise gymnasium's error; missing extras raise membench-envs' error naming the
@@ -40,6 +41,7 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     spec = gym.spec(env_id)
     if vectorization == "native" and spec.vector_entry_point is None:
         raise ValueError(f"{env_id} has no native batched implementation (vector_entry_point); use 'sync' or 'async'")
+    envs = None
     if vectorization in ("auto", "native") and spec.vector_entry_point is not None:
         try:
             envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point",
@@ -51,8 +53,12 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
         mode = envs.metadata.get("autoreset_mode")
         if mode is not None and AutoresetMode(mode) != AutoresetMode.SAME_STEP:
             envs.close()
-            raise ValueError(f"{env_id}'s native vector env does not use SAME_STEP autoreset (got {mode})")
-    else:
+            envs = None
+            if vectorization == "native":
+                raise ValueError(f"{env_id}'s native vector env does not use SAME_STEP autoreset (got {mode}); "
+                                 "use 'sync' or 'async'")
+            # "auto": gymnasium's own batched envs (CartPole-v1, ...) use NEXT_STEP; step single envs instead
+    if envs is None:
         envs = gym.make_vec(env_id, num_envs=int(num_envs),
                             vectorization_mode="async" if vectorization == "async" else "sync",
                             vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs)

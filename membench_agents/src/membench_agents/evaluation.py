@@ -10,7 +10,6 @@ is ignored until the wave ends, so every episode is exactly the one its seed def
 from __future__ import annotations
 
 import contextlib
-import math
 from typing import Any
 
 import numpy as np
@@ -126,13 +125,4 @@ def _first_tensor(x):
     return _first_tensor(next(iter(x.values()))) if isinstance(x, dict) else x
 
 
-def mean_and_sem(values: list[float]) -> tuple[float, float]:
-    """Mean and standard error of the mean over runs (the papers report mean ± SEM over training runs)."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return math.nan, math.nan
-    sem = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
-    return float(v.mean()), sem
-
-
-__all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate", "mean_and_sem"]
+__all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate"]

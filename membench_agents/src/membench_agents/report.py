@@ -1,6 +1,7 @@
 """Tables and plots over run folders (``membench report``).
 
 A run folder is any folder holding a ``results.json`` written by :func:`membench_agents.runs.finalize_run`.
+A folder whose results.json or metrics.jsonl cannot be read is skipped and listed, not fatal to the report.
 Learning curves come from the per-seed ``metrics.jsonl``: the evaluations during training when the run made
 them (``eval.every_steps`` > 0, the protocol's fixed episode seeds), otherwise the training episodes
 (stochastic policy, smoothed). Across seeds: mean ± SEM at every step.
@@ -16,7 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from membench_agents.runs import sem
+from membench_agents.rundir import RESULTS, RunFolderError, read_json
+from membench_agents.stats import sem
+
+_RESULT_KEYS = ("env", "agent", "obs_variant", "seeds", "metric", "mean", "sem", "n_runs", "per_run", "runs",
+                "protocol")
 
 
 def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -38,7 +43,9 @@ def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def load_results(run_dir: str | os.PathLike) -> dict[str, Any]:
-    return json.loads((Path(run_dir) / "results.json").read_text())
+    """A run's results.json (one :class:`RunFolderError` when it is missing, truncated or incomplete)."""
+    return read_json(Path(run_dir) / RESULTS, "membench results file",
+                     f"rebuild it with `membench train --resume {run_dir}`", keys=_RESULT_KEYS)
 
 
 def label(results: dict[str, Any]) -> str:
@@ -49,10 +56,13 @@ def _read_metrics(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     history, evals = [], []
     if not path.is_file():
         return history, evals
-    for line in path.read_text().splitlines():
+    for i, line in enumerate(path.read_text().splitlines()):
         if not line.strip():
             continue
-        row = json.loads(line)
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise RunFolderError(f"{path} line {i + 1} is not valid JSON (truncated or edited?)") from None
         if "eval" in row:
             evals.append(row["eval"])
         else:
@@ -231,16 +241,37 @@ def table(run_dirs: list[Path], markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
+def check_run(run_dir: Path) -> None:
+    """Read everything the report uses from one run folder (results.json, each seed's metrics.jsonl)."""
+    res = load_results(run_dir)
+    try:
+        table([run_dir])
+        seed_curves(run_dir, res["metric"])
+    except RunFolderError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise RunFolderError(f"{run_dir / RESULTS} or a seed's metrics.jsonl is not in membench's format "
+                             f"({type(e).__name__}: {e})") from None
+
+
 def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = None, markdown: bool = False,
-           title: str | None = None) -> tuple[str, Path]:
-    """Find the runs under ``paths``, return (table text, plot path)."""
+           title: str | None = None) -> tuple[str, Path, list[tuple[Path, str]]]:
+    """Find the runs under ``paths``; return (table text, plot path, skipped folders with the reason)."""
     paths = list(paths)
-    runs = find_runs(paths)
-    if not runs:
-        raise FileNotFoundError(f"no run folders (with results.json) under {', '.join(map(str, paths))}")
+    good, skipped = [], []
+    for run in find_runs(paths):
+        try:
+            check_run(run)
+            good.append(run)
+        except RunFolderError as e:
+            skipped.append((run, str(e)))
+    if not good:
+        found = f"; {len(skipped)} unreadable: {skipped[0][1]}" if skipped else ""
+        raise FileNotFoundError(f"no readable run folders (with results.json) under "
+                                f"{', '.join(map(str, paths))}{found}")
     if out is None:
         base = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_dir() else Path.cwd()
         out = base / "report.png"
-    text = table(runs, markdown=markdown)
-    plot = plot_comparison(runs, out, title=title)
-    return text, plot
+    text = table(good, markdown=markdown)
+    plot = plot_comparison(good, out, title=title)
+    return text, plot, skipped

@@ -7,14 +7,14 @@ update) at a time, the same TensorBoard tags, checkpoints and progress bar, and 
 :func:`membench_agents.runs.aggregate` code as every other agent).
 
 Checkpoints hold the policy and optimizer, the algorithm's rollout cursor (last observation, episode
-starts, LSTM states, step counters), the pickled environments and the python / numpy / torch RNG states,
-so a resumed SB3 run continues exactly like an uninterrupted one (on CPU).
+starts, LSTM states, step counters) and the python / numpy / torch RNG states, all as plain data; the
+training loop saves the ``DummyVecEnv`` (:attr:`SB3Trainer.envs`) with :mod:`membench_agents.envstate`, so
+a resumed SB3 run continues exactly like an uninterrupted one (on CPU) without anything being unpickled.
 """
 
 from __future__ import annotations
 
 import inspect
-import pickle
 import random
 import time
 from typing import Any
@@ -156,7 +156,7 @@ class SB3Trainer:
                     f"Valid: n_envs, policy, {', '.join(sorted(allowed))}."
                 )
         fn = _EnvFn(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
-        self.venv = DummyVecEnv([fn for _ in range(n_envs)])
+        self.venv = self.envs = DummyVecEnv([fn for _ in range(n_envs)])
         check_spaces(self.agent, self.venv.observation_space, self.venv.action_space)
         policy = policy or default_policy(self.agent, self.venv.observation_space)
         self.model = cls(policy, self.venv, seed=seed, device=device, verbose=0, **sb3cfg)
@@ -164,7 +164,7 @@ class SB3Trainer:
         self.tracker = EpisodeTracker(n_envs)
         self.num_iterations = 0
 
-    # --- the common trainer interface (see membench_agents.runs) ------------------------------------
+    # --- the Trainer protocol (membench_agents.trainers) ------------------------------------------------
     @property
     def global_step(self) -> int:
         return int(self.model.num_timesteps)
@@ -224,14 +224,13 @@ class SB3Trainer:
             "_last_episode_starts": m._last_episode_starts,
             "_current_progress_remaining": m._current_progress_remaining,
         }
-        if hasattr(m, "_last_lstm_states"):
-            cursor["_last_lstm_states"] = m._last_lstm_states
+        if hasattr(m, "_last_lstm_states"):  # RNNStates(pi=(h, c), vf=(h, c)), kept as plain tuples
+            cursor["_last_lstm_states"] = tuple(tuple(t.clone() for t in pair) for pair in m._last_lstm_states)
         return {
             "kind": "sb3",
             "policy": m.policy.state_dict(),
             "optimizer": m.policy.optimizer.state_dict(),
             "cursor": cursor,
-            "venv": pickle.dumps(self.venv),
             "tracker": (self.tracker.returns.copy(), self.tracker.lengths.copy()),
             "num_iterations": self.num_iterations,
             "rng": {
@@ -245,10 +244,13 @@ class SB3Trainer:
         m = self.model
         m.policy.load_state_dict(state["policy"])
         m.policy.optimizer.load_state_dict(state["optimizer"])
-        self.venv.close()
-        self.venv = pickle.loads(state["venv"])
-        m.set_env(self.venv, force_reset=False)
-        for k, v in state["cursor"].items():
+        cursor = dict(state["cursor"])
+        if "_last_lstm_states" in cursor:
+            from sb3_contrib.common.recurrent.type_aliases import RNNStates
+
+            pi, vf = cursor["_last_lstm_states"]
+            cursor["_last_lstm_states"] = RNNStates(tuple(pi), tuple(vf))
+        for k, v in cursor.items():
             setattr(m, k, v)
         self.tracker.returns, self.tracker.lengths = (x.copy() for x in state["tracker"])
         self.num_iterations = state["num_iterations"]

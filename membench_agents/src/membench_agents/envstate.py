@@ -1,0 +1,260 @@
+"""Environment state as plain data, so a checkpoint can hold it without pickle.
+
+A resumed run must continue with the environments exactly where they were: the same episodes in flight and
+the same random streams. Pickling the environments would do that, but unpickling a file runs whatever code
+the file names, and run folders are files people hand each other. So the state is saved as a tree of plain
+values instead: :func:`capture` walks the attributes of a live environment object (vector env, wrappers,
+sub-environments, spaces) and records every numpy array, number, string and random-generator state;
+:func:`restore` writes those values back into a freshly built environment of the same configuration.
+Nothing in the saved tree can name code, and restoring only assigns data to attributes that already exist
+in the fresh environment's object graph.
+
+This covers environments whose state lives in Python objects and numpy arrays: membench's native tasks
+(T-Maze, MemoryLength, MemoryCards), the POPGym and MiniGrid tasks, and gymnasium's classic-control and
+toy-text environments in a ``SyncVectorEnv``. Environments holding state outside Python (simulator handles
+such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``) cannot be captured:
+:func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be resumed exactly.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import re
+import types
+from typing import Any
+
+import numpy as np
+
+#: Values that describe structure, not state: left out of the capture (the fresh environment has the same).
+_STRUCTURE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
+              types.ModuleType, type, np.dtype, enum.Enum, re.Pattern, frozenset, bytes, complex, range, slice,
+              type(Ellipsis), type(NotImplemented), types.MethodWrapperType, types.WrapperDescriptorType,
+              staticmethod, classmethod, property)
+_SCALARS = (bool, int, float, str, type(None))
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
+class NotCapturable(Exception):
+    """The environment holds state that cannot be saved as plain data (its path and type are in the message)."""
+
+
+def capture(obj: Any) -> dict[str, Any]:
+    """The state of ``obj`` (typically a vector env) as a tree of plain values; :class:`NotCapturable` if
+    some of it cannot be expressed that way."""
+    try:
+        return _capture(obj, "envs", {})
+    except RecursionError:
+        raise NotCapturable("envs: its object graph is nested too deeply to be saved as plain data") from None
+
+
+def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
+    if isinstance(x, _SCALARS):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            return {"__objarray__": [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x.ravel())],
+                    "shape": list(x.shape)}
+        return {"__ndarray__": x.tobytes(), "dtype": x.dtype.str, "shape": list(x.shape)}
+    if isinstance(x, np.generic):
+        return {"__npscalar__": x.item(), "dtype": x.dtype.str}
+    if isinstance(x, _STRUCTURE) or callable(x) and not hasattr(x, "__dict__"):
+        return {"__skip__": True}
+    if id(x) in seen:  # an object reached twice: restored once, through its first path
+        return {"__ref__": seen[id(x)]}
+    if isinstance(x, np.random.Generator):
+        seen[id(x)] = path
+        return {"__generator__": _capture(x.bit_generator.state, path, {})}
+    if isinstance(x, np.random.RandomState):
+        seen[id(x)] = path
+        return {"__randomstate__": _capture(x.get_state(legacy=False), path, {})}
+    if isinstance(x, random.Random):
+        seen[id(x)] = path
+        return {"__random__": x.getstate()}
+    if isinstance(x, (list, tuple)):
+        seen[id(x)] = path
+        items = [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x)]
+        return {"__list__": items} if isinstance(x, list) else {"__tuple__": items}
+    if isinstance(x, dict):
+        seen[id(x)] = path
+        out = {}
+        for k, v in x.items():
+            if not isinstance(k, (*_SCALARS, tuple)):
+                raise NotCapturable(f"{path} has a key of type {type(k).__name__}")
+            out[k] = _capture(v, f"{path}[{k!r}]", seen)
+        return {"__dict__": out}
+    attrs = _attributes(x)
+    if attrs is None:
+        raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__}, which is not plain data")
+    seen[id(x)] = path
+    return {"__object__": _class_key(type(x)),
+            "attrs": {k: _capture(v, f"{path}.{k}", seen) for k, v in attrs.items()}}
+
+
+def _attributes(x: Any) -> dict[str, Any] | None:
+    """The instance attributes of a Python object (``__dict__`` and ``__slots__``), or None if it has none."""
+    out: dict[str, Any] = {}
+    has = False
+    if hasattr(x, "__dict__") and isinstance(vars(x), dict):
+        out.update(vars(x))
+        has = True
+    for cls in type(x).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name in ("__dict__", "__weakref__"):
+                continue
+            has = True
+            if hasattr(x, name):
+                out[name] = getattr(x, name)
+    if not has:
+        return None
+    if type(x).__module__ == "builtins" or type(x).__module__.startswith(("torch", "_thread", "threading")):
+        return None  # builtin / C objects, locks, tensors: not plain data
+    return out
+
+
+def restore(obj: Any, state: dict[str, Any]) -> None:
+    """Write a :func:`capture` tree back into ``obj``, a freshly built environment of the same configuration.
+
+    Values are written in place where the fresh environment has a matching attribute; objects that the fresh
+    environment lacks (a MiniGrid ball where it has a key) are rebuilt without calling their ``__init__``,
+    and only from classes that already occur in the fresh environment's object graph. Raises ValueError
+    when the tree does not fit ``obj`` (another environment or another version of it).
+    """
+    classes: dict[str, type] = {}
+    _collect_classes(obj, classes, set())
+    _Restorer(classes).into(obj, state, "envs")
+
+
+def _class_key(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _collect_classes(x: Any, out: dict[str, type], seen: set[int]) -> None:
+    if isinstance(x, (*_SCALARS, np.ndarray, np.generic, *_STRUCTURE)) or id(x) in seen:
+        return
+    seen.add(id(x))
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            _collect_classes(v, out, seen)
+        return
+    if isinstance(x, dict):
+        for v in x.values():
+            _collect_classes(v, out, seen)
+        return
+    attrs = _attributes(x)
+    if attrs is None:
+        return
+    out.setdefault(_class_key(type(x)), type(x))
+    for v in attrs.values():
+        _collect_classes(v, out, seen)
+
+
+class _Restorer:
+    def __init__(self, classes: dict[str, type]):
+        self.classes = classes
+
+    def build(self, node: Any, path: str) -> Any:
+        """A new value from a saved node (plain values, containers, and objects of known classes)."""
+        if not isinstance(node, dict):
+            if isinstance(node, (list, tuple)):  # the state of a random.Random inside a container
+                return type(node)(self.build(v, path) for v in node)
+            return node
+        if "__ndarray__" in node:
+            arr = np.frombuffer(node["__ndarray__"], dtype=np.dtype(node["dtype"]))
+            return arr.reshape(node["shape"]).copy()
+        if "__npscalar__" in node:
+            return np.dtype(node["dtype"]).type(node["__npscalar__"])
+        if "__objarray__" in node:
+            out = np.empty(len(node["__objarray__"]), dtype=object)
+            for i, v in enumerate(node["__objarray__"]):
+                out[i] = self.build(v, f"{path}[{i}]")
+            return out.reshape(node["shape"])
+        if "__list__" in node:
+            return [self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__list__"])]
+        if "__tuple__" in node:
+            return tuple(self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__tuple__"]))
+        if "__dict__" in node:
+            return {k: self.build(v, f"{path}[{k!r}]") for k, v in node["__dict__"].items()}
+        if "__generator__" in node:
+            state = self.build(node["__generator__"], path)
+            name = state.get("bit_generator") if isinstance(state, dict) else None
+            if name not in _BIT_GENERATORS:
+                raise ValueError(f"{path}: unknown numpy bit generator {name!r}")
+            gen = np.random.Generator(getattr(np.random, name)())
+            gen.bit_generator.state = state
+            return gen
+        if "__object__" in node:
+            cls = self.classes.get(node["__object__"])
+            if cls is None:
+                raise ValueError(f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
+                                 "does not use; it was saved from another environment or version")
+            obj = object.__new__(cls)
+            for k, v in node["attrs"].items():
+                object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
+            return obj
+        raise ValueError(f"{path}: this saved value cannot be rebuilt; the environment does not match")
+
+    def into(self, target: Any, node: Any, path: str) -> Any:
+        """Restore ``node`` into ``target`` in place where possible; returns the value to assign."""
+        if not isinstance(node, dict) or "__ndarray__" in node or "__npscalar__" in node:
+            value = self.build(node, path)
+            if (isinstance(value, np.ndarray) and isinstance(target, np.ndarray) and target.shape == value.shape
+                    and target.dtype == value.dtype and target.flags.writeable):
+                target[...] = value  # in place: views of this array elsewhere stay views
+                return target
+            return value
+        if "__skip__" in node or "__ref__" in node:
+            return target
+        if "__generator__" in node:
+            if target is None:  # not made yet in the fresh environment (seeded lazily)
+                return self.build(node, path)
+            if not isinstance(target, np.random.Generator):
+                raise ValueError(f"{path}: expected a numpy Generator, found {type(target).__name__}")
+            target.bit_generator.state = self.build(node["__generator__"], path)
+            return target
+        if "__randomstate__" in node:
+            if not isinstance(target, np.random.RandomState):
+                raise ValueError(f"{path}: expected a numpy RandomState, found {type(target).__name__}")
+            target.set_state(self.build(node["__randomstate__"], path))
+            return target
+        if "__random__" in node:
+            if not isinstance(target, random.Random):
+                raise ValueError(f"{path}: expected a random.Random, found {type(target).__name__}")
+            target.setstate(self.build(node["__random__"], path))
+            return target
+        if "__objarray__" in node:
+            items = node["__objarray__"]
+            if isinstance(target, np.ndarray) and target.dtype == object and target.size == len(items):
+                flat = target.reshape(-1)
+                for i, v in enumerate(items):
+                    flat[i] = self.into(flat[i], v, f"{path}[{i}]")
+                return target
+            return self.build(node, path)
+        if "__list__" in node or "__tuple__" in node:
+            items = node.get("__list__", node.get("__tuple__"))
+            if isinstance(target, (list, tuple)) and len(target) == len(items):
+                values = [self.into(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(target, items, strict=True))]
+                if isinstance(target, list):
+                    target[:] = values
+                    return target
+                return tuple(values) if type(target) is tuple else type(target)(*values)
+            return self.build(node, path)
+        if "__dict__" in node:
+            items = node["__dict__"]
+            if isinstance(target, dict):
+                for k in [k for k in target if k not in items]:
+                    del target[k]
+                for k, v in items.items():
+                    target[k] = self.into(target.get(k), v, f"{path}[{k!r}]")
+                return target
+            return self.build(node, path)
+        if "__object__" in node:
+            if target is None or _class_key(type(target)) != node["__object__"]:
+                return self.build(node, path)
+            attrs = _attributes(target) or {}
+            for k, v in node["attrs"].items():
+                new = self.into(attrs.get(k), v, f"{path}.{k}")
+                if new is not attrs.get(k):
+                    object.__setattr__(target, k, new)
+            return target
+        raise ValueError(f"{path}: unrecognised saved state")

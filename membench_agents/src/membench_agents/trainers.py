@@ -1,0 +1,212 @@
+"""Trainers: the one interface the training loop (:mod:`membench_agents.training`) drives, whatever the agent.
+
+:class:`Trainer` is the protocol; :class:`PPOTrainer` (membench PPO) and
+:class:`membench_agents.sb3.SB3Trainer` (the stable-baselines3 reference agents) implement it, and so must
+the agents still to come. :func:`make_trainer` picks the implementation from the agent registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs
+
+
+@runtime_checkable
+class Trainer(Protocol):
+    """One training run (one seed) of one agent on one environment, stepped one iteration at a time.
+
+    The training loop owns logging, checkpoint files, evaluation scheduling and stopping; a trainer owns the
+    algorithm, its networks and its training environments.
+    """
+
+    #: The vector env the trainer steps. Checkpoints save its state with :mod:`membench_agents.envstate`
+    #: and restore it in place, so a trainer must keep stepping this same object.
+    envs: Any
+
+    @property
+    def global_step(self) -> int:
+        """Environment steps trained so far (over all parallel environments)."""
+
+    @property
+    def target_steps(self) -> int:
+        """The steps of the whole run (the budget, rounded to whole iterations)."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has trained its budget."""
+
+    @property
+    def policy(self) -> Any:
+        """The policy, for :func:`membench_agents.evaluation.evaluate` (``initial_state``, ``act``,
+        ``env_action``, ``device``)."""
+
+    def iterate(self) -> dict[str, Any]:
+        """One iteration (a rollout and an update). Returns ``global_step``, ``sps``, ``episodes`` (a list of
+        (return, length, success or None) of the training episodes that ended) and optional losses
+        (``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``, ``clipfrac``, ``explained_variance``,
+        ``learning_rate``)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the environments needed to continue exactly: tensors, numpy arrays, numbers,
+        strings and containers of them only (checkpoints are loaded with ``weights_only=True``)."""
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` into a freshly built trainer of the same config and seed."""
+
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+        """One episode per seed (episode ``i``: ``reset(seed=seeds[i])``), as
+        :func:`membench_agents.evaluation.evaluate` returns it; must leave the global RNGs as they were."""
+
+    def close(self) -> None:
+        """Release the environments."""
+
+
+def _ppo_modules():
+    from membench_agents.algos.ppo import PPO, PPOConfig
+    from membench_agents.envs import make_vector_env
+
+    return PPO, PPOConfig, make_vector_env
+
+
+_PPO_SET_BY_RUN = {"core", "seed", "total_steps", "device"}
+
+
+def ppo_config(cfg: dict[str, Any], seed: int):
+    """The membench ``PPOConfig`` of a run config (unknown keys: one error with close matches)."""
+    _, PPOConfig, _ = _ppo_modules()
+    fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    allowed = fields - _PPO_SET_BY_RUN
+    for k in cfg["ppo"]:
+        if k in _PPO_SET_BY_RUN:
+            raise ConfigError(f"'ppo.{k}' is set by the run (agent name, seeds, total_steps, device); remove it")
+        if k not in allowed:
+            raise ConfigError(f"unknown key 'ppo.{k}'.{_close(k, allowed)} Valid: {', '.join(sorted(allowed))}.")
+    kwargs = dict(cfg["ppo"])
+    kwargs.update(core=AGENTS[cfg["agent"]].core, seed=seed, total_steps=cfg["total_steps"], device=cfg["device"])
+    return PPOConfig(**kwargs)
+
+
+def env_kwargs_of(cfg: dict[str, Any]) -> dict[str, Any]:
+    return make_kwargs(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
+
+
+class PPOTrainer:
+    """A membench PPO run (one seed)."""
+
+    def __init__(self, cfg: dict[str, Any], seed: int):
+        PPO, _, make_vector_env = _ppo_modules()
+        self.cfg = cfg
+        pc = ppo_config(cfg, seed)
+        self.envs = make_vector_env(cfg["env"], num_envs=pc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
+        try:
+            self.algo = PPO(self.envs, pc)
+        except ValueError as e:
+            self.envs.close()
+            raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
+
+    @property
+    def global_step(self) -> int:
+        return int(self.algo.global_step)
+
+    @property
+    def policy(self):
+        return self.algo.policy
+
+    @property
+    def target_steps(self) -> int:
+        """The steps of the whole run: PPO trains ``num_iterations`` full rollouts."""
+        c = self.algo.config
+        return int(self.algo.num_iterations * c.num_envs * c.num_steps)
+
+    @property
+    def finished(self) -> bool:
+        return self.algo.iteration >= self.algo.num_iterations
+
+    def iterate(self) -> dict[str, Any]:
+        return self.algo.train_iteration()
+
+    def state_dict(self) -> dict[str, Any]:
+        algo = dict(self.algo.state_dict())
+        algo.pop("envs", None)  # the environments are saved as plain data by the training loop, never pickled
+        return {"kind": "ppo", "algo": algo}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        algo = dict(state["algo"])
+        algo["envs"] = None  # keep self.envs (restored in place from the checkpoint's env_state)
+        self.algo.load_state_dict(algo)
+
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+        from membench_agents.evaluation import evaluate
+
+        return evaluate(
+            self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
+            deterministic=deterministic, num_envs=min(num_envs, len(seeds)),
+        )
+
+    def close(self) -> None:
+        self.envs.close()
+
+
+def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
+    """The trainer of the config's agent (membench PPO or an SB3 reference agent)."""
+    if AGENTS[cfg["agent"]].kind == "sb3":
+        from membench_agents.sb3 import SB3Trainer
+
+        return SB3Trainer(cfg, seed, device=cfg["device"])
+    return PPOTrainer(cfg, seed)
+
+
+def preflight(cfg: dict[str, Any]) -> None:
+    """Fail early, with one clear message, when the agent cannot handle the environment or a key is wrong."""
+    import gymnasium as gym
+
+    agent = cfg["agent"]
+    try:
+        env = gym.make(cfg["env"], **env_kwargs_of(cfg))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"cannot create {cfg['env']} with {env_kwargs_of(cfg)}: {e}") from None
+    try:
+        obs_space, act_space = env.observation_space, env.action_space
+    finally:
+        env.close()
+    if AGENTS[agent].kind == "sb3":
+        from membench_agents.sb3 import check_spaces
+
+        check_spaces(agent, obs_space, act_space)
+        return
+    check_ppo_spaces(agent, obs_space, act_space)
+    pc = ppo_config(cfg, cfg["seeds"][0])
+    try:
+        from membench_agents.policy import ActorCritic
+
+        ActorCritic(obs_space, act_space, pc.core, pc.hidden_size)
+    except ValueError as e:
+        raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
+
+
+def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
+    from gymnasium import spaces
+
+    if not isinstance(action_space, (spaces.Discrete, spaces.MultiDiscrete, spaces.Box)):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the action space {action_space}: membench PPO has categorical "
+            "(Discrete, MultiDiscrete) and diagonal-Gaussian (Box) policy heads only"
+        )
+    bounded = isinstance(action_space, spaces.Box) and np.all(np.isfinite(action_space.low))
+    if isinstance(action_space, spaces.Box) and not (bounded and np.all(np.isfinite(action_space.high))):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
+            "space, so its bounds must be finite"
+        )
+    if not isinstance(obs_space, (spaces.Box, spaces.Dict)):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
+            "(vector or HxWxC image) and Dict observations"
+        )
+
+
+__all__ = ["PPOTrainer", "Trainer", "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config", "preflight"]

@@ -1,0 +1,394 @@
+"""The training loop of one seed: iterations, logging (TensorBoard, metrics.jsonl), checkpoints, resume, stop.
+
+:func:`train_seed` drives any :class:`membench_agents.trainers.Trainer`. Checkpoints are written at the
+start, every ``checkpoint.every_iterations`` iterations / ``checkpoint.every_seconds`` seconds, when asked
+to stop (Ctrl-C, SIGTERM) and at the end; see :mod:`membench_agents.checkpoint` for what they hold.
+
+Resume is exact (the same parameters, logs and evaluations as an uninterrupted run, in deterministic mode)
+when the environments' state can be saved as plain data (:mod:`membench_agents.envstate`: membench's
+native tasks, POPGym, MiniGrid, gymnasium's classic-control and toy-text tasks). For environments whose
+state lives outside Python (ManiSkill / the MIKASA-Robo tasks, ``AsyncVectorEnv``), training says so once
+at the start and ``--resume`` is refused with that reason: it could not continue where the run stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from membench_agents import envstate
+from membench_agents.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, save_checkpoint
+from membench_agents.rundir import EVAL, RunFolderError, diff_text, locked, read_json
+from membench_agents.stats import episode_seeds, normalize_eval, run_metric
+from membench_agents.trainers import Trainer, make_trainer
+
+#: History fields that depend on the wall clock (left out when comparing two runs).
+TIMING_KEYS = ("sps", "time")
+_LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance")
+_EVAL_KEYS = ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value", "eval")
+
+
+@contextlib.contextmanager
+def preserve_rng() -> Iterator[None]:
+    """Leave the python / numpy / torch global RNGs as they were (evaluation must not perturb training)."""
+    import torch
+
+    py, npst, th = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        random.setstate(py)
+        np.random.set_state(npst)
+        torch.set_rng_state(th)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
+
+
+# ------------------------------------------------------------------------------------------------------
+# stopping: Ctrl-C or SIGTERM finishes the current iteration, saves a checkpoint and exits; a second aborts
+# ------------------------------------------------------------------------------------------------------
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopFlag:
+    """Polled by the training loop after every iteration. True after SIGINT / SIGTERM, or (``parent_pid``
+    set) once the process that started this one is gone."""
+
+    def __init__(self, parent_pid: int | None = None) -> None:
+        self.count = 0
+        self.parent_pid = parent_pid
+
+    def __call__(self) -> bool:
+        if self.parent_pid is not None and os.getppid() != self.parent_pid:
+            return True
+        return self.count > 0
+
+    def _handler(self, signum, frame):  # noqa: ARG002
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[StopFlag]:
+        try:
+            previous = [(s, signal.signal(s, self._handler)) for s in STOP_SIGNALS]
+        except ValueError:  # not the main thread
+            yield self
+            return
+        try:
+            yield self
+        finally:
+            for s, h in previous:
+                signal.signal(s, h)
+
+
+class Interrupted(Exception):
+    """Training stopped on request; the checkpoint is saved."""
+
+
+# ------------------------------------------------------------------------------------------------------
+# logging
+# ------------------------------------------------------------------------------------------------------
+def _episode_stats(episodes: list[tuple]) -> dict[str, Any]:
+    if not episodes:
+        return {"episodes": 0, "return_mean": None, "length_mean": None, "success_rate": None}
+    rets = [float(e[0]) for e in episodes]
+    lens = [int(e[1]) for e in episodes]
+    succ = [e[2] for e in episodes]
+    return {
+        "episodes": len(episodes),
+        "return_mean": float(np.mean(rets)),
+        "length_mean": float(np.mean(lens)),
+        "success_rate": float(np.mean(succ)) if all(s is not None for s in succ) else None,
+    }
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    os.replace(tmp, path)
+
+
+class _BatchedWriter:
+    """A TensorBoard ``SummaryWriter`` fed in batches: scalars wait here and are handed over at most every
+    ``every_s`` seconds, on :meth:`flush` (every checkpoint) and on :meth:`close`. The writer's background
+    thread wakes for every scalar it is given; woken several times per training iteration, it competes with
+    the training loop for the GIL between torch calls."""
+
+    def __init__(self, writer, every_s: float = 2.0):
+        self.writer = writer
+        self.every_s = every_s
+        self.pending: list[tuple[str, float, int]] = []
+        self.last = time.monotonic()
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.pending.append((tag, value, step))
+        if time.monotonic() - self.last >= self.every_s:
+            self.flush()
+
+    def flush(self, to_disk: bool = False) -> None:
+        """Hand the pending scalars over; ``to_disk``: also write the event file (before a checkpoint, so the
+        log holds every step the checkpoint has trained)."""
+        for tag, value, step in self.pending:
+            self.writer.add_scalar(tag, value, step)
+        self.pending.clear()
+        self.last = time.monotonic()
+        if to_disk:
+            self.writer.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+# ------------------------------------------------------------------------------------------------------
+# one seed
+# ------------------------------------------------------------------------------------------------------
+def _check_payload(payload: dict[str, Any], cfg: dict[str, Any], seed: int, path: Path) -> None:
+    if payload["config"] != cfg:
+        raise CheckpointError(f"{path} was trained with another config than the one given "
+                              f"({diff_text(payload['config'], cfg)}); the checkpoint's config is the run's: "
+                              "restore config.yaml or start a new run")
+    if payload["seed"] != seed:
+        raise CheckpointError(f"{path} is the checkpoint of seed {payload['seed']}, not {seed}")
+
+
+def read_eval(seed_dir: str | os.PathLike, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A seed's ``eval.json`` (checked against ``cfg`` when given)."""
+    path = Path(seed_dir) / EVAL
+    summary = read_json(path, "final evaluation of a seed", "delete it and run `membench train --resume` on the run "
+                        "folder to evaluate the seed's checkpoint again", keys=_EVAL_KEYS)
+    if cfg is not None and "config" in summary and summary["config"] != cfg:
+        raise RunFolderError(f"{path} was written by another config ({diff_text(summary['config'], cfg)}); "
+                             "restore config.yaml")
+    return summary
+
+
+def resume_point(cfg: dict[str, Any], seed: int, seed_dir: str | os.PathLike) -> tuple[str, Any]:
+    """Where ``--resume`` continues a seed: ("done", its eval.json summary), ("checkpoint", the checkpoint's
+    payload) or ("fresh", None) for a seed that never started. One clear error for a seed folder that cannot
+    be continued (unreadable files, another config, logs without a checkpoint, environments not saved)."""
+    seed_dir = Path(seed_dir)
+    ckpt = seed_dir / CHECKPOINT
+    if (seed_dir / EVAL).is_file():
+        return "done", read_eval(seed_dir, cfg)
+    if ckpt.is_file():
+        payload = load_checkpoint(ckpt)
+        _check_payload(payload, cfg, seed, ckpt)
+        if payload["env_state"] is None:
+            raise CheckpointError(
+                f"{ckpt} cannot be resumed exactly: the environments of {cfg['env']} cannot be saved as plain "
+                f"data ({payload['env_state_error']}); start a new run (finished seeds can still be evaluated)")
+        return "checkpoint", payload
+    if (seed_dir / "metrics.jsonl").is_file() or any(seed_dir.glob("events.out.tfevents.*")):
+        raise CheckpointError(f"{ckpt} is missing but {seed_dir} holds training logs; restore the checkpoint, or "
+                              f"delete {seed_dir} to train this seed again from step 0")
+    return "fresh", None
+
+
+def train_seed(
+    cfg: dict[str, Any],
+    seed: int,
+    seed_dir: str | os.PathLike,
+    *,
+    resume: bool = False,
+    report: Callable[[dict[str, Any]], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    stop_after_iterations: int | None = None,
+    trainer: Trainer | None = None,
+) -> dict[str, Any]:
+    """Train one seed into ``seed_dir`` and evaluate it. Returns the seed's summary (also ``eval.json``).
+
+    ``resume``: continue from ``seed_dir/checkpoint.pt`` (a seed folder with logs but no checkpoint is an
+    error, not a silent restart). ``should_stop`` is polled after every iteration: when it returns True the
+    state is checkpointed and :class:`Interrupted` is raised (so does ``stop_after_iterations``, used by
+    tests). A crash inside an iteration leaves the last periodic checkpoint. The folder is locked while
+    this runs: a second process gets one error.
+    """
+    seed_dir = Path(seed_dir)
+    with locked(seed_dir):
+        return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer)
+
+
+def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_after_iterations, trainer):
+    import torch
+
+    ckpt = seed_dir / CHECKPOINT
+    eval_path = seed_dir / EVAL
+    payload = None
+    if resume:
+        kind, found = resume_point(cfg, seed, seed_dir)
+        if kind == "done":
+            return found
+        payload = found
+    # small networks: 1 thread is fastest and does not fight the other runs for the cores
+    torch.set_num_threads(int(os.environ.get("MEMBENCH_TORCH_THREADS", "1")))
+
+    trainer = trainer or make_trainer(cfg, seed)
+    run: dict[str, Any] = {"history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
+    if payload is not None:
+        trainer.load_state_dict(payload["trainer"])
+        try:
+            envstate.restore(trainer.envs, payload["env_state"])
+        except ValueError as e:
+            raise CheckpointError(f"{ckpt}: the saved environment state does not fit {cfg['env']} ({e})") from None
+        run = payload["run"]
+    from torch.utils.tensorboard import SummaryWriter
+
+    # purge_step: events after the checkpoint's step (logged by the interrupted process) are dropped; the
+    # checkpoint's own step stays
+    purge = trainer.global_step + 1 if payload is not None else None
+    writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge))
+    recent = deque(run["recent"], maxlen=100)
+    total = trainer.target_steps
+    every_eval = cfg["eval"]["every_steps"]
+    ck = cfg["checkpoint"]
+    seeds_eval = episode_seeds(cfg)
+    env_warned = [False]
+
+    def save(finished: bool = False) -> None:
+        writer.flush(to_disk=True)
+        run["recent"] = list(recent)
+        run["finished"] = finished
+        try:
+            env_state, env_error = envstate.capture(trainer.envs), None
+        except envstate.NotCapturable as e:
+            env_state, env_error = None, str(e)
+            if not env_warned[0]:
+                env_warned[0] = True
+                print(f"warning: the environments of {cfg['env']} cannot be saved as plain data ({e}); "
+                      f"checkpoints in {seed_dir} hold the policy but this run cannot be resumed", file=sys.stderr)
+        save_checkpoint(ckpt, {"config": cfg, "seed": seed, "trainer": trainer.state_dict(),
+                               "env_state": env_state, "env_state_error": env_error, "run": run,
+                               "global_step": trainer.global_step})
+        _write_jsonl(seed_dir / "metrics.jsonl", run["history"] + [{"eval": e} for e in run["evals"]])
+
+    def periodic_eval() -> None:
+        with preserve_rng():
+            res = normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
+                                                  num_envs=cfg["eval"]["num_envs"]))
+        entry = {"global_step": trainer.global_step, "success_rate": res["success_rate"],
+                 "mean_return": res["mean_return"], "mean_length": res["mean_length"]}
+        run["evals"].append(entry)
+        if res["success_rate"] is not None:
+            writer.add_scalar("eval/success_rate", res["success_rate"], trainer.global_step)
+        writer.add_scalar("eval/return", res["mean_return"], trainer.global_step)
+
+    last_save = time.monotonic()
+    iterations_here = 0
+    try:
+        if payload is None:
+            if every_eval:
+                periodic_eval()
+            save()  # a checkpoint exists from the very start, so a crash always leaves one
+        while not trainer.finished:
+            if (should_stop is not None and should_stop()) or (
+                stop_after_iterations is not None and iterations_here >= stop_after_iterations
+            ):
+                save()
+                raise Interrupted(f"stopped at step {trainer.global_step}; checkpoint saved to {ckpt}")
+            t0 = time.perf_counter()
+            before = trainer.global_step
+            metrics = trainer.iterate()
+            run["train_time"] += time.perf_counter() - t0
+            iterations_here += 1
+            step = trainer.global_step
+            episodes = metrics.get("episodes") or []
+            stats = _episode_stats(episodes)
+            recent.extend((float(e[0]), e[2]) for e in episodes)
+            row = {"iteration": len(run["history"]) + 1, "global_step": step, **stats,
+                   **{k: float(metrics[k]) for k in _LOSS_KEYS if metrics.get(k) is not None},
+                   "sps": float(metrics.get("sps", 0.0)), "time": run["train_time"]}
+            if metrics.get("learning_rate") is not None:
+                row["learning_rate"] = float(metrics["learning_rate"])
+            run["history"].append(row)
+            if stats["episodes"]:
+                writer.add_scalar("charts/episodic_return", stats["return_mean"], step)
+                writer.add_scalar("charts/episodic_length", stats["length_mean"], step)
+                if stats["success_rate"] is not None:
+                    writer.add_scalar("charts/success_rate", stats["success_rate"], step)
+            writer.add_scalar("charts/SPS", row["sps"], step)
+            if "learning_rate" in row:
+                writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
+            for k in _LOSS_KEYS:
+                if k in row:
+                    writer.add_scalar(f"losses/{k}", row[k], step)
+            if every_eval and (step // every_eval > before // every_eval or trainer.finished):
+                periodic_eval()
+            if report is not None:
+                rec_r = [r for r, _ in recent]
+                rec_s = [s for _, s in recent if s is not None]
+                report({"step": step, "total": total, "sps": row["sps"],
+                        "ret": float(np.mean(rec_r)) if rec_r else None,
+                        "succ": float(np.mean(rec_s)) if rec_s else None})
+            now = time.monotonic()
+            if (ck["every_iterations"] and len(run["history"]) % int(ck["every_iterations"]) == 0) or (
+                ck["every_seconds"] and now - last_save >= ck["every_seconds"]
+            ):
+                save()
+                last_save = now
+    except (KeyboardInterrupt, Interrupted):
+        writer.close()
+        raise
+    except BaseException:
+        (seed_dir / "error.txt").write_text(traceback.format_exc())
+        writer.close()
+        raise
+
+    with preserve_rng():
+        final = normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
+                                                num_envs=cfg["eval"]["num_envs"]))
+    metric, value = run_metric(final)
+    writer.add_scalar(f"final/{metric}", value, trainer.global_step)
+    save(finished=True)
+    writer.close()
+    summary = {
+        "seed": seed,
+        "global_step": trainer.global_step,
+        "iterations": len(run["history"]),
+        "train_time_s": run["train_time"],
+        "sps": trainer.global_step / run["train_time"] if run["train_time"] > 0 else None,
+        "metric": metric,
+        "value": value,
+        "episode_seeds": seeds_eval,
+        "deterministic": cfg["eval"]["deterministic"],
+        "eval": final,
+        "config": cfg,
+    }
+    tmp = eval_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=1))
+    os.replace(tmp, eval_path)
+    with contextlib.suppress(Exception):
+        trainer.close()
+    (seed_dir / "error.txt").unlink(missing_ok=True)
+    return summary
+
+
+def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int) -> tuple[Trainer, dict[str, Any]]:
+    """Rebuild a seed's trainer from its checkpoint (for `membench eval`: the policy; the environments are
+    not restored). The checkpoint must have been trained with ``cfg``."""
+    path = Path(seed_dir) / CHECKPOINT
+    payload = load_checkpoint(path)
+    _check_payload(payload, cfg, seed, path)
+    trainer = make_trainer(cfg, seed)
+    trainer.load_state_dict(payload["trainer"])
+    return trainer, payload
+
+
+__all__ = ["Interrupted", "STOP_SIGNALS", "StopFlag", "TIMING_KEYS", "load_trainer", "preserve_rng", "read_eval",
+           "train_seed"]

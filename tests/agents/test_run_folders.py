@@ -1,0 +1,452 @@
+"""Run folders you can trust: opening one runs no code, an edited config is caught, one writer per folder,
+stop signals leave a resumable checkpoint, broken files give one clear line, environment state round-trips
+as plain data, and any gymnasium ID trains."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+import yaml
+from membench_agents.checkpoint import CheckpointError, load_checkpoint
+from membench_agents.cli import main
+from membench_agents.config import resolve
+from membench_agents.envs import make_vector_env
+from membench_agents.rundir import RunFolderError, locked
+
+from membench_agents import envstate, runs, training
+from tests.agents._runs_helpers import ROOT, tiny_config
+
+
+# ------------------------------------------------------------------------------------------------------
+# fixtures: one finished run and one interrupted run, copied per test
+# ------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("finished") / "run"
+    runs.train(tiny_config("ppo-mlp", iterations=2), run, progress=False)
+    return run
+
+
+@pytest.fixture(scope="module")
+def interrupted_run(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("interrupted") / "run"
+    cfg = tiny_config("ppo-mlp", iterations=4)
+    (job,) = runs.prepare_run(cfg, run)
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2)
+    return run
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "copy"
+    shutil.copytree(run, dst)
+    return dst
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+class _Payload:
+    """A pickle that creates a file when it is loaded (the way a malicious checkpoint runs code)."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+# ------------------------------------------------------------------------------------------------------
+# opening a folder runs no code
+# ------------------------------------------------------------------------------------------------------
+def test_a_checkpoint_with_a_code_running_payload_is_refused_without_running_it(finished_run, tmp_path, capsys):
+    run = _copy(finished_run, tmp_path)
+    marker = tmp_path / "payload-ran"
+    good = load_checkpoint(run / "seed_0" / "checkpoint.pt")
+    bad = {"format": 2, "config": good["config"], "seed": 0, "global_step": 0, "run": {}, "trainer": _Payload(marker)}
+    torch.save(bad, run / "seed_0" / "checkpoint.pt")
+    # the file really is a payload: an unrestricted load runs it
+    probe = tmp_path / "probe.pt"
+    torch.save({"x": _Payload(tmp_path / "probe-ran")}, probe)
+    torch.load(probe, weights_only=False)
+    assert (tmp_path / "probe-ran").exists()
+
+    for argv in (["eval", str(run)], ["train", "--resume", str(run), "--no-progress"]):
+        code, _, err = _cli(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1, err
+        assert err.startswith("membench: error:") and "checkpoint.pt was refused" in err
+        assert not marker.exists()
+    with pytest.raises(CheckpointError, match="refused"):
+        load_checkpoint(run / "seed_0" / "checkpoint.pt")
+    assert not marker.exists()
+
+
+def test_checkpoints_and_folders_hold_no_pickled_objects(finished_run):
+    torch.load(finished_run / "seed_0" / "checkpoint.pt", weights_only=True)  # loads with the safe unpickler
+    payload = load_checkpoint(finished_run / "seed_0" / "checkpoint.pt")
+    assert payload["env_state"] is not None and payload["env_state_error"] is None
+    assert "envs" not in payload["trainer"]["algo"]  # the PPO state carries no pickled environment
+
+
+def test_env_state_cannot_name_classes_the_environment_does_not_use():
+    envs = make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0)
+    envs.reset(seed=0)
+    state = envstate.capture(envs)
+    state["attrs"]["intruder"] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
+    with pytest.raises(ValueError, match="subprocess:Popen, a class this environment does not use"):
+        envstate.restore(make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0), state)
+
+
+# ------------------------------------------------------------------------------------------------------
+# the checkpoint's config is the truth
+# ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["eval", "resume", "report-after-resume"])
+def test_an_edited_config_yaml_is_one_clear_error(finished_run, tmp_path, capsys, command):
+    run = _copy(finished_run, tmp_path)
+    results_before = (run / "results.json").read_text()
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["env_kwargs"]["corridor_length"] = 5
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, out, err = _cli(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "config.yaml differs from the config" in err and "env_kwargs.corridor_length: 5 vs 2" in err
+    assert "reproduces" not in out
+    assert (run / "results.json").read_text() == results_before  # not relabelled
+
+
+def test_resume_api_refuses_a_config_other_than_the_folders(finished_run, tmp_path):
+    run = _copy(finished_run, tmp_path)
+    cfg = runs.run_config(run)
+    with pytest.raises(RunFolderError, match=r"another config \(total_steps"):
+        runs.train(dict(cfg, total_steps=cfg["total_steps"] * 2), run, resume=True, progress=False)
+
+
+def test_resume_flags_that_change_the_config_are_an_error_and_equal_ones_are_fine(interrupted_run, tmp_path, capsys):
+    run = _copy(interrupted_run, tmp_path)
+    cfg = runs.run_config(run)
+    for flags, key in ((["--steps", "99"], "total_steps"), (["--seeds", "0,1"], "seeds"),
+                       (["--set", "ppo.learning_rate=0.5"], "ppo.learning_rate"), (["--env", "CartPole-v1"], "env"),
+                       (["--agent", "ppo-gru"], "agent")):
+        code, _, err = _cli(capsys, "train", "--resume", str(run), *flags)
+        assert code == 2 and err.count("\n") == 1 and f"these flags change it ({key}" in err, err
+    code, _, err = _cli(capsys, "train", "--resume", str(run), "--config", "x.yaml")
+    assert code == 2 and "--config cannot be combined with --resume" in err
+    code, out, err = _cli(capsys, "train", "--resume", str(run), "--steps", str(cfg["total_steps"]), "--set",
+                          f"ppo.learning_rate={cfg['ppo']['learning_rate']}", "--no-progress")
+    assert code == 0, err
+
+
+def test_argparse_abbreviations_are_off(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--env", "MIKASA/TMazePassive-v0", "--agent", "ppo-mlp", "--seed", "5"])
+    assert e.value.code == 2 and "unrecognized arguments: --seed" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------------
+# one writer per folder; signals; workers die with the parent
+# ------------------------------------------------------------------------------------------------------
+def test_a_second_writer_on_a_locked_folder_gets_one_clear_error(interrupted_run, tmp_path, capsys):
+    run = _copy(interrupted_run, tmp_path)
+    with locked(run):
+        code, _, err = _cli(capsys, "train", "--resume", str(run), "--no-progress")
+        assert code == 2 and err.count("membench: error:") == 1 and "Traceback" not in err
+        assert f"{run} is in use by another membench process (pid {os.getpid()})" in err
+    with locked(run / "seed_0"), pytest.raises(RunFolderError, match="in use by another membench process"):
+        runs.train_seed(runs.run_config(run), 0, run / "seed_0", resume=True)
+    assert not (run / "seed_0" / "checkpoint.tmp").exists()
+    code, _, err = _cli(capsys, "train", "--resume", str(run), "--no-progress")  # released: resume works
+    assert code == 0, err
+
+
+def test_sigterm_stops_like_ctrl_c_in_process(tmp_path):
+    cfg = tiny_config("ppo-mlp", iterations=6)
+    stop = training.StopFlag()
+    calls = []
+
+    def report(msg):
+        calls.append(msg["step"])
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with stop.installed(), pytest.raises(runs.Interrupted, match="checkpoint saved"):
+        runs.train_seed(cfg, 0, tmp_path, should_stop=stop, report=report)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["global_step"] == 2 * 8 * 16
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+_LONG = ["--config", str(ROOT / "experiments/bench/tmaze-ladder/ppo-mlp.yaml"), "--steps", str(400 * 8 * 16),
+         "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.num_minibatches=2",
+         "--set", "ppo.hidden_size=16", "--set", "eval.every_steps=0", "--set", "eval.episodes=10",
+         "--set", "checkpoint.every_iterations=0", "--set", "checkpoint.every_seconds=0", "--no-progress"]
+
+
+def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
+    run = tmp_path / "run"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *_LONG, "--seeds", "2", "--jobs", "2",
+                             "--run-dir", str(run)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if proc.returncode == 0:
+        pytest.skip("the runs finished before the signal arrived")
+    assert proc.returncode == 130, err
+    assert "SIGTERM" in err and f"membench train --resume {run}" in err
+    steps = [load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
+    assert all(st > 0 and st % (8 * 16) == 0 for st in steps), steps  # saved when stopped, not only at step 0
+    for s in (0, 1):
+        kind, payload = training.resume_point(runs.run_config(run), s, run / f"seed_{s}")
+        assert kind == "checkpoint" and payload["env_state"] is not None
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                stat = (p / "stat").read_text()
+                cmd = (p / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in cmd:
+                out.append(int(p.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_die_with_the_parent_killed_during_start_up(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *_LONG, "--seeds", "2", "--jobs", "2",
+                             "--run-dir", str(tmp_path / "run")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: len(_children(proc.pid)) == 2, 120), "no workers started"
+        workers = _children(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _wait_for(lambda: not any(_alive(w) for w in workers), 60), "workers outlived the parent"
+
+
+# ------------------------------------------------------------------------------------------------------
+# broken files: one line each
+# ------------------------------------------------------------------------------------------------------
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+_CORRUPTIONS = {
+    "config-empty": ("finished", "config.yaml", lambda p: p.write_text(""), "config.yaml is empty"),
+    "config-invalid": ("finished", "config.yaml", lambda p: p.write_text("env: [unclosed\n"), "is not valid YAML"),
+    "config-partial": ("finished", "config.yaml", lambda p: p.write_text("env: CartPole-v1\n"),
+                       "is not a complete run config"),
+    "config-missing": ("finished", "config.yaml", lambda p: p.unlink(), "not a membench run folder"),
+    "checkpoint-truncated": ("finished", "seed_0/checkpoint.pt", _truncate, "checkpoint.pt cannot be read"),
+    "checkpoint-garbage": ("finished", "seed_0/checkpoint.pt", lambda p: p.write_bytes(b"\x00junk" * 50),
+                           "checkpoint.pt cannot be read"),
+    "checkpoint-empty": ("finished", "seed_0/checkpoint.pt", lambda p: p.write_bytes(b""),
+                         "checkpoint.pt cannot be read"),
+    "checkpoint-foreign": ("finished", "seed_0/checkpoint.pt", lambda p: torch.save({"weights": torch.zeros(2)}, p),
+                           "is not a membench checkpoint"),
+    "eval-truncated": ("finished", "seed_0/eval.json", _truncate, "eval.json is not valid JSON"),
+    "eval-empty-object": ("finished", "seed_0/eval.json", lambda p: p.write_text("{}"),
+                          "eval.json is not a complete final evaluation of a seed"),
+    "checkpoint-deleted-mid-run": ("interrupted", "seed_0/checkpoint.pt", lambda p: p.unlink(),
+                                   "checkpoint.pt is missing but"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CORRUPTIONS))
+@pytest.mark.parametrize("command", ["eval", "resume"])
+def test_each_corrupted_file_is_one_error_line_naming_it(finished_run, interrupted_run, tmp_path, capsys, case,
+                                                         command):
+    which, rel, corrupt, expected = _CORRUPTIONS[case]
+    run = _copy(finished_run if which == "finished" else interrupted_run, tmp_path)
+    corrupt(run / rel)
+    if command == "eval" and (which == "interrupted" or rel.endswith("eval.json")):
+        pytest.skip("eval reads neither eval.json nor an unfinished seed's logs")
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert expected in err and Path(rel).name in err, err
+
+
+@pytest.mark.parametrize("content", ["{}", "{\"mean\": ", "[1, 2]"])
+def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_path, capsys, content):
+    good = _copy(finished_run, tmp_path)
+    bad = tmp_path / "tree" / "bad"
+    shutil.copytree(good, bad)
+    shutil.copytree(good, tmp_path / "tree" / "good")
+    (bad / "results.json").write_text(content)
+    code, _, err = _cli(capsys, "eval", str(bad))
+    assert code == 2 and err.count("\n") == 1 and "results.json" in err, err
+    code, out, err = _cli(capsys, "report", str(tmp_path / "tree"), "--out", str(tmp_path / "r.png"))
+    assert code == 0, err
+    assert len([line for line in out.splitlines() if "ppo-mlp" in line]) == 1  # the good folder's row
+    assert "skipped 1 unreadable run folder" in err and str(bad / "results.json") in err
+
+
+def test_report_skips_a_folder_with_a_truncated_metrics_log(finished_run, tmp_path, capsys):
+    shutil.copytree(finished_run, tmp_path / "tree" / "a")
+    shutil.copytree(finished_run, tmp_path / "tree" / "b")
+    log = tmp_path / "tree" / "b" / "seed_0" / "metrics.jsonl"
+    log.write_text(log.read_text()[:-40])  # the last line cut in the middle
+    code, _, err = _cli(capsys, "report", str(tmp_path / "tree"), "--out", str(tmp_path / "r.png"))
+    assert code == 0 and "skipped 1" in err and "metrics.jsonl line" in err, err
+
+
+# ------------------------------------------------------------------------------------------------------
+# TensorBoard, environments
+# ------------------------------------------------------------------------------------------------------
+def _tb_steps(d: Path) -> dict[str, list[int]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(d))
+    acc.Reload()
+    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def test_tensorboard_log_of_an_interrupted_and_resumed_run_has_every_step(tmp_path):
+    cfg = tiny_config("ppo-mlp", iterations=6, **{"eval.every_steps": 256})
+    runs.train_seed(cfg, 0, tmp_path / "a")
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, tmp_path / "b", stop_after_iterations=3)
+    runs.train_seed(cfg, 0, tmp_path / "b", resume=True)
+    a, b = _tb_steps(tmp_path / "a"), _tb_steps(tmp_path / "b")
+    assert a["charts/SPS"] == [128 * i for i in range(1, 7)]
+    assert a == b
+
+
+_ENV_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0", "CartPole-v1",
+            "FrozenLake-v1", "MIKASA/MiniGridMemoryS7-v0", "POPGym/RepeatPreviousEasy-v0"]
+
+
+@pytest.mark.parametrize("env_id", _ENV_IDS)
+def test_env_state_round_trips_as_plain_data_and_continues_exactly(env_id):
+    try:
+        envs = [make_vector_env(env_id, 3, seed=0) for _ in range(2)]
+    except (ImportError, gym.error.Error) as e:
+        pytest.skip(f"{env_id} is not available: {e}")
+    a, b = envs
+    a.reset(seed=0)
+    b.reset(seed=0)
+    space = a.action_space
+    space.seed(1)
+    actions = [space.sample() for _ in range(120)]
+    for t in range(60):
+        a.step(actions[t])
+    buf = io.BytesIO()
+    torch.save(envstate.capture(a), buf)
+    buf.seek(0)
+    envstate.restore(b, torch.load(buf, weights_only=True))  # plain data only
+    for t in range(60, 120):
+        ra, rb = a.step(actions[t]), b.step(actions[t])
+        for x, y in zip(ra[:4], rb[:4], strict=True):
+            if isinstance(x, dict):
+                assert all(np.array_equal(x[k], y[k]) for k in x), t
+            else:
+                assert np.array_equal(np.asarray(x), np.asarray(y)), t
+
+
+class _LockedEnv(gym.Env):
+    """An env holding state that is not plain data (a lock stands in for a simulator handle)."""
+
+    observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self):
+        import threading
+
+        self.handle = threading.Lock()
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 1.0, False, self.np_random.random() < 0.2, {}
+
+
+def test_an_env_that_cannot_be_saved_warns_at_the_start_and_refuses_resume(tmp_path, capsys):
+    if "membench-test/Locked-v0" not in gym.registry:
+        gym.register("membench-test/Locked-v0", entry_point=_LockedEnv)
+    cfg = resolve("membench-test/Locked-v0", "ppo-mlp", steps=4 * 8 * 16, seeds=1,
+                  overrides=["ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "eval.episodes=4"]).config
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, tmp_path, stop_after_iterations=1)
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and "cannot be saved as plain data" in err and "handle" in err
+    with pytest.raises(CheckpointError, match=r"cannot be resumed exactly: .*handle.*start a new run"):
+        runs.train_seed(cfg, 0, tmp_path, resume=True)
+
+
+def test_cartpole_trains_a_few_hundred_steps_and_resumes_exactly(tmp_path):
+    over = ["ppo.num_envs=4", "ppo.num_steps=32", "ppo.num_minibatches=2", "eval.episodes=3", "ppo.deterministic=true"]
+    cfg = resolve("CartPole-v1", "ppo-mlp", steps=3 * 128, seeds=1, overrides=over).config
+    res = runs.train(cfg, tmp_path / "a", progress=False)
+    assert res["metric"] == "return" and res["runs"][0]["global_step"] == 384
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, tmp_path / "b", stop_after_iterations=1)
+    runs.train_seed(cfg, 0, tmp_path / "b", resume=True)
+    a = json.loads((tmp_path / "a" / "seed_0" / "eval.json").read_text())
+    b = json.loads((tmp_path / "b" / "eval.json").read_text())
+    assert a["eval"] == b["eval"]
+
+
+def test_an_id_that_cannot_train_leaves_no_folder(tmp_path, capsys):
+    from tests.agents._runs_helpers import register_test_envs
+
+    register_test_envs()
+    run = tmp_path / "never"
+    code, _, err = _cli(capsys, "train", "--env", "membench-test/TupleAction-v0", "--agent", "ppo-mlp", "--steps",
+                        "64", "--run-dir", str(run))
+    assert code == 2 and "action space" in err
+    assert not run.exists()
+
+
+def test_unpickling_is_gone_from_the_package():
+    src = Path(__file__).resolve().parents[2] / "membench_agents" / "src" / "membench_agents"
+    for f in ["checkpoint.py", "training.py", "trainers.py", "sb3.py", "cli.py", "runs.py", "envstate.py"]:
+        text = (src / f).read_text()
+        assert "pickle.loads" not in text and "weights_only=False" not in text, f
