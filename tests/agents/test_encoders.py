@@ -94,27 +94,47 @@ def test_discrete_and_multidiscrete_are_one_hot():
     torch.testing.assert_close(md(torch.tensor([[1, 2]])), torch.tensor([[0.0, 1, 0, 0, 1]]))
 
 
-def test_encoders_run_on_tensors_of_any_device_without_numpy():
-    space = gym.spaces.Dict({"joints": gym.spaces.Box(-1, 1, (3,), np.float32)})
-    enc = make_encoder(space, hidden_size=8)
+def test_encoders_run_on_tensors_of_any_device_without_numpy(monkeypatch):
+    """Every kind of encoder (vector MLP, CNN, one-hot, nested dict) maps tensors to tensors on their device
+    without a detour through numpy: converting a tensor to numpy (or a list) is an error during the call."""
+    space = gym.spaces.Dict({
+        "joints": gym.spaces.Box(-1, 1, (3,), np.float32),
+        "rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
+        "extra": gym.spaces.Dict({"phase": gym.spaces.Discrete(3, start=1), "bits": gym.spaces.MultiDiscrete([2, 4])}),
+    })
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    enc = enc.to(dev)
-    out = enc({"joints": torch.zeros(5, 3, device=dev)})
-    assert out.device.type == dev and out.shape == (5, 8)
+    enc = make_encoder(space, hidden_size=8).to(dev)
+    batch = {"joints": torch.zeros(2, 5, 3), "rgb": torch.full((2, 5, 12, 12, 3), 7, dtype=torch.uint8),
+             "extra": {"phase": torch.full((2, 5), 3), "bits": torch.tensor([1, 3]).expand(2, 5, 2)}}
+    batch = {k: ({kk: vv.to(dev) for kk, vv in v.items()} if isinstance(v, dict) else v.to(dev))
+             for k, v in batch.items()}
+
+    def no_numpy(*args, **kwargs):
+        raise AssertionError("an encoder converted a tensor to numpy")
+
+    for name in ("numpy", "__array__", "tolist", "item"):
+        monkeypatch.setattr(torch.Tensor, name, no_numpy)
+    with pytest.raises(AssertionError, match="converted a tensor to numpy"):
+        torch.zeros(1).numpy()  # the guard is active
+    out = enc(batch)
+    monkeypatch.undo()
+    assert out.device.type == dev and out.shape == (2, 5, enc.out_dim) and torch.isfinite(out).all()
 
 
 @pytest.mark.parametrize(
-    "space, why",
+    "space, named, why",
     [
-        (gym.spaces.Text(5), "text"),
-        (gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3))), "Tuple"),
-        (gym.spaces.Box(0, 1, (2, 3, 4, 5), np.float32), "rank 4"),
-        (gym.spaces.Box(0, 1, (30, 30, 30), np.float32), "channels"),
-        (gym.spaces.Sequence(gym.spaces.Discrete(2)), "Sequence"),
-        (gym.spaces.Dict({"ok": gym.spaces.Discrete(2), "bad": gym.spaces.Text(3)}), r"\['bad'\]"),
+        (gym.spaces.Text(5), "Text", "text observations have no encoder"),
+        (gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3))), "Tuple", "Tuple observations"),
+        (gym.spaces.Box(0, 1, (2, 3, 4, 5), np.float32), "Box", "a Box of rank 4"),
+        (gym.spaces.Box(0, 1, (30, 30, 30), np.float32), "Box", "at most 16 channels"),
+        (gym.spaces.Sequence(gym.spaces.Discrete(2)), "Sequence", "variable-length Sequence"),
+        # inside a Dict: the offending entry (a Text) and where it is
+        (gym.spaces.Dict({"ok": gym.spaces.Discrete(2), "bad": gym.spaces.Text(3)}), "Text",
+         r"at observation\['bad'\]: text observations have no encoder"),
     ],
 )
-def test_unsupported_spaces_say_which_and_why(space, why):
-    with pytest.raises(ValueError, match=f"unsupported observation space.*{why}") as info:
+def test_unsupported_spaces_say_which_and_why(space, named, why):
+    with pytest.raises(ValueError, match=f"^unsupported observation space {named}\\(.*{why}") as info:
         make_encoder(space)
-    assert type(space).__name__ in str(info.value) or "Text" in str(info.value)
+    assert str(info.value).startswith(f"unsupported observation space {named}(")

@@ -25,6 +25,33 @@ def _inputs(seed: int = 0, t: int = T, b: int = B):
 
 
 # -- interface ---------------------------------------------------------------------------------------------
+def test_the_interface_is_initial_state_forward_and_step():
+    """MemoryCore has three methods; ``step`` defaults to ``forward`` on a one-step sequence."""
+    public = {k for k, v in vars(MemoryCore).items() if callable(v) and not k.startswith("_")}
+    assert public == {"initial_state", "forward", "step"}
+
+    class Twice(MemoryCore):  # a core that defines only initial_state and forward
+        out_dim = F
+
+        def initial_state(self, batch_size, device=None):
+            return (torch.zeros(batch_size, F),)
+
+        def forward(self, x, state, episode_start):
+            s = state[0]
+            outs = []
+            for t in range(x.shape[0]):
+                s = torch.where(episode_start[t].unsqueeze(1), 0.0, s) + 2 * x[t]
+                outs.append(s)
+            return torch.stack(outs), (s,)
+
+    core, x = Twice(), _inputs(30)
+    state = (torch.ones(B, F),)
+    es = torch.tensor([True, False, True, False, False])
+    out, (s,) = core.step(x[0], state, es)
+    torch.testing.assert_close(out, torch.where(es.unsqueeze(1), 0.0, 1.0) + 2 * x[0])
+    torch.testing.assert_close(s, out)
+
+
 def test_registry_and_factory():
     assert set(CORES) == {"mlp", "lstm", "gru"}
     assert isinstance(make_core("mlp", F, H), MLPCore)
@@ -102,8 +129,6 @@ def test_auto_mode_falls_back_to_the_loop_when_padding_is_wasteful(name):
     torch.testing.assert_close(out, ref)
     for a, b in zip(st, ref_state, strict=True):
         torch.testing.assert_close(a, b)
-    feats, none = core(x, state, es, need_state=False)
-    torch.testing.assert_close(feats, ref)
 
 
 # -- hidden-state hygiene ----------------------------------------------------------------------------------
@@ -192,7 +217,7 @@ def test_policy_after_episode_start_equals_fresh_policy(name):
 def _grad_wrt_inputs(core, x, es, state=None):
     x = x.clone().requires_grad_(True)
     state = core.initial_state(x.shape[1]) if state is None else state
-    out, _ = core(x, state, es, need_state=False)
+    out, _ = core(x, state, es)
     out[-1].sum().backward()  # a loss at the END of the chunk
     return x.grad
 
@@ -234,121 +259,3 @@ def test_mlp_core_has_no_memory():
     grad = _grad_wrt_inputs(core, _inputs(12), torch.zeros(T, B, dtype=torch.bool))
     assert torch.count_nonzero(grad[:-1]) == 0
     assert core.initial_state(B) == ()
-
-
-@pytest.mark.parametrize("name", RECURRENT)
-def test_frozen_steps_equal_plain_steps_and_see_new_weights(name):
-    """Inside ``frozen()`` (rollouts, evaluation) cell steps use cached weights: same features as outside;
-    a later ``frozen()`` context sees weights changed in between."""
-    core = make_core(name, F, H)
-    x = _inputs(13)[0]
-    state = _random_state(core, B)
-    es = torch.zeros(B, dtype=torch.bool)
-    with torch.no_grad():
-        plain, _ = core.step(x, state, es)
-        with core.frozen():
-            cached, _ = core.step(x, state, es)
-        torch.testing.assert_close(cached, plain)
-        core.rnn.weight_hh_l0.mul_(0.5)
-        with core.frozen():
-            after, _ = core.step(x, state, es)
-        torch.testing.assert_close(after, core.step(x, state, es)[0])
-        assert not torch.allclose(after, plain)
-
-
-# -- minibatch plans and the written-out LSTM backward (PPO's CPU update) ----------------------------------
-@pytest.mark.parametrize("name", RECURRENT)
-def test_planned_minibatches_equal_unplanned_ones(name):
-    """``plan_rows`` plans every minibatch of a [T, C] episode-start matrix in one pass; ``forward_rows``
-    with a minibatch's plan gives the rows and index it computes without one (padded minibatches, one
-    without an episode start after step 0, and one that begins episodes at step 0)."""
-    core = make_core(name, F, H, sequence_mode="padded")
-    C = 9
-    es = torch.rand(T, C, generator=torch.Generator().manual_seed(3)) < 0.2
-    es[1:, 4:6] = False  # minibatch 2 (columns 4, 5): no episode start after step 0 ...
-    es[0, 4] = True  # ... but column 4 begins one at step 0
-    sizes = [4, 2, 3]
-    plans = core.plan_rows(es.numpy(), sizes)
-    assert len(plans) == 3 and all(p is not None for p in plans)
-    assert plans[1].n_seg == 2  # planned as one plain call on the chunk
-    x, state = _inputs(20, b=C), _random_state(core, C, seed=21)
-    start = 0
-    for size, plan in zip(sizes, plans, strict=True):
-        sl = slice(start, start + size)
-        start += size
-        mb_state = tuple(s[sl] for s in state)
-        ref_rows, ref_index = core.forward_rows(x[:, sl], mb_state, es[:, sl])
-        rows, index = core.forward_rows(x[:, sl], mb_state, es[:, sl], plan)
-        feats = rows if index is None else rows.index_select(0, index)
-        ref = ref_rows if ref_index is None else ref_rows.index_select(0, ref_index)
-        torch.testing.assert_close(feats, ref, rtol=0, atol=0)
-        if plan.n_seg > size:  # padded: every step has its own row, and the longest segment fills max_len
-            assert len(set(plan.rows.tolist())) == T * size
-            assert int(plan.rows.max()) // plan.n_seg == plan.max_len - 1
-    with pytest.raises(ValueError, match="add up"):
-        core.plan_rows(es.numpy(), [4, 4])
-    core.sequence_mode = "auto"  # no plan where padding would compute over 3x the real steps (the loop runs)
-    auto = core.plan_rows(es.numpy(), sizes)
-    wasteful = [p.n_seg * p.max_len > 3 * T * b for p, b in zip(plans, sizes, strict=True)]
-    assert any(wasteful) and [p is None for p in auto] == wasteful
-    core.sequence_mode = "loop"
-    assert core.plan_rows(es.numpy(), sizes) == [None] * 3
-
-
-@pytest.mark.parametrize("inner_starts", [True, False])
-def test_lstm_written_out_backward_equals_autograd(inner_starts):
-    """``LSTMCore.forward_rows_manual`` (oneDNN's LSTM kernels called directly, no autograd graph) on a
-    minibatch laid out by ``prepare_rows`` gives autograd's rows and parameter gradients exactly; other
-    cores have no such path."""
-    core = make_core("lstm", F, H)
-    es = torch.rand(T, B, generator=torch.Generator().manual_seed(4)) < (0.2 if inner_starts else 0.0)
-    es[0, 1] = True
-    plan = core.plan_rows(es.numpy(), [B])[0]
-    x, state = _inputs(22), _random_state(core, B, seed=23)
-    laid = core.prepare_rows(x, state, [plan], [B])
-    if laid is None:
-        pytest.skip("this torch build has no oneDNN LSTM layer kernels")
-    rows, index, backward = core.forward_rows_manual(laid[0])
-    ref_rows, ref_index = core.forward_rows(x, state, es, plan)
-    assert (index is None) == (not inner_starts) and (ref_index is None) == (index is None)
-    torch.testing.assert_close(rows, ref_rows, rtol=0, atol=0)
-    d_rows = torch.randn(rows.shape, generator=torch.Generator().manual_seed(5))
-    grads = backward(d_rows)
-    params = list(core.parameters())
-    ref_grads = torch.autograd.grad(ref_rows, params, d_rows)
-    assert set(grads) == set(params)
-    for (pname, p), ref in zip(core.named_parameters(), ref_grads, strict=True):
-        torch.testing.assert_close(grads[p], ref, rtol=1e-6, atol=1e-6, msg=pname)
-    for name in ("gru", "mlp"):
-        other = make_core(name, F, H)
-        assert other.prepare_rows(x, _random_state(other, B), [plan], [B]) is None
-        with pytest.raises(NotImplementedError, match="no written-out backward"):
-            other.forward_rows_manual(laid[0])
-
-
-def test_lstm_minibatches_laid_out_together_equal_each_alone():
-    """``prepare_rows`` lays out several minibatches with one gather: each gets the rows of its own
-    forward_rows (a padded one, one without inner episode starts, and one without a plan, which gets None)."""
-    core = make_core("lstm", F, H, sequence_mode="padded")
-    C, sizes = 9, [4, 2, 3]
-    es = torch.rand(T, C, generator=torch.Generator().manual_seed(6)) < 0.2
-    es[1:, 4:6] = False
-    plans = core.plan_rows(es.numpy(), sizes)
-    plans[2] = None  # e.g. "auto" found its padding too wasteful
-    x, state = _inputs(24, b=C), _random_state(core, C, seed=25)
-    laid = core.prepare_rows(x, state, plans, sizes)
-    if laid is None:
-        pytest.skip("this torch build has no oneDNN LSTM layer kernels")
-    assert laid[2] is None and laid[1].index is None and laid[0].index is not None
-    start = 0
-    for size, plan, entry in zip(sizes, plans, laid, strict=True):
-        sl = slice(start, start + size)
-        start += size
-        if plan is None:
-            continue
-        rows, index, _ = core.forward_rows_manual(entry)
-        ref_rows, ref_index = core.forward_rows(x[:, sl], tuple(s[sl] for s in state), es[:, sl], plan)
-        torch.testing.assert_close(rows, ref_rows, rtol=0, atol=0)
-        assert (index is None and ref_index is None) or torch.equal(index, ref_index)
-    with pytest.raises(ValueError, match="plans for groups"):
-        core.prepare_rows(x, state, plans, [4, 4])

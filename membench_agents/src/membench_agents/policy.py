@@ -12,7 +12,6 @@ Observations are torch tensors (or dicts of them) on the policy's device with th
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import gymnasium as gym
@@ -160,7 +159,6 @@ class ActorCritic(nn.Module):
         self.obs_norm = ObsNormalizer(observation_space, enabled=norm_obs)
         self.encoder = make_encoder(observation_space, hidden_size=encoder_size)
         self.core = make_core(core, self.encoder.out_dim, hidden_size)
-        self._frozen: tuple | None = None  # see frozen()
         H = self.core.out_dim
         # one linear layer for policy outputs and value (one matmul per step); rows initialised separately
         self.head = nn.Linear(H, self.n_out + 1)
@@ -199,43 +197,21 @@ class ActorCritic(nn.Module):
     def initial_state(self, n: int, device=None) -> State:
         return self.core.initial_state(n, self.device if device is None else device)
 
-    @contextlib.contextmanager
-    def frozen(self):
-        """A context for rollouts and evaluations, in which the weights do not change: the memory core may
-        use cached forms of them (:meth:`MemoryCore.frozen`), and :meth:`act_into` reads the head's weights
-        and the modules it calls from one cached tuple (module attribute lookups cost more than the small
-        ops they feed)."""
-        with self.core.frozen():
-            head = self.head
-            self._frozen = (self.obs_norm, self.encoder, self.core, head.weight.detach().t(), head.bias.detach())
-            try:
-                yield
-            finally:
-                self._frozen = None
-
     def update_obs_stats(self, obs) -> None:
         self.obs_norm.update(obs)
 
     # -- networks -------------------------------------------------------------------------------------
-    def _encode(self, obs) -> Tensor:
+    def encode(self, obs) -> Tensor:
         """Observations (any leading dims) -> encoder features, normalised first when ``norm_obs``."""
         if self.obs_norm.enabled:
             obs = self.obs_norm(obs)
         return self.encoder.forward(obs)
 
-    def _heads(self, obs, state: State, episode_start: Tensor, need_state: bool = True
-               ) -> tuple[Tensor, Tensor, State]:
+    def _heads(self, obs, state: State, episode_start: Tensor) -> tuple[Tensor, Tensor, State]:
         """obs [T, B, ...] -> (policy outputs [T, B, n_out], value [T, B], state)."""
-        feats, state = self.core(self._encode(obs), state, episode_start, need_state=need_state)
+        feats, state = self.core(self.encode(obs), state, _as_mask(episode_start, self.device))
         out = self.head(feats)
         return out[..., : self.n_out], out[..., self.n_out], state
-
-    def features_rows(self, obs_seq, state: State, episode_start_seq: Tensor, plan=None
-                      ) -> tuple[Tensor, Tensor | None]:
-        """The training path up to the heads: ``(rows [R, H], index)`` as :meth:`MemoryCore.forward_rows`
-        (the core's features in its own row layout; step ``(t, b)`` is row ``index[t * B + b]``; ``plan``:
-        from :meth:`MemoryCore.plan_rows`)."""
-        return self.core.forward_rows(self._encode(obs_seq), state, _as_mask(episode_start_seq, self.device), plan)
 
     def forward(self, obs, state: State, episode_start: Tensor):
         """Sequence forward: (policy outputs [T, B, n_out], value [T, B], final state)."""
@@ -252,7 +228,7 @@ class ActorCritic(nn.Module):
         es = episode_start
         if not (isinstance(es, Tensor) and es.dtype == torch.bool and es.device == self.device):
             es = _as_mask(es, self.device)
-        feats, state = self.core.step(self._encode(obs), state, es)
+        feats, state = self.core.step(self.encode(obs), state, es)
         out = self.head.forward(feats)
         p, v = out[:, : self.n_out], out[:, self.n_out]
         if self.kind == "discrete":
@@ -277,55 +253,14 @@ class ActorCritic(nn.Module):
         logp = self._gauss_logp(a, p)
         return a.reshape(*a.shape[:-1], *self.action_shape), logp, v, state
 
-    def act_into(self, obs, state: State, episode_start: Tensor, log_noise: Tensor, action_out: Tensor,
-                 head_out: Tensor) -> State:
-        """:meth:`act` for ``Discrete`` actions with its results written into caller buffers (PPO's rollout
-        fast path; no new tensors for the outputs, no copies). Returns the new state.
-
-        ``log_noise``: ``[B, n]`` logarithms of the Exp(1) draws :meth:`act` would draw from its generator
-        (``torch.empty_like(logits).exponential_(generator)``), so the caller can draw a whole rollout's
-        noise in one call. Outputs (views into the caller's buffers, written in place): ``action_out [B, 1]``
-        (long, environment actions) and ``head_out [B, n + 1]`` (the head's outputs: the value is
-        ``head_out[:, n]``; :meth:`discrete_log_prob` gives the log-probabilities of the actions, for a
-        whole rollout at once). Same numbers as :meth:`act` bit for bit (``nn.Linear`` on a 2-D input is
-        this ``addmm``; test_ppo compares the two rollout paths).
-        """
-        if self.kind != "discrete":
-            raise ValueError(f"act_into is for Discrete action spaces (this policy's actions: {self.kind})")
-        frozen = self._frozen
-        if frozen is None:
-            frozen = (self.obs_norm, self.encoder, self.core, self.head.weight.t(), self.head.bias)
-        obs_norm, encoder, core, weight_t, bias = frozen
-        if obs_norm.enabled:
-            obs = obs_norm(obs)
-        feats, state = core.step(encoder.forward(obs), state, episode_start)
-        torch.addmm(bias, feats, weight_t, out=head_out)
-        torch.argmax(head_out[:, : self.n_out] - log_noise, -1, keepdim=True, out=action_out)
-        if self._start_nonzero:
-            action_out.add_(self.action_start)
-        return state
-
-    def discrete_log_prob(self, head_out: Tensor, actions: Tensor) -> Tensor:
-        """log pi(action) of a Discrete policy from its head outputs ``[..., n + 1]`` (as :meth:`act_into`
-        writes them) and environment actions ``[...]``: the log-probabilities :meth:`act` returns."""
-        logp_all = torch.log_softmax(head_out[..., : self.n_out], -1)
-        idx = actions - self.action_start if self._start_nonzero else actions
-        return logp_all.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-
     def _gauss_logp(self, a: Tensor, mean: Tensor) -> Tensor:
         z = (a - mean) * torch.exp(-self.log_std)
         return (-0.5 * z.square() - self.log_std - _LOG_SQRT_2PI).sum(-1)
 
     def evaluate_actions(self, obs_seq, actions: Tensor, state: State,
-                         episode_start_seq: Tensor, plan=None) -> tuple[Tensor, Tensor, Tensor]:
-        """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])
-        (``plan``: as in :meth:`features_rows`)."""
-        rows, index = self.features_rows(obs_seq, state, episode_start_seq, plan)
-        out = self.head(rows)  # once per computed row; then only the narrow outputs are put in step order
-        if index is not None:
-            out = out.index_select(0, index)
-        out = out.view(*episode_start_seq.shape[:2], self.n_out + 1)
-        p, v = out[..., : self.n_out], out[..., self.n_out]
+                         episode_start_seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])."""
+        p, v, _ = self._heads(obs_seq, state, episode_start_seq)
         if self.kind == "discrete":
             logp_all = torch.log_softmax(p, -1)
             idx = (actions.long() - self.action_start).unsqueeze(-1)

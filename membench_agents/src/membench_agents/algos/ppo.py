@@ -1,49 +1,45 @@
 """PPO with any memory core (mlp, lstm, gru), discrete or continuous actions, truncated BPTT.
 
-One :meth:`PPO.train_iteration` = one rollout of ``num_steps`` steps in ``num_envs`` environments plus
-``update_epochs`` passes of minibatch updates.
+This file is the reference implementation, to be read top to bottom like CleanRL's ``ppo_atari_lstm.py``:
+:meth:`PPO._rollout`, :meth:`PPO._advantages` (GAE), :meth:`PPO._update` (the op-by-op loss of
+:func:`ppo_loss`, ``clip_grad_norm_``, ``optimizer.step()``). One :meth:`PPO.train_iteration` = one
+rollout of ``num_steps`` steps in ``num_envs`` environments plus ``update_epochs`` passes of minibatch
+updates.
 
-* Rollout: batched, one policy call and one ``envs.step`` per step (no per-environment Python loop).
-  The recurrent state is reset (masked) for environments that start an episode. Numpy environments with
-  CPU buffers: each output is copied once, into numpy views of the buffers, and the policy reads its input
-  from there (``_rollout_numpy``); torch environments (ManiSkill GPU) are used on their device directly.
-* Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the recurrent state at the
-  start of each chunk is stored, and the update re-runs each chunk from it (episode starts inside a
-  chunk reset the state, so no gradient crosses them). Minibatches are sets of chunks. A memoryless core
-  uses chunks of one step (ordinary shuffled PPO minibatches).
-* Truncation (``truncated`` and not ``terminated``): the reward is bootstrapped with
-  ``gamma * V(final_obs)`` (SAME_STEP autoreset: ``info["final_obs"]``).
-* Options: observation normalisation (running mean/std of the float vector parts, frozen during a
-  rollout so acting and updating see the same inputs) and reward normalisation (scaled by the running
-  std of the discounted return, as in gymnasium's ``NormalizeReward``).
+What it does beyond CleanRL:
+
+* Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the recurrent state at the start
+  of each chunk is stored, and the update re-runs each chunk from it. Episode starts inside a chunk reset
+  the state, so no gradient crosses them; the recurrent cores run a chunk's episode segments as ONE padded
+  ``nn.LSTM`` / ``nn.GRU`` call (:mod:`membench_agents.memory.rnn`). Minibatches are sets of chunks; a
+  memoryless core uses chunks of one step (ordinary shuffled PPO minibatches).
+* Truncation (``truncated`` and not ``terminated``): the reward is bootstrapped with ``gamma *
+  V(final_obs)`` (SAME_STEP autoreset: ``info["final_obs"]``).
+* Discrete actions are sampled by Gumbel-max (:meth:`ActorCritic.act`).
+* Options: observation normalisation (running mean/std of the float vector parts, frozen during a rollout
+  so acting and updating see the same inputs) and reward normalisation (scaled by the running std of the
+  discounted return, as in gymnasium's ``NormalizeReward``).
+* Torch environments (ManiSkill's GPU simulation) keep their tensors on their device; numpy environments
+  are converted once per step.
+* :meth:`PPO.state_dict` holds everything needed to resume exactly (RNGs, rollout position, env).
+
+Speed: with ``PPOConfig.fast_cpu`` ("auto", the default) Discrete policies on the CPU with a built-in core
+train through :mod:`membench_agents.algos.ppo_fast_cpu` instead of :meth:`PPO._rollout` and
+:meth:`PPO._update`: the same algorithm and the same numbers (tested), with less per-operation overhead.
+This file never depends on it otherwise; ``fast_cpu="off"`` runs exactly the code below.
 
 Metrics of :meth:`PPO.train_iteration`: ``global_step``, ``iteration``, ``sps`` (environment steps per
 wall-clock second of this iteration, rollout + update), ``rollout_sps``, ``time_rollout``,
 ``time_update``, ``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``, ``clipfrac`` (means over
 the minibatches), ``explained_variance``, ``learning_rate``, and ``episodes``: one
 ``(return, length, success or None)`` per episode finished during the rollout (raw rewards).
-
-Speed (2-core CPU, one torch thread): the rollout costs one fused recurrent cell step per environment
-step (weights in the cell's fastest layout, :meth:`ActorCritic.frozen`); Discrete actions are sampled by
-Gumbel-max from the raw logits with the whole rollout's noise drawn at once, and their log-probabilities
-are computed from the stored head outputs in one call after the rollout; the update runs every chunk's
-episode segments through ONE padded ``nn.LSTM`` / ``nn.GRU`` call per minibatch (see
-:mod:`membench_agents.memory.rnn`; the segment plans of an epoch's minibatches are computed in one pass,
-:meth:`MemoryCore.plan_rows`), and everything after the memory core is one autograd node: the PPO loss
-(:func:`_objective`, shared by numpy and torch), for Discrete policies on the CPU with the head and the
-categorical too (:class:`_DiscretePPOLoss`, numpy inside: a numpy call on a few hundred numbers costs a
-fraction of a torch op's dispatch). Parameters and gradients live in two flat buffers on the CPU, so
-zeroing, clipping and the fused Adam step work on one tensor each; minibatches are contiguous slices of a
-per-epoch permutation. Discrete LSTM policies on the CPU (no encoder parameters) skip autograd entirely:
-oneDNN's LSTM layer kernels are called directly (:meth:`LSTMCore.forward_rows_manual`) and the loss's
-written-out gradients go straight into the flat buffer (the same numbers; a test compares the two
-updates). At PPO's minibatch sizes the LSTM kernels are most of the update; the rest is per-operation
-overhead, which is what these choices remove.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import pickle
 import random
 import time
@@ -52,7 +48,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.optim.optimizer as _torch_optimizer
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
@@ -65,8 +60,10 @@ from membench_agents.envs import (
     take_rows,
     to_tensor,
 )
-from membench_agents.memory import CORES, MemoryCore
+from membench_agents.memory import CORES
 from membench_agents.policy import ActorCritic, RunningMeanStd
+
+FAST_CPU_MODES = ("auto", "on", "off")
 
 
 @dataclass
@@ -89,6 +86,7 @@ class PPOConfig:
     max_grad_norm: float = 0.5
     update_epochs: int = 4
     num_minibatches: int = 4
+    """minibatches per epoch: the training sequences are split into this many parts of equal size (+-1)"""
     bptt_length: int | None = None
     """truncated-BPTT chunk length (must divide num_steps); None = the whole rollout"""
     core: str = "lstm"
@@ -107,26 +105,69 @@ class PPOConfig:
     """use torch deterministic algorithms"""
     num_threads: int | None = 1
     """torch.set_num_threads (None: leave it); 1 is fastest for these small networks"""
+    fast_cpu: str = "auto"
+    """the CPU fast path (:mod:`membench_agents.algos.ppo_fast_cpu`): "auto" (where it applies: CPU, Discrete
+    actions, a built-in core), "on" (an error where it cannot apply) or "off" (always this file's code)"""
 
     def validate(self) -> None:
-        def positive(name):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"PPOConfig.{name} must be >= 1, got {getattr(self, name)}")
+        """Raise ValueError naming the first field outside its range."""
+        def fail(name: str, what: str) -> None:
+            raise ValueError(f"PPOConfig.{name} must be {what}, got {getattr(self, name)!r}")
 
         for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "hidden_size"):
-            positive(name)
-        if self.encoder_size < 0:
-            raise ValueError(f"PPOConfig.encoder_size must be >= 0, got {self.encoder_size}")
-        if self.core.lower() not in CORES:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                fail(name, "an integer >= 1")
+        for name in ("seed", "encoder_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or (name == "encoder_size" and v < 0):
+                fail(name, "an integer" + (" >= 0" if name == "encoder_size" else ""))
+        for name in ("anneal_lr", "clip_vloss", "norm_obs", "norm_reward", "norm_adv", "deterministic"):
+            if not isinstance(getattr(self, name), bool):
+                fail(name, "true or false")
+
+        def number(name: str) -> float:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                fail(name, "a finite number")
+            return float(v)
+
+        if number("learning_rate") <= 0:
+            fail("learning_rate", "> 0")
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= number(name) <= 1.0:
+                fail(name, "in [0, 1]")
+        for name in ("clip_coef", "max_grad_norm"):
+            if number(name) <= 0:
+                fail(name, "> 0")
+        for name in ("ent_coef", "vf_coef"):
+            if number(name) < 0:
+                fail(name, ">= 0")
+        if self.target_kl is not None and number("target_kl") <= 0:
+            fail("target_kl", "> 0 or None")
+        if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
+        if self.fast_cpu not in FAST_CPU_MODES:
+            fail("fast_cpu", "one of " + ", ".join(repr(m) for m in FAST_CPU_MODES))
+        if self.num_threads is not None and (isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int)
+                                             or self.num_threads < 1):
+            fail("num_threads", "an integer >= 1 or None")
         if self.bptt_length is not None:
-            positive("bptt_length")
+            if isinstance(self.bptt_length, bool) or not isinstance(self.bptt_length, int) or self.bptt_length < 1:
+                fail("bptt_length", "an integer >= 1 or None")
             if self.num_steps % self.bptt_length:
                 raise ValueError(f"bptt_length ({self.bptt_length}) must divide num_steps ({self.num_steps})")
-        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"gamma and gae_lambda must be in [0, 1], got {self.gamma}, {self.gae_lambda}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        n = self.num_sequences
+        if self.num_minibatches > n:
+            raise ValueError(f"num_minibatches ({self.num_minibatches}) exceeds the number of training sequences "
+                             f"({n} = num_envs x num_steps / bptt_length; 1-step sequences for the mlp core)")
+
+    @property
+    def num_sequences(self) -> int:
+        """How many training sequences (BPTT chunks) one rollout gives: the minibatches split these."""
+        recurrent = CORES[self.core.lower()].recurrent
+        bptt = (self.bptt_length or self.num_steps) if recurrent else 1
+        return self.num_envs * (self.num_steps // bptt)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -139,9 +180,9 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 
 # -- small tree helpers (observations may be dicts of tensors) --------------------------------------------
-def _tree_map(fn, x):
+def tree_map(fn, x):
     if isinstance(x, dict):
-        return {k: _tree_map(fn, v) for k, v in x.items()}
+        return {k: tree_map(fn, v) for k, v in x.items()}
     return fn(x)
 
 
@@ -158,15 +199,6 @@ def _like(value, ref):
     return torch.as_tensor(value, device=ref.device, dtype=ref.dtype)
 
 
-def _tree_copyto(buf, t: int, x) -> None:
-    """numpy ``buf[t] = x`` (cast to buf's dtype) for arrays or dicts of them."""
-    if isinstance(buf, dict):
-        for k in buf:
-            _tree_copyto(buf[k], t, x[k])
-    else:
-        np.copyto(buf[t], x, casting="unsafe")
-
-
 def _tree_set(buf, t: int, x) -> None:
     if isinstance(buf, dict):
         for k in buf:
@@ -175,11 +207,55 @@ def _tree_set(buf, t: int, x) -> None:
         buf[t].copy_(x)
 
 
+# -- the loss ------------------------------------------------------------------------------------------------
+LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
+
+
+def ppo_loss(cfg: PPOConfig, newlogp: Tensor, entropy: Tensor, newvalue: Tensor, logp_old: Tensor,
+             advantages: Tensor, returns: Tensor, values_old: Tensor) -> tuple[Tensor, Tensor]:
+    """The PPO loss of one minibatch (CleanRL's formulas) and its statistics ``[policy_loss, value_loss,
+    entropy, approx_kl, clipfrac]`` (detached). All inputs have the same shape."""
+    logratio = newlogp - logp_old
+    ratio = logratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
+    adv = advantages
+    if cfg.norm_adv and adv.numel() > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    # clipped surrogate objective
+    pg_loss1 = -adv * ratio
+    pg_loss2 = -adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+    pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+    # value loss, optionally clipped around the rollout's values
+    if cfg.clip_vloss:
+        v_loss_unclipped = (newvalue - returns) ** 2
+        v_clipped = values_old + torch.clamp(newvalue - values_old, -cfg.clip_coef, cfg.clip_coef)
+        v_loss_clipped = (v_clipped - returns) ** 2
+        v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
+    else:
+        v_loss = 0.5 * ((newvalue - returns) ** 2).mean()
+    entropy_loss = entropy.mean()
+    loss = pg_loss - cfg.ent_coef * entropy_loss + v_loss * cfg.vf_coef
+    stats = torch.stack([pg_loss.detach(), v_loss.detach(), entropy_loss.detach(), approx_kl, clipfrac])
+    return loss, stats
+
+
+def make_optimizer(params, lr: float) -> torch.optim.Adam:
+    """Adam (eps 1e-5, as CleanRL) with the fused kernel where this torch build has it for the device."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, eps=1e-5, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr, eps=1e-5)
+
+
 class PPO:
     """Proximal Policy Optimisation on a SAME_STEP-autoreset vector env (see the module docstring).
 
     The environment is reset with ``config.seed`` at construction. Attributes: ``policy`` (the
-    :class:`ActorCritic`), ``optimizer``, ``envs``, ``global_step``, ``iteration``, ``num_iterations``.
+    :class:`ActorCritic`), ``optimizer``, ``envs``, ``device``, ``global_step``, ``iteration``,
+    ``num_iterations``, ``fast`` (the :class:`~membench_agents.algos.ppo_fast_cpu.FastCPU` in use, or None).
     """
 
     def __init__(self, envs: VectorEnv, config: PPOConfig):
@@ -192,8 +268,6 @@ class PPO:
         if cfg.num_threads is not None:
             torch.set_num_threads(int(cfg.num_threads))
         if cfg.deterministic:
-            import os
-
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
             torch.use_deterministic_algorithms(True)
         self.device = resolve_device(cfg.device)
@@ -202,24 +276,11 @@ class PPO:
         torch.manual_seed(cfg.seed)
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
-        self._params = [p for p in self.policy.parameters() if p.requires_grad]
-        self._flat = _FlatParams(self._params) if _FlatParams.supported(self._params) else None
-        self._opt_params = [self._flat.param] if self._flat else self._params  # what Adam steps and clipping sees
-        self.optimizer = _adam(self._opt_params, cfg.learning_rate, self.device)
-        # Discrete policies on the CPU whose only parameters are the memory core's and the head's, with a core
-        # that implements forward_rows_manual: updates write out their whole backward pass, without autograd
-        core, head = self.policy.core, (self.policy.head.weight, self.policy.head.bias)
-        self._manual = (self._flat is not None and self.policy.kind == "discrete" and self.device.type == "cpu"
-                        and type(core).forward_rows_manual is not MemoryCore.forward_rows_manual
-                        and {id(p) for p in self._params} == {id(p) for p in (*core.parameters(), *head)})
-        self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
-        self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)
+        self.optimizer = make_optimizer(self.policy.parameters(), cfg.learning_rate)
+        self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
+        self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
         self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
         self.bptt = (cfg.bptt_length or cfg.num_steps) if self.policy.recurrent else 1
-        n_chunks = (cfg.num_steps // self.bptt) * cfg.num_envs
-        if cfg.num_minibatches > n_chunks:
-            raise ValueError(f"num_minibatches ({cfg.num_minibatches}) exceeds the number of training sequences "
-                             f"({n_chunks} = num_envs x num_steps / bptt_length)")
         self.global_step = 0
         self.iteration = 0
         N = cfg.num_envs
@@ -240,17 +301,25 @@ class PPO:
         self.next_state = self.policy.initial_state(N, self.device)
         self.next_episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
         self._alloc_buffers()
+        self.fast = None
+        if cfg.fast_cpu != "off":
+            from membench_agents.algos import ppo_fast_cpu
 
-    # ------------------------------------------------------------------------------------------------
+            why_not = ppo_fast_cpu.why_not(self)
+            if why_not is None:
+                self.fast = ppo_fast_cpu.FastCPU(self)
+            elif cfg.fast_cpu == "on":
+                raise ValueError(f"PPOConfig.fast_cpu='on' but the CPU fast path cannot run here: {why_not} "
+                                 "(use fast_cpu='auto' or 'off')")
+
     def _alloc_buffers(self) -> None:
         cfg, dev = self.config, self.device
         T, N = cfg.num_steps, cfg.num_envs
-        # observations and episode starts are stored with one extra row: row t + 1 is written once, right
-        # after step t, and read as the next step's input (obs_buf / es_buf are rows 0..T-1, done_buf is es
-        # rows 1..T: an episode ends at step t exactly when one starts at step t + 1)
-        self._obs_store = _tree_map(lambda o: torch.zeros((T + 1, *o.shape), dtype=o.dtype, device=dev),
-                                    self.next_obs)
-        self.obs_buf = _tree_map(lambda o: o[:T], self._obs_store)
+        # observations and episode starts have one extra row (T + 1): row t + 1 of the episode starts is "done
+        # after step t" (an episode ends at step t exactly when one starts at step t + 1)
+        self._obs_store = tree_map(lambda o: torch.zeros((T + 1, *o.shape), dtype=o.dtype, device=dev),
+                                   self.next_obs)
+        self.obs_buf = tree_map(lambda o: o[:T], self._obs_store)
         a_shape = tuple(self.envs.single_action_space.shape or ())
         a_dtype = torch.float32 if self.policy.kind == "continuous" else torch.long
         self.act_buf = torch.zeros((T, N, *a_shape), dtype=a_dtype, device=dev)
@@ -259,10 +328,9 @@ class PPO:
         self.rew_buf = torch.zeros((T, N), device=dev)
         self._es_store = torch.zeros((T + 1, N), dtype=torch.bool, device=dev)
         self.es_buf, self.done_buf = self._es_store[:T], self._es_store[1:]
+        # the recurrent state at the start of every BPTT chunk
         self.state_buf = tuple(torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev)
                                for s in self.next_state)
-        # per-step views for the numpy-env rollout, made here (outside inference mode) once
-        self._fast = self._fast_views() if not self.torch_env and dev.type == "cpu" else None
 
     def _learning_rate(self) -> float:
         cfg = self.config
@@ -271,141 +339,28 @@ class PPO:
         frac = max(0.0, 1.0 - self.iteration / self.num_iterations)
         return frac * cfg.learning_rate
 
-    # ------------------------------------------------------------------------------------------------
+    # -- 1. rollout ---------------------------------------------------------------------------------------
+    @torch.no_grad()
     def _rollout(self) -> list[tuple[float, int, bool | None]]:
-        # inference mode: ~10% less overhead per tensor op than no_grad; the buffers are normal tensors,
-        # and what outlives the rollout is cloned out of inference mode below.
-        with torch.inference_mode(), self.policy.frozen():
-            episodes = self._rollout_steps()
-        self.next_obs = _tree_map(lambda o: o.clone(), self.next_obs)
-        self.next_state = tuple(s.clone() for s in self.next_state)
-        self.next_episode_start = self.next_episode_start.clone()
-        return episodes
-
-    def _fast_views(self) -> dict[str, Any]:
-        """Per-step row views of the buffers (torch and numpy) for :meth:`_rollout_numpy`."""
-        T, n = self.config.num_steps, self.policy.n_out
-        discrete = self.policy.kind == "discrete"
-        head = torch.zeros((T, self.config.num_envs, n + 1), device=self.device) if discrete else None
-        log_noise = torch.zeros((T, self.config.num_envs, n), device=self.device) if discrete else None
-        return {
-            "obs": [_tree_map(lambda o, t=t: o[t], self._obs_store) for t in range(T + 1)],
-            "obs_np": _tree_map(lambda o: o.numpy(), self._obs_store),
-            "es": list(self._es_store.unbind(0)),
-            "es_np": self._es_store.numpy(),
-            "act": [a.unsqueeze(-1) for a in self.act_buf.unbind(0)] if discrete else list(self.act_buf.unbind(0)),
-            "act_np": self.act_buf.numpy(),
-            "logp": list(self.logp_buf.unbind(0)),
-            "val": list(self.val_buf.unbind(0)),
-            "rew_np": self.rew_buf.numpy(),
-            "head_buf": head,
-            "head": list(head.unbind(0)) if discrete else None,
-            "log_noise_buf": log_noise,  # log Exp(1) draws of the whole rollout (Discrete policies)
-            "log_noise": list(log_noise.unbind(0)) if discrete else None,
-        }
-
-    def _rollout_steps(self) -> list[tuple[float, int, bool | None]]:
-        if not self.torch_env and self.device.type == "cpu":
-            return self._rollout_numpy()
-        return self._rollout_generic()
-
-    def _rollout_numpy(self) -> list[tuple[float, int, bool | None]]:
-        """:meth:`_rollout_generic` for a numpy env and CPU buffers, with the same results bit for bit and
-        less work per step: the env's outputs are written straight into numpy views of the buffers (the
-        observation row t + 1 is also the next step's policy input), Discrete policies write their outputs
-        into the buffers (:meth:`ActorCritic.act_into`; their log-probabilities are computed for the whole
-        rollout after it) and the rollout's exploration noise is drawn in one call (on CPU, one
-        ``exponential_`` call of T x N x n draws produces exactly the draws of T calls of N x n in order;
-        test_ppo checks this path against the generic one)."""
+        """``num_steps`` steps of every environment into the buffers; returns the finished episodes."""
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
-        K = self.bptt
-        views = self._fast
-        obs_rows, obs_np, es_rows, es_np = views["obs"], views["obs_np"], views["es"], views["es_np"]
-        act_rows, act_np, logp_rows, val_rows = views["act"], views["act_np"], views["logp"], views["val"]
-        rew_np = views["rew_np"]
-        discrete = policy.kind == "discrete"
-        if discrete:
-            head_rows, log_noise = views["head"], views["log_noise"]
-            views["log_noise_buf"].exponential_(generator=self.generator).log_()
-        _tree_set(self._obs_store, 0, self.next_obs)
-        es_rows[0].copy_(self.next_episode_start)
-        state = self.next_state
-        episodes: list[tuple[float, int, bool | None]] = []
-        for t in range(cfg.num_steps):
-            if t % K == 0:
-                for buf, s in zip(self.state_buf, state, strict=True):
-                    buf[t // K] = s
-            if discrete:
-                state = policy.act_into(obs_rows[t], state, es_rows[t], log_noise[t], act_rows[t], head_rows[t])
-                env_action = act_np[t]
-            else:
-                action, logp, value, state = policy.act(obs_rows[t], state, es_rows[t], generator=self.generator)
-                act_rows[t].copy_(action)
-                logp_rows[t].copy_(logp)
-                val_rows[t].copy_(value)
-                env_action = policy.env_action(action).numpy()
-            next_obs, reward, terminated, truncated, info = envs.step(env_action)
-            reward = np.asarray(reward, dtype=np.float64).reshape(-1)
-            terminated = np.asarray(terminated, dtype=bool).reshape(-1)
-            truncated = np.asarray(truncated, dtype=bool).reshape(-1)
-            done = np.logical_or(terminated, truncated, out=es_np[t + 1])  # = done_buf[t] = es_buf[t + 1]
-            self.ep_return += reward
-            self.ep_length += 1
-            rew_np[t] = reward
-            if isinstance(obs_np, dict):
-                _tree_copyto(obs_np, t + 1, next_obs)
-            else:
-                np.copyto(obs_np[t + 1], next_obs, casting="unsafe")
-            if cfg.norm_reward:
-                self.rew_buf[t] = self._normalize_reward(self.rew_buf[t], es_rows[t + 1])
-            if done.any():
-                cut = truncated & ~terminated
-                if cut.any():  # bootstrap truncated episodes with gamma * V(final observation)
-                    cidx = np.flatnonzero(cut)
-                    fo = obs_to_tensor(take_rows(final_obs(info), cidx), dev)
-                    tidx = torch.from_numpy(cidx)
-                    v = policy.value(fo, tuple(s[tidx] for s in state), torch.zeros(len(cidx), dtype=torch.bool))
-                    self.rew_buf[t, tidx] += cfg.gamma * v
-                idx = np.flatnonzero(done)
-                succ = episode_successes(info, idx)
-                episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
-                self.ep_return[done] = 0.0
-                self.ep_length[done] = 0
-        if discrete:  # values and log-probabilities from the head outputs of the whole rollout
-            head = views["head_buf"]
-            self.val_buf.copy_(head[:, :, policy.n_out])
-            self.logp_buf.copy_(policy.discrete_log_prob(head, self.act_buf))
-        T = cfg.num_steps
-        self.next_obs, self.next_state, self.next_episode_start = obs_rows[T], state, es_rows[T]
-        return episodes
-
-    def _rollout_generic(self) -> list[tuple[float, int, bool | None]]:
-        cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
-        K = self.bptt
-        torch_env = self.torch_env
-        numpy_rows = not torch_env and dev.type == "cpu"
-        if numpy_rows:
-            rew_np, done_np = self.rew_buf.numpy(), self.done_buf.numpy()
         obs, state, es = self.next_obs, self.next_state, self.next_episode_start
         episodes: list[tuple[float, int, bool | None]] = []
         for t in range(cfg.num_steps):
             _tree_set(self.obs_buf, t, obs)
             self.es_buf[t] = es
-            if t % K == 0:
+            if t % self.bptt == 0:  # the state at the start of each BPTT chunk
                 for buf, s in zip(self.state_buf, state, strict=True):
-                    buf[t // K] = s
+                    buf[t // self.bptt] = s
             action, logp, value, state = policy.act(obs, state, es, generator=self.generator)
             self.act_buf[t] = action
             self.logp_buf[t] = logp
             self.val_buf[t] = value
             env_action = policy.env_action(action)
-            if not torch_env:
-                env_action = env_action.cpu().numpy()
-            elif env_action.device != self.env_device:
-                env_action = env_action.to(self.env_device)
+            env_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
             next_obs, reward, terminated, truncated, info = envs.step(env_action)
             # episode bookkeeping stays where the env lives: numpy for numpy envs, tensors for torch envs
-            if torch_env:
+            if self.torch_env:
                 reward = reward.reshape(-1).to(torch.float64)
                 terminated, truncated = terminated.reshape(-1).bool(), truncated.reshape(-1).bool()
             else:
@@ -415,32 +370,38 @@ class PPO:
             done = terminated | truncated
             self.ep_return += reward
             self.ep_length += 1
-            if numpy_rows:  # CPU buffers: write the numpy rows directly (no tensor conversions per step)
-                rew_np[t] = reward
-                done_np[t] = done
-            else:
-                self.rew_buf[t] = to_tensor(reward, dev, torch.float32)
-                self.done_buf[t] = to_tensor(done, dev, torch.bool)
+            self.rew_buf[t] = to_tensor(reward, dev, torch.float32)
+            self.done_buf[t] = to_tensor(done, dev, torch.bool)
             es = self.done_buf[t]
             if cfg.norm_reward:
                 self.rew_buf[t] = self._normalize_reward(self.rew_buf[t], es)
             if done.any():
-                cut = truncated & ~terminated
-                if cut.any():  # bootstrap truncated episodes with gamma * V(final observation)
-                    cidx = torch.nonzero(to_tensor(cut, dev, torch.bool)).squeeze(1)
-                    fo = obs_to_tensor(take_rows(final_obs(info), cidx.cpu().numpy()), dev)
-                    v = policy.value(fo, tuple(s[cidx] for s in state),
-                                     torch.zeros(len(cidx), dtype=torch.bool, device=dev))
-                    self.rew_buf[t, cidx] += cfg.gamma * v
-                idx = torch.nonzero(done).squeeze(1) if torch_env else np.flatnonzero(done)
-                idx_np = idx.cpu().numpy() if torch_env else idx
-                succ = episode_successes(info, idx_np)
-                episodes.extend(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
-                self.ep_return[done] = 0.0
-                self.ep_length[done] = 0
+                self._bootstrap_truncated(t, truncated & ~terminated, info, state)
+                episodes.extend(self._finished_episodes(done, info))
             obs = obs_to_tensor(next_obs, dev)
         self.next_obs, self.next_state, self.next_episode_start = obs, state, es
         return episodes
+
+    def _bootstrap_truncated(self, t: int, cut, info: dict, state) -> None:
+        """Add ``gamma * V(final_obs)`` to the reward of step t of the environments whose episode was cut
+        (``cut``: truncated and not terminated; the value runs from the state after step t)."""
+        dev = self.device
+        cut = to_tensor(cut, dev, torch.bool)
+        if not bool(cut.any()):
+            return
+        idx = torch.nonzero(cut).squeeze(1)
+        fo = obs_to_tensor(take_rows(final_obs(info), idx.cpu().numpy()), dev)
+        v = self.policy.value(fo, tuple(s[idx] for s in state), torch.zeros(len(idx), dtype=torch.bool, device=dev))
+        self.rew_buf[t, idx] += self.config.gamma * v
+
+    def _finished_episodes(self, done, info: dict) -> list[tuple[float, int, bool | None]]:
+        """(return, length, success) of the episodes that just ended; resets their running statistics."""
+        idx = torch.nonzero(done).squeeze(1) if self.torch_env else np.flatnonzero(done)
+        succ = episode_successes(info, idx.cpu().numpy() if self.torch_env else idx)
+        finished = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
+        self.ep_return[done] = 0.0
+        self.ep_length[done] = 0
+        return finished
 
     def _normalize_reward(self, reward: Tensor, done: Tensor) -> Tensor:
         """Scale by the running std of the discounted return (gymnasium's NormalizeReward)."""
@@ -449,127 +410,63 @@ class PPO:
         self.discounted_return.masked_fill_(done, 0.0)
         return reward / torch.sqrt(self.return_rms.var.float() + 1e-8)
 
+    # -- 2. advantages (GAE) ----------------------------------------------------------------------------------
     @torch.no_grad()
     def _advantages(self) -> tuple[Tensor, Tensor]:
+        """Generalised advantage estimates and returns ``[T, N]``, bootstrapped with V(next_obs)."""
         cfg = self.config
         next_value = self.policy.value(self.next_obs, self.next_state, self.next_episode_start)
-        T = cfg.num_steps
         values = torch.cat([self.val_buf, next_value.unsqueeze(0)], 0)
         notdone = (~self.done_buf).float()
+        # the TD errors and the decay of every step at once; the recursion itself runs backwards in time
         deltas = self.rew_buf + cfg.gamma * values[1:] * notdone - values[:-1]
         decay = cfg.gamma * cfg.gae_lambda * notdone
-        adv = torch.zeros_like(self.rew_buf)
-        if adv.device.type == "cpu":  # numpy loop: ~5x less overhead per step than torch ops on tiny rows
-            a, d, k = adv.numpy(), deltas.numpy(), decay.numpy()
-            last = np.zeros(cfg.num_envs, dtype=np.float32)
-            for t in range(T - 1, -1, -1):
-                last = d[t] + k[t] * last
-                a[t] = last
-        else:
-            last = torch.zeros(cfg.num_envs, device=adv.device)
-            for t in range(T - 1, -1, -1):
-                last = deltas[t] + decay[t] * last
-                adv[t] = last
-        return adv, adv + self.val_buf
+        advantages = torch.zeros_like(self.rew_buf)
+        lastgaelam = torch.zeros(cfg.num_envs, device=self.device)
+        for t in reversed(range(cfg.num_steps)):
+            lastgaelam = deltas[t] + decay[t] * lastgaelam
+            advantages[t] = lastgaelam
+        return advantages, advantages + self.val_buf
 
-    def _chunks(self, x: Tensor) -> Tensor:
-        """[T, N, ...] -> [K, T/K * N, ...] (chunk index = j * N + n)."""
+    # -- 3. update ------------------------------------------------------------------------------------------------
+    def chunks(self, x: Tensor) -> Tensor:
+        """Rollout ``[T, N, ...]`` -> training sequences ``[K, T/K * N, ...]`` (sequence j * N + n is steps
+        j*K .. j*K + K - 1 of environment n; K = the BPTT length)."""
         T, N = x.shape[:2]
         K = self.bptt
         return x.reshape(T // K, K, N, *x.shape[2:]).transpose(0, 1).reshape(K, (T // K) * N, *x.shape[2:])
 
     def _update(self, advantages: Tensor, returns: Tensor) -> dict[str, float]:
         cfg, policy = self.config, self.policy
-        obs = _tree_map(self._chunks, self.obs_buf)
-        acts, logp_old = self._chunks(self.act_buf), self._chunks(self.logp_buf)
-        adv, ret, val_old = self._chunks(advantages), self._chunks(returns), self._chunks(self.val_buf)
-        discrete = policy.kind == "discrete" and self.device.type == "cpu"  # _DiscretePPOLoss: numpy inside
-        if discrete:  # its inputs as host arrays: 0-based actions [K, C] and the targets [4, K, C]
-            acts_host = (acts - policy.action_start if policy._start_nonzero else acts).numpy()
-            targets_host = np.stack([x.numpy() for x in (logp_old, adv, ret, val_old)])
-        es = self._chunks(self.es_buf)
-        es_host = es.cpu().numpy()  # the cores plan their minibatches on the host, once per epoch
-        states = tuple(s.reshape(-1, *s.shape[2:]) for s in self.state_buf)  # [T/K * N, H]
-        n_chunks = adv.shape[1]
-        stats: list[Tensor] = []
-        coefs = (cfg.clip_coef, cfg.clip_vloss, cfg.ent_coef, cfg.vf_coef, cfg.norm_adv)
-        stop = False
-        M = cfg.num_minibatches
-        bounds = [len(c) for c in torch.arange(n_chunks).chunk(M)]
-        # every epoch's shuffle first, so the cores plan all the update's minibatches in one pass
-        perms = [torch.randperm(n_chunks, generator=self.shuffle_generator) for _ in range(cfg.update_epochs)]
-        all_plans = policy.core.plan_rows(es_host[:, torch.cat(perms).numpy()], bounds * cfg.update_epochs)
-        for epoch, perm in enumerate(perms):
-            # one gather per tensor and epoch; minibatches are then contiguous slices (views)
-            plans = all_plans[epoch * M : (epoch + 1) * M]
-            perm_host = perm.numpy()
-            perm = perm.to(self.device)
-            p_obs = _tree_map(lambda o, perm=perm: o.index_select(1, perm), obs)
-            p_states = tuple(s.index_select(0, perm) for s in states)
-            p_es = es.index_select(1, perm)
-            if not discrete:
-                p_acts, p_logp, p_adv, p_ret, p_val = (
-                    x.index_select(1, perm) for x in (acts, logp_old, adv, ret, val_old))
-            laid = None
-            if self._manual:  # the epoch's minibatches laid out for the core's written-out path at once
-                with torch.no_grad():
-                    laid = policy.core.prepare_rows(policy._encode(p_obs), p_states, plans, bounds)
-            start = 0
-            for m, (size, plan) in enumerate(zip(bounds, plans, strict=True)):
-                sl = slice(start, start + size)
-                start += size
-                mb_obs = _tree_map(lambda o, sl=sl: o[:, sl], p_obs)
-                mb_state = tuple(s[sl] for s in p_states)
-                if discrete:
-                    cols = perm_host[sl]
-                    mb_acts, mb_targets = acts_host[:, cols].reshape(-1), targets_host[:, :, cols].reshape(4, -1)
-                if laid is not None and laid[m] is not None:
-                    # the whole backward pass written out: gradients straight into the flat buffer
-                    out = self._manual_gradients(policy.core.forward_rows_manual(laid[m]), mb_acts, mb_targets,
-                                                 coefs)
-                else:
-                    if discrete:
-                        rows, index = policy.features_rows(mb_obs, mb_state, p_es[:, sl], plan)
-                        out = _DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index, mb_acts,
-                                                     mb_targets, coefs)
-                    else:
-                        out = _PPOObjective.apply(
-                            *policy.evaluate_actions(mb_obs, p_acts[:, sl], mb_state, p_es[:, sl], plan),
-                            p_logp[:, sl], p_adv[:, sl], p_ret[:, sl], p_val[:, sl], coefs)
-                    if self._flat is not None:
-                        self._flat.zero_grad()
-                    else:
-                        for q in self._params:  # optimizer.zero_grad(set_to_none=True) without its per-call overhead
-                            q.grad = None
-                    out[0].backward()
-                if cfg.max_grad_norm and cfg.max_grad_norm > 0:
-                    _clip_grad_norm(self._opt_params, cfg.max_grad_norm)
-                _adam_step(self.optimizer)
-                stats.append(out.detach()[1:])
-                if cfg.target_kl is not None and float(out[4]) > cfg.target_kl:  # approx_kl
-                    stop = True
+        obs = tree_map(self.chunks, self.obs_buf)
+        actions, logp_old, es = self.chunks(self.act_buf), self.chunks(self.logp_buf), self.chunks(self.es_buf)
+        adv, ret, val_old = self.chunks(advantages), self.chunks(returns), self.chunks(self.val_buf)
+        states = tuple(s.reshape(-1, *s.shape[2:]) for s in self.state_buf)  # the state at each sequence start
+        stats = []
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.randperm(adv.shape[1], generator=self.shuffle_generator).to(self.device)
+            for mb in perm.tensor_split(cfg.num_minibatches):  # sizes differ by at most one
+                newlogp, entropy, newvalue = policy.evaluate_actions(
+                    tree_map(lambda o, mb=mb: o[:, mb], obs), actions[:, mb], tuple(s[mb] for s in states), es[:, mb])
+                loss, mb_stats = ppo_loss(cfg, newlogp, entropy, newvalue, logp_old[:, mb], adv[:, mb], ret[:, mb],
+                                          val_old[:, mb])
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                stats.append(mb_stats)
+                if cfg.target_kl is not None and float(mb_stats[3]) > cfg.target_kl:
                     break
-            if stop:
+            if cfg.target_kl is not None and float(stats[-1][3]) > cfg.target_kl:
                 break
-        out = dict(zip(_OBJECTIVE_STATS, torch.stack(stats).mean(0).tolist(), strict=True))
+        return self._update_metrics(stats, returns)
+
+    def _update_metrics(self, stats: list[Tensor], returns: Tensor) -> dict[str, float]:
+        out = dict(zip(LOSS_STATS, torch.stack(stats).mean(0).tolist(), strict=True))
         y_pred, y_true = self.val_buf.flatten(), returns.flatten()
         var_y = torch.var(y_true)
         out["explained_variance"] = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
         return out
-
-    @torch.no_grad()
-    def _manual_gradients(self, manual, actions: np.ndarray, targets: np.ndarray, coefs: tuple) -> Tensor:
-        """One minibatch's loss statistics, with the loss's gradient written into the flat gradient buffer:
-        the core's :meth:`MemoryCore.forward_rows_manual` rows and backward, :func:`_discrete_loss` and its
-        written-out gradients (the numbers of the autograd path, without its graph)."""
-        rows, index, core_backward = manual
-        head = self.policy.head
-        stats, saved = _discrete_loss(rows, head.weight, head.bias, index, actions, targets, coefs)
-        d_rows, d_weight, d_bias = _discrete_loss_grads(saved, rows, head.weight, index, 1.0)
-        grads = core_backward(d_rows)
-        grads[head.weight], grads[head.bias] = d_weight, d_bias
-        self._flat.set_grads(grads)
-        return torch.from_numpy(stats)
 
     # ------------------------------------------------------------------------------------------------
     def train_iteration(self) -> dict[str, Any]:
@@ -583,12 +480,12 @@ class PPO:
         for g in self.optimizer.param_groups:
             g["lr"] = lr
         self.policy.train()
-        episodes = self._rollout()
+        episodes = self.fast.rollout() if self.fast else self._rollout()
         t1 = time.perf_counter()
         advantages, returns = self._advantages()
-        metrics = self._update(advantages, returns)
+        metrics = self.fast.update(advantages, returns) if self.fast else self._update(advantages, returns)
         if cfg.norm_obs:  # new statistics take effect from the next rollout
-            self.policy.update_obs_stats(_tree_map(lambda o: o.reshape(-1, *o.shape[2:]), self.obs_buf))
+            self.policy.update_obs_stats(tree_map(lambda o: o.reshape(-1, *o.shape[2:]), self.obs_buf))
         t2 = time.perf_counter()
         steps = cfg.num_envs * cfg.num_steps
         self.global_step += steps
@@ -610,7 +507,8 @@ class PPO:
 
     # ------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume exactly: network, optimizer, normalisers, RNGs, rollout position, env."""
+        """Everything needed to resume exactly: network, optimizer, normalisers, RNGs, rollout position, env
+        (``envs``: the pickled vector env, or None where it cannot be pickled)."""
         try:
             envs_blob = pickle.dumps(self.envs)
         except Exception:  # noqa: BLE001 - subprocess / simulator envs cannot be pickled
@@ -625,7 +523,7 @@ class PPO:
             "ep_length": self.ep_length.copy() if isinstance(self.ep_length, np.ndarray) else self.ep_length.clone(),
             "global_step": self.global_step,
             "iteration": self.iteration,
-            "next_obs": _tree_map(lambda o: o.clone(), self.next_obs),
+            "next_obs": tree_map(lambda o: o.clone(), self.next_obs),
             "next_state": tuple(s.clone() for s in self.next_state),
             "next_episode_start": self.next_episode_start.clone(),
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
@@ -644,7 +542,7 @@ class PPO:
         self.ep_length = _like(d["ep_length"], self.ep_length)
         self.global_step = int(d["global_step"])
         self.iteration = int(d["iteration"])
-        self.next_obs = _tree_map(lambda o: o.to(dev), d["next_obs"])
+        self.next_obs = tree_map(lambda o: o.to(dev), d["next_obs"])
         self.next_state = tuple(s.to(dev) for s in d["next_state"])
         self.next_episode_start = d["next_episode_start"].to(dev)
         rng = d["rng"]
@@ -655,261 +553,3 @@ class PPO:
         self.shuffle_generator.set_state(rng["shuffle"])
         if d.get("envs") is not None:
             self.envs = pickle.loads(d["envs"])
-
-    def save(self, path) -> None:
-        torch.save(self.state_dict(), path)
-
-    def load(self, path) -> None:
-        self.load_state_dict(torch.load(path, map_location=self.device, weights_only=False))
-
-
-_OBJECTIVE_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")  # stats[1:] of _objective
-
-
-def _objective(xp, newlogp, entropy, newv, logp_old, adv, ret, val_old, coefs: tuple):
-    """The PPO loss of a minibatch and its gradient, from the policy's ``newlogp``, ``entropy`` and ``newv``
-    (1-D, equal lengths; no autograd): ``loss = clipped surrogate - ent_coef * mean entropy + vf_coef *
-    value loss`` (CleanRL's formulas). ``xp``: the array library of the inputs, ``numpy`` or ``torch`` (the
-    same code serves both). ``coefs = (clip_coef, clip_vloss, ent_coef, vf_coef, norm_adv)``; advantages are
-    normalised per minibatch when ``norm_adv`` (and there is more than one).
-
-    Returns ``(stats, g_logp, g_v, (s_logp, s_ent, s_v))`` where ``stats = [loss, policy_loss, value_loss,
-    entropy, approx_kl, clipfrac]`` (scalars) and the gradient of the loss is ``g_logp * s_logp`` for
-    ``newlogp``, ``s_ent`` for every entropy element and ``g_v * s_v`` for ``newv``. Ties of the ``max``
-    terms split the gradient as ``torch.maximum`` does: this is autograd's gradient of the op-by-op loss.
-    """
-    clip, clip_vloss, ent_coef, vf_coef, norm_adv = coefs
-    n = newlogp.shape[0]
-    logratio = newlogp - logp_old
-    ratio = xp.exp(logratio)
-    if norm_adv and n > 1:
-        centred = adv - adv.sum() / n
-        adv = centred / (xp.sqrt(xp.dot(centred, centred) / (n - 1)) + 1e-8)
-    s1 = adv * ratio  # the surrogate objectives, maximised: loss = mean(max(-s1, -s2)) = -mean(min(s1, s2))
-    s2 = adv * xp.clip(ratio, 1 - clip, 1 + clip)
-    pg_loss = -xp.minimum(s1, s2).sum() / n
-    # d loss_i / d ratio_i = -adv_i where the unclipped term is the minimum (on ties the clamp is inactive
-    # and both halves add up to the whole gradient), else 0
-    g_logp = xp.where(s1 <= s2, s1, 0.0)
-    err = newv - ret
-    if clip_vloss:
-        dv = newv - val_old
-        dv_clipped = xp.clip(dv, -clip, clip)
-        err_c = val_old + dv_clipped - ret
-        l1, l2 = err * err, err_c * err_c
-        v_loss = 0.5 * xp.maximum(l1, l2).sum() / n
-        g_c = xp.where(dv_clipped == dv, err_c, 0.0)  # the clamp passes the gradient inside [-clip, clip]
-        g_v = xp.where(l1 > l2, err, xp.where(l1 < l2, g_c, 0.5 * (err + g_c)))
-    else:
-        v_loss = 0.5 * xp.dot(err, err) / n
-        g_v = err
-    ent = entropy.sum() / n
-    loss = pg_loss - ent_coef * ent + vf_coef * v_loss
-    approx_kl = (ratio - 1 - logratio).sum() / n
-    clipfrac = xp.count_nonzero(xp.abs(ratio - 1) > clip) / n
-    return [loss, pg_loss, v_loss, ent, approx_kl, clipfrac], g_logp, g_v, (-1.0 / n, -ent_coef / n, vf_coef / n)
-
-
-class _PPOObjective(torch.autograd.Function):
-    """:func:`_objective` (torch) as one autograd node: ``apply(newlogp, entropy, newv, logp_old, adv, ret,
-    val_old, coefs)`` (any equal shapes) -> ``[loss, policy_loss, value_loss, entropy, approx_kl, clipfrac]``
-    (only ``loss`` carries a gradient). A few fused steps instead of ~40 recorded ops and their backward
-    nodes: at PPO's minibatch sizes the per-op overhead is most of the loss's cost."""
-
-    @staticmethod
-    def forward(ctx, newlogp, entropy, newv, logp_old, adv, ret, val_old, coefs):
-        stats, g_logp, g_v, ctx.scales = _objective(
-            torch, *(x.reshape(-1) for x in (newlogp, entropy, newv, logp_old, adv, ret, val_old)), coefs)
-        ctx.save_for_backward(g_logp, g_v)
-        ctx.shape = entropy.shape
-        return torch.stack(stats)
-
-    @staticmethod
-    def backward(ctx, grad):
-        g_logp, g_v = ctx.saved_tensors
-        s_logp, s_ent, s_v = ctx.scales
-        g = grad[0]
-        shape = ctx.shape
-        return ((g_logp * (g * s_logp)).view(shape), (g * s_ent).expand(shape), (g_v * (g * s_v)).view(shape),
-                None, None, None, None, None)
-
-
-def _discrete_loss(rows: Tensor, weight: Tensor, bias: Tensor, index: Tensor | None, actions: np.ndarray,
-                   targets: np.ndarray, coefs: tuple) -> tuple[np.ndarray, tuple]:
-    """The forward pass of :class:`_DiscretePPOLoss` (no autograd): ``(stats, saved)``, where ``stats`` is
-    the float32 array of :func:`_objective`'s statistics and ``saved`` what :func:`_discrete_loss_grads`
-    needs."""
-    n = weight.shape[0] - 1
-    # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
-    # reductions over the n logits are n - 1 vector operations
-    out = torch.addmm(bias.unsqueeze(1), weight, rows.t())  # (callers run this without grad mode)
-    if index is not None:
-        out = out.index_select(1, index)
-    out = out.numpy()
-    z = out[:n] - out[:n].max(0)
-    e = np.exp(z)
-    total = e.sum(0)
-    logp_all = z - np.log(total)
-    pi = e / total
-    steps = np.arange(len(actions))
-    entropy = -(pi * logp_all).sum(0)
-    stats, g_logp, g_v, scales = _objective(np, logp_all[actions, steps], entropy, out[n], *targets, coefs)
-    return np.array(stats, dtype=np.float32), (steps, actions, pi, logp_all, entropy, g_logp, g_v, scales)
-
-
-def _discrete_loss_grads(saved: tuple, rows: Tensor, weight: Tensor, index: Tensor | None, g: float,
-                         need_rows: bool = True) -> tuple[Tensor | None, Tensor, Tensor]:
-    """The backward pass of :class:`_DiscretePPOLoss` for ``g`` = dL/d loss: the gradients of ``rows``
-    (None unless ``need_rows``), ``weight`` and ``bias``."""
-    steps, a, pi, logp_all, entropy, g_logp, g_v, (s_logp, s_ent, s_v) = saved
-    d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
-    d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
-    # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
-    d_out = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like the forward's out
-    dz = d_out[:-1]
-    np.multiply(pi, -d_ent * (logp_all + entropy) - d_logp, out=dz)
-    dz[a, steps] += d_logp
-    np.multiply(g_v, np.float32(g * s_v), out=d_out[-1])
-    d_out = torch.from_numpy(d_out)
-    if index is not None:
-        d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
-    return (d_out.t().mm(weight) if need_rows else None), d_out.mm(rows), d_out.sum(1)
-
-
-class _DiscretePPOLoss(torch.autograd.Function):
-    """The whole PPO loss of a Discrete policy on the CPU from the memory core's feature rows, as one
-    autograd node: linear policy/value head, categorical log-probabilities and entropy, :func:`_objective`.
-
-    ``apply(rows [R, H], weight [n + 1, H], bias [n + 1], index [N] or None, actions, targets, coefs)`` ->
-    the stats of :func:`_objective`; ``actions``: the 0-based actions (int array [N]) and ``targets``: the
-    float32 array [4, N] of logp_old, adv, ret and val_old, both host arrays in step order (PPO gathers
-    them per minibatch with one numpy call each). The head runs once per feature row (``index`` puts its
-    outputs in step order, as :meth:`ActorCritic.features_rows` returns them). Its backward pass is
-    written out (softmax and head gradients), and everything but the matrix products runs in numpy, whose
-    calls cost a fraction of a torch op's dispatch on vectors of a few hundred elements: the update records
-    the memory core, this node and nothing else. (:func:`_discrete_loss` and :func:`_discrete_loss_grads`
-    are its two passes, also used without autograd by PPO's direct LSTM update.)
-    """
-
-    @staticmethod
-    def forward(ctx, rows, weight, bias, index, actions, targets, coefs):
-        stats, ctx.arrays = _discrete_loss(rows, weight, bias, index, actions, targets, coefs)
-        ctx.save_for_backward(rows, weight, index)
-        return torch.from_numpy(stats)
-
-    @staticmethod
-    def backward(ctx, grad):
-        rows, weight, index = ctx.saved_tensors
-        d_rows, d_weight, d_bias = _discrete_loss_grads(ctx.arrays, rows, weight, index, float(grad[0]),
-                                                         ctx.needs_input_grad[0])
-        return d_rows, d_weight, d_bias, None, None, None, None
-
-
-class _FlatParams:
-    """Parameters as views of one flat tensor (``param``), their gradients as views of its ``grad``.
-
-    Zeroing the gradients, clipping their norm and the fused Adam step (the optimizer steps ``param``) are
-    then one kernel each on one tensor instead of one per parameter: for PPO's small networks the
-    per-tensor overhead is most of their cost. Autograd accumulates into the preset gradient views in
-    place. Used on the CPU (a CUDA LSTM keeps cuDNN's own weight layout).
-    """
-
-    def __init__(self, params: list[nn.Parameter]):
-        self.params = params
-        total = sum(p.numel() for p in params)
-        self.param = nn.Parameter(torch.empty(total, dtype=params[0].dtype, device=params[0].device))
-        self.param.grad = torch.zeros_like(self.param)
-        self.grads: list[Tensor] = []
-        offset = 0
-        with torch.no_grad():
-            for p in params:
-                n = p.numel()
-                self.param[offset : offset + n].copy_(p.reshape(-1))
-                p.data = self.param.data[offset : offset + n].view_as(p)
-                p.grad = self.param.grad[offset : offset + n].view_as(p)
-                self.grads.append(p.grad)
-                offset += n
-
-    @staticmethod
-    def supported(params: list[Tensor]) -> bool:
-        return bool(params) and all(p.device.type == "cpu" and p.dtype == params[0].dtype and p.layout == torch.strided
-                                    for p in params)
-
-    def _attach(self) -> None:
-        for p, g in zip(self.params, self.grads, strict=True):
-            if p.grad is not g:  # replaced (e.g. optimizer.zero_grad() set it to None): re-attach the view
-                p.grad = g
-
-    def zero_grad(self) -> None:
-        self._attach()
-        self.param.grad.zero_()
-
-    def set_grads(self, grads: dict[Tensor, Tensor]) -> None:
-        """Write every parameter's gradient (``grads[p]`` for each parameter ``p``) with one copy."""
-        self._attach()
-        torch.cat([grads[p].reshape(-1) for p in self.params], out=self.param.grad)
-
-
-def _clip_grad_norm(params: list[Tensor], max_norm: float) -> None:
-    """``nn.utils.clip_grad_norm_`` for one device and dtype, in 4 tensor ops (a third of its overhead)."""
-    grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return
-    if len(grads) == 1 and grads[0].device.type == "cpu":
-        # PPO's flat CPU gradient: one norm, the scale computed on the host, one conditional multiply
-        scale = max_norm / (float(torch.linalg.vector_norm(grads[0])) + 1e-6)
-        if scale < 1.0:
-            grads[0].mul_(scale)
-        return
-    if not hasattr(torch, "_foreach_norm") or len({(g.device, g.dtype) for g in grads}) > 1:
-        nn.utils.clip_grad_norm_(params, max_norm)
-        return
-    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-    torch._foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp(max=1.0))
-
-
-def _adam_step(opt: torch.optim.Optimizer) -> None:
-    """``opt.step()``; for a fused Adam with its state in place, the same two kernels that ``step`` runs
-    (``_foreach_add_`` on the step counts, ``_fused_adam_``) called directly: ``Optimizer.step``'s hooks,
-    profiler scope and grouping cost more than the kernels themselves for a small network."""
-    group = opt.param_groups[0] if len(opt.param_groups) == 1 else None
-    if (group is None or not isinstance(opt, torch.optim.Adam) or not group.get("fused") or group["amsgrad"]
-            or group["maximize"] or group["differentiable"] or group["weight_decay"] != 0
-            or isinstance(group["lr"], Tensor) or getattr(opt, "grad_scale", None) is not None
-            or getattr(opt, "found_inf", None) is not None or opt._optimizer_step_pre_hooks
-            or opt._optimizer_step_post_hooks or _torch_optimizer._global_optimizer_pre_hooks
-            or _torch_optimizer._global_optimizer_post_hooks):
-        opt.step()
-        return
-    params, grads, avgs, sqs, steps = [], [], [], [], []
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        st = opt.state.get(p)
-        if not st or p.grad.is_sparse or p.grad.dtype != p.dtype or p.grad.device != p.device:
-            opt.step()  # first step (state not created yet) or an unusual gradient: the general path
-            return
-        params.append(p)
-        grads.append(p.grad)
-        avgs.append(st["exp_avg"])
-        sqs.append(st["exp_avg_sq"])
-        steps.append(st["step"])
-    if not params:
-        return
-    if len({(p.device, p.dtype) for p in params}) > 1 or len({(s.device, s.dtype) for s in steps}) > 1:
-        opt.step()
-        return
-    beta1, beta2 = group["betas"]
-    torch._foreach_add_(steps, 1)
-    torch._fused_adam_(params, grads, avgs, sqs, [], steps, amsgrad=False, lr=group["lr"], beta1=float(beta1),
-                       beta2=float(beta2), weight_decay=0.0, eps=group["eps"], maximize=False, grad_scale=None,
-                       found_inf=None)
-
-
-def _adam(params, lr: float, device: torch.device) -> torch.optim.Adam:
-    """Adam with the fused kernel where this torch build has it (2-3x faster steps for small networks)."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, eps=1e-5, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(params, lr=lr, eps=1e-5)

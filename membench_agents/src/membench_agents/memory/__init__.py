@@ -1,4 +1,4 @@
-"""Memory cores: one interface (``initial_state``, ``forward(x, state, episode_start)``) for every agent.
+"""Memory cores: one interface (``initial_state``, ``forward(x, state, episode_start)``, ``step``) for every agent.
 
 >>> core = make_core("lstm", input_dim=8, hidden_size=32)
 >>> state = core.initial_state(4, "cpu")
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch  # noqa: F401  (used in the doctest)
 
 from membench_agents.memory.base import MemoryCore, MLPCore, State
-from membench_agents.memory.rnn import SEQUENCE_MODES, GRUCore, LSTMCore
+from membench_agents.memory.rnn import SEQUENCE_MODES, GRUCore, LSTMCore, SegmentPlan, layout_segments, plan_segments
 
 #: name -> constructor(input_dim, hidden_size)
 CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore}
@@ -28,4 +28,5 @@ def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCo
     return CORES[key](int(input_dim), int(hidden_size), **kwargs)
 
 
-__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "LSTMCore", "MLPCore", "MemoryCore", "State", "make_core"]
+__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "LSTMCore", "MLPCore", "MemoryCore", "SegmentPlan", "State",
+           "layout_segments", "make_core", "plan_segments"]

@@ -4,15 +4,14 @@ A core maps a sequence of encoded observations ``x[T, B, F]`` to features ``[T, 
 recurrent state between calls. Before step ``t`` the state of every environment ``b`` with
 ``episode_start[t, b]`` is reset to the initial state, so nothing leaks from one episode into the next and
 nothing leaks between environments of a batch (every operation is row-wise in the batch).
+
+The whole interface is :meth:`MemoryCore.initial_state`, :meth:`MemoryCore.forward` and
+:meth:`MemoryCore.step` (which has a default in terms of ``forward``). Algorithms lay out their own
+training batches; a core knows nothing about them.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Sequence
-from typing import Any
-
-import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
@@ -38,63 +37,18 @@ class MemoryCore(nn.Module):
         """The state of ``batch_size`` fresh environments (each tensor has the batch on dim 0)."""
         raise NotImplementedError
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
-                ) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """Run ``x[T, B, F]`` from ``state``; ``episode_start[T, B]`` (bool or 0/1 float) resets before a step.
 
-        Returns ``(features [T, B, out_dim], final state)``. With ``need_state=False`` a core may skip
-        computing the final state and return ``()`` instead (PPO updates never use it).
+        Returns ``(features [T, B, out_dim], final state)``.
         """
         raise NotImplementedError
-
-    @contextlib.contextmanager
-    def frozen(self):
-        """A context in which the weights do not change (a rollout, an evaluation): cores may cache
-        derived forms of them for faster :meth:`step` calls without autograd. Changing the weights inside
-        it is an error the core does not detect."""
-        yield
-
-    def plan_rows(self, episode_start: np.ndarray, sizes: Sequence[int]) -> list[Any]:
-        """Host-side preparation of :meth:`forward_rows` for several minibatches at once.
-
-        ``episode_start [T, C]`` (a host bool array) holds the episode starts of C sequences; minibatch g
-        is the next ``sizes[g]`` columns. Returns one plan per minibatch, to pass to ``forward_rows`` with
-        that minibatch's columns (None: nothing to prepare; the base class plans nothing).
-        """
-        return [None] * len(sizes)
-
-    def forward_rows(self, x: Tensor, state: State, episode_start: Tensor, plan: Any = None
-                     ) -> tuple[Tensor, Tensor | None]:
-        """The training path: ``forward`` without the final state, with the features left in the layout the
-        core computed them in. Returns ``(rows [R, out_dim], index)``: the features of step ``(t, b)`` are
-        ``rows[index[t * B + b]]``; ``index`` None means ``R = T * B`` rows in that (t-major) order.
-
-        Per-step layers that follow (the policy/value heads) can then run once per computed row and only
-        their outputs, usually much narrower than the features, are put back in step order. ``plan``: this
-        minibatch's entry of :meth:`plan_rows` (or None), made from the same episode starts.
-        """
-        feats, _ = self.forward(x, state, episode_start, need_state=False)
-        return feats.reshape(-1, feats.shape[-1]), None
-
-    def prepare_rows(self, x: Tensor, state: State, plans: list[Any], sizes: Sequence[int]) -> list[Any] | None:
-        """The inputs of :meth:`forward_rows_manual` for several minibatches at once: ``x [T, C, F]`` and
-        ``state`` (C rows) hold the minibatches' columns one after another (minibatch g: the next
-        ``sizes[g]`` columns), ``plans`` is :meth:`plan_rows`'s list for them. Returns one entry per
-        minibatch (None for a minibatch without a plan), or None where the core has no written-out path (the
-        base class; callers then use autograd). ``x`` and ``state`` must not need gradients."""
-        return None
-
-    def forward_rows_manual(self, prepared: Any) -> tuple[Tensor, Tensor | None, Callable[[Tensor], dict]]:
-        """:meth:`forward_rows` without autograd, for callers that write out the rest of their backward
-        pass, from one entry of :meth:`prepare_rows`: ``(rows, index, backward)``, where ``backward(d_rows)``
-        returns the gradient of every parameter of the core (a dict keyed by the parameters), the same
-        numbers autograd would give."""
-        raise NotImplementedError(f"{type(self).__name__} has no written-out backward pass (see prepare_rows)")
 
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """One step for a batch: ``x[B, F]``, ``episode_start[B]`` (bool) -> (features [B, H], state).
 
-        Same result as ``forward`` on a length-1 sequence; cores override it with a leaner fast path.
+        The result of ``forward`` on a length-1 sequence (this default); cores may override it with a
+        leaner path.
         """
         out, state = self.forward(x.unsqueeze(0), state, episode_start.unsqueeze(0))
         return out[0], state
@@ -134,8 +88,7 @@ class MLPCore(MemoryCore):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         return ()
 
-    def forward(self, x: Tensor, state: State, episode_start: Tensor, *, need_state: bool = True
-                ) -> tuple[Tensor, State]:
+    def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         check_sequence(x, episode_start)
         return self._mlp(x), ()
 
