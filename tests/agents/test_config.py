@@ -246,7 +246,7 @@ def test_numbers_are_read_as_numbers_and_integral_floats_as_ints():
 
 def test_bad_values_are_one_error_each():
     one_error(r"total_steps must be a positive integer, got -5", TMAZE, "ppo-mlp", steps=-5)
-    one_error(r"ppo\.num_envs must be >= 1, got 0", TMAZE, "ppo-mlp", overrides=["ppo.num_envs=0"])
+    one_error(r"ppo\.num_envs must be an integer >= 1, got 0", TMAZE, "ppo-mlp", overrides=["ppo.num_envs=0"])
     one_error(r"eval\.episodes must be a positive integer, got 0", TMAZE, "ppo-mlp", overrides=["eval.episodes=0"])
     one_error(r"checkpoint\.every_seconds must be a non-negative number", TMAZE, "ppo-mlp",
               overrides=["checkpoint.every_seconds=-1"])
@@ -271,7 +271,7 @@ def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
 
 def test_layering_defaults_then_cell_then_set_for_ppo(exp):
     write(exp / "defaults" / "ppo-gru.yaml", """
-base: {total_steps: 1000, ppo: {num_envs: 4, num_steps: 16, hidden_size: 32}}
+base: {total_steps: 1000, ppo: {num_envs: 4, num_steps: 16, hidden_size: 32, num_minibatches: 1}}
 obs_type: {vector: {ppo: {num_steps: 8}}}
 action_type: {discrete: {ppo: {hidden_size: 24}}}
 """)

@@ -9,7 +9,6 @@ is ignored until the wave ends, so every episode is exactly the one its seed def
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import numpy as np
@@ -57,9 +56,6 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     returns: list[float] = []
     lengths: list[int] = []
     successes: list[bool | None] = []
-    frozen = contextlib.ExitStack()
-    if hasattr(policy, "frozen"):  # the weights do not change during an evaluation (ActorCritic.frozen)
-        frozen.enter_context(policy.frozen())
     try:
         for w in range(0, len(seeds), n):
             wave = seeds[w : w + n]
@@ -102,7 +98,6 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
             lengths.extend(length[:k].tolist())
             successes.extend(succ[:k])
     finally:
-        frozen.close()
         policy.train(was_training)
         if own:
             envs.close()

@@ -7,12 +7,11 @@ the agents still to come. :func:`make_trainer` picks the implementation from the
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs
+from membench_agents.config import AGENTS, ConfigError, make_kwargs
 
 
 @runtime_checkable
@@ -72,22 +71,12 @@ def _ppo_modules():
     return PPO, PPOConfig, make_vector_env
 
 
-_PPO_SET_BY_RUN = {"core", "seed", "total_steps", "device"}
-
-
 def ppo_config(cfg: dict[str, Any], seed: int):
-    """The membench ``PPOConfig`` of a run config (unknown keys: one error with close matches)."""
-    _, PPOConfig, _ = _ppo_modules()
-    fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    allowed = fields - _PPO_SET_BY_RUN
-    for k in cfg["ppo"]:
-        if k in _PPO_SET_BY_RUN:
-            raise ConfigError(f"'ppo.{k}' is set by the run (agent name, seeds, total_steps, device); remove it")
-        if k not in allowed:
-            raise ConfigError(f"unknown key 'ppo.{k}'.{_close(k, allowed)} Valid: {', '.join(sorted(allowed))}.")
-    kwargs = dict(cfg["ppo"])
-    kwargs.update(core=AGENTS[cfg["agent"]].core, seed=seed, total_steps=cfg["total_steps"], device=cfg["device"])
-    return PPOConfig(**kwargs)
+    """The membench ``PPOConfig`` of a run config, loaded strictly by the typed schema (unknown or wrong keys: one
+    clear error)."""
+    from membench_agents.schema import RunConfig
+
+    return RunConfig.from_dict(cfg).ppo_config(seed)
 
 
 def env_kwargs_of(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -130,14 +119,11 @@ class PPOTrainer:
         return self.algo.train_iteration()
 
     def state_dict(self) -> dict[str, Any]:
-        algo = dict(self.algo.state_dict())
-        algo.pop("envs", None)  # the environments are saved as plain data by the training loop, never pickled
-        return {"kind": "ppo", "algo": algo}
+        # the environments are saved as plain data by the training loop (envstate), never pickled
+        return {"kind": "ppo", "algo": self.algo.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        algo = dict(state["algo"])
-        algo["envs"] = None  # keep self.envs (restored in place from the checkpoint's env_state)
-        self.algo.load_state_dict(algo)
+        self.algo.load_state_dict(state["algo"])
 
     def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
         from membench_agents.evaluation import evaluate

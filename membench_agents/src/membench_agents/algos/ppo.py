@@ -40,7 +40,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import pickle
 import random
 import time
 from dataclasses import dataclass
@@ -507,12 +506,9 @@ class PPO:
 
     # ------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume exactly: network, optimizer, normalisers, RNGs, rollout position, env
-        (``envs``: the pickled vector env, or None where it cannot be pickled)."""
-        try:
-            envs_blob = pickle.dumps(self.envs)
-        except Exception:  # noqa: BLE001 - subprocess / simulator envs cannot be pickled
-            envs_blob = None
+        """Everything needed to resume exactly except the environments: network, optimizer, normalisers, RNGs,
+        rollout position. Tensors and plain data only (loadable with ``weights_only=True``); the run layer saves
+        the environments' state itself (:mod:`membench_agents.envstate`)."""
         return {
             "config": dataclasses.asdict(self.config),
             "policy": self.policy.state_dict(),
@@ -528,11 +524,10 @@ class PPO:
             "next_episode_start": self.next_episode_start.clone(),
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
                     "generator": self.generator.get_state(), "shuffle": self.shuffle_generator.get_state()},
-            "envs": envs_blob,
         }
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`; a pickled env replaces ``self.envs`` (else the current one is kept)."""
+        """Restore :meth:`state_dict` (``self.envs`` is kept; its state is the run layer's business)."""
         dev = self.device
         self.policy.load_state_dict(d["policy"])
         self.optimizer.load_state_dict(d["optimizer"])
@@ -551,5 +546,3 @@ class PPO:
         random.setstate(rng["python"])
         self.generator.set_state(rng["generator"])
         self.shuffle_generator.set_state(rng["shuffle"])
-        if d.get("envs") is not None:
-            self.envs = pickle.loads(d["envs"])
