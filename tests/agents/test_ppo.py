@@ -15,10 +15,13 @@ import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 from membench_agents.algos import PPO, PPOConfig
+from membench_agents.checkpoint import from_plain, to_plain
 from membench_agents.envs import make_vector_env
 from membench_agents.evaluation import evaluate
 from membench_agents.memory import CORES, MemoryCore
 from membench_agents.policy import ActorCritic
+
+from membench_agents import envstate
 
 TMAZE = "MIKASA/TMazePassive-v0"
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -316,12 +319,15 @@ def test_state_dict_resumes_exactly(fast_cpu):
     for _ in range(2):
         ppo.train_iteration()
     buf = io.BytesIO()
-    torch.save(ppo.state_dict(), buf)
+    # as the run layer saves it: PPO's state plus the environments' state as plain data, loaded without pickle
+    torch.save(to_plain({"ppo": ppo.state_dict(), "envs": envstate.capture(ppo.envs)}), buf)
     continued = [_strip(ppo.train_iteration()) for _ in range(2)]
 
     other = _small_ppo(99, fast_cpu=fast_cpu)  # a different seed: everything must come from the checkpoint
     buf.seek(0)
-    other.load_state_dict(torch.load(buf, weights_only=False))
+    saved = from_plain(torch.load(buf, weights_only=True))
+    other.load_state_dict(saved["ppo"])
+    envstate.restore(other.envs, saved["envs"])
     assert other.global_step == 2 * 4 * 16 and other.iteration == 2
     resumed = [_strip(other.train_iteration()) for _ in range(2)]
     assert resumed == continued
