@@ -1,0 +1,313 @@
+"""Aggregate metrics for few-run comparisons across tasks (Agarwal et al. 2021, "Deep RL at the edge of the
+statistical precipice", as its ``rliable`` package defines them), in plain numpy.
+
+Scores are given per task: ``scores[j]`` holds the per-run scores (one per training run) of task ``j``; tasks
+may have different numbers of runs. Every metric pools the runs of all tasks:
+
+- :func:`iqm`: the interquartile mean, the mean of the middle 50 % of the pooled scores (25 % trimmed from
+  each end, ``int(0.25 n)`` scores on each side, as ``scipy.stats.trim_mean(x, 0.25)``); robust to outlier
+  runs, less noisy than the median;
+- :func:`stratified_bootstrap`: confidence intervals by resampling the runs **within each task** with
+  replacement (every resample keeps each task's run count), then recomputing the metric; percentile interval;
+- :func:`performance_profile`: the run-score distribution, for each threshold τ the fraction of all runs
+  (pooled over tasks) whose score is > τ, with stratified-bootstrap bands.
+
+:func:`aggregate_runs` groups run folders by algorithm (agent, observation variant and, for agents whose
+config sets it, the context length K) and task (environment ID and kwargs); :func:`table` and :func:`plot`
+show the result. The mean ± SEM over runs of each cell stays the protocol's per-cell number
+(:mod:`membench_agents.stats`); these metrics summarise an algorithm across cells.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Defaults: 2000 bootstrap resamples, 95 % percentile intervals, resampling seed 0.
+REPS = 2000
+CONFIDENCE = 0.95
+
+
+def _as_tasks(scores: Any) -> list[np.ndarray]:
+    """Per-task 1-D float arrays; a 2-D array is (runs, tasks) as in rliable; a 1-D array is one task."""
+    if isinstance(scores, np.ndarray):
+        if scores.ndim == 1:
+            tasks = [scores]
+        elif scores.ndim == 2:
+            tasks = [scores[:, j] for j in range(scores.shape[1])]
+        else:
+            raise ValueError(f"scores must be 1-D (runs) or 2-D (runs x tasks), got shape {scores.shape}")
+    else:
+        tasks = [np.asarray(t) for t in scores]
+    out = []
+    for j, t in enumerate(tasks):
+        t = np.asarray(t, dtype=np.float64).reshape(-1)
+        if t.size == 0:
+            raise ValueError(f"task {j} has no scores")
+        if not np.all(np.isfinite(t)):
+            raise ValueError(f"task {j} has non-finite scores: {t.tolist()}")
+        out.append(t)
+    if not out:
+        raise ValueError("no tasks to aggregate")
+    return out
+
+
+def iqm(x: Any, axis: int | None = None) -> Any:
+    """Interquartile mean: sort, drop ``int(0.25 n)`` values from each end, average the rest (along ``axis``;
+    ``None`` pools everything)."""
+    a = np.asarray(x, dtype=np.float64)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    n = a.shape[axis]
+    if n == 0:
+        raise ValueError("iqm of no scores")
+    cut = int(0.25 * n)
+    a = np.sort(a, axis=axis)
+    return np.take(a, np.arange(cut, n - cut), axis=axis).mean(axis=axis)
+
+
+def mean(x: Any, axis: int | None = None) -> Any:
+    return np.asarray(x, dtype=np.float64).mean(axis=axis)
+
+
+def pooled(scores: Any) -> np.ndarray:
+    """Every run of every task in one array."""
+    return np.concatenate(_as_tasks(scores))
+
+
+def stratified_bootstrap(scores: Any, statistic: Callable[..., Any], reps: int = REPS, seed: int = 0) -> np.ndarray:
+    """``reps`` values of ``statistic`` on stratified resamples: within each task, its runs are drawn with
+    replacement (as many as it has), the tasks' draws are pooled into one row, and ``statistic(rows, axis=-1)``
+    is computed row-wise. Returns an array of shape ``(reps, ...)``. Deterministic for a given ``seed``."""
+    tasks = _as_tasks(scores)
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1, got {reps}")
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([t[rng.integers(0, t.size, size=(reps, t.size))] for t in tasks], axis=1)
+    return np.asarray(statistic(rows, axis=-1))
+
+
+def interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[Any, Any]:
+    """Percentile interval of bootstrap ``samples`` (along axis 0)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(samples, [tail, 100 - tail], axis=0)
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    lo: float
+    hi: float
+
+    def text(self, digits: int = 3) -> str:
+        return f"{self.value:.{digits}f} [{self.lo:.{digits}f}, {self.hi:.{digits}f}]"
+
+
+def estimate(scores: Any, statistic: Callable[..., Any] = iqm, reps: int = REPS, confidence: float = CONFIDENCE,
+             seed: int = 0) -> Estimate:
+    """Point estimate of ``statistic`` on the pooled scores and its stratified-bootstrap percentile interval."""
+    value = float(statistic(pooled(scores), axis=-1))
+    lo, hi = interval(stratified_bootstrap(scores, statistic, reps, seed), confidence)
+    return Estimate(value, float(lo), float(hi))
+
+
+def performance_profile(scores: Any, taus: Sequence[float]) -> np.ndarray:
+    """For each τ, the fraction of all runs (pooled over tasks) with score > τ (rliable's run-score
+    distribution)."""
+    taus = np.asarray(taus, dtype=np.float64)
+    return _fraction_above(pooled(scores), taus)
+
+
+def _fraction_above(x: np.ndarray, taus: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    return (x[..., None] > taus).mean(axis=-2)
+
+
+def performance_profile_ci(scores: Any, taus: Sequence[float], reps: int = REPS, confidence: float = CONFIDENCE,
+                           seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(profile, lower band, upper band) at ``taus``: :func:`performance_profile` and its stratified-bootstrap
+    percentile interval at every τ."""
+    taus = np.asarray(taus, dtype=np.float64)
+    samples = stratified_bootstrap(scores, lambda rows, axis: _fraction_above(rows, taus, axis), reps, seed)
+    lo, hi = interval(samples, confidence)
+    return performance_profile(scores, taus), lo, hi
+
+
+# ------------------------------------------------------------------------------------------------------
+# over run folders
+# ------------------------------------------------------------------------------------------------------
+@dataclass
+class Algorithm:
+    """One algorithm's scores over the tasks it ran: ``tasks[name] = per-run scores``."""
+
+    name: str
+    metric: str
+    tasks: dict[str, list[float]] = field(default_factory=dict)
+    iqm: Estimate | None = None
+    mean: Estimate | None = None
+
+    @property
+    def n_runs(self) -> int:
+        return sum(len(v) for v in self.tasks.values())
+
+
+@dataclass
+class Aggregate:
+    algorithms: list[Algorithm]
+    reps: int
+    confidence: float
+    seed: int
+    notes: list[str]
+    taus: np.ndarray
+    profiles: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": ("IQM and mean of the per-run scores pooled over tasks; stratified bootstrap (runs resampled "
+                       "within each task) percentile intervals; performance profile = fraction of runs with "
+                       "score > tau"),
+            "reps": self.reps, "confidence": self.confidence, "seed": self.seed, "notes": self.notes,
+            "algorithms": [
+                {"name": a.name, "metric": a.metric, "n_tasks": len(a.tasks), "n_runs": a.n_runs, "tasks": a.tasks,
+                 "iqm": vars(a.iqm), "mean": vars(a.mean),
+                 "profile": {"taus": self.taus.tolist(), "fraction": self.profiles[a.name][0].tolist(),
+                             "lo": self.profiles[a.name][1].tolist(), "hi": self.profiles[a.name][2].tolist()}}
+                for a in self.algorithms
+            ],
+        }
+
+
+def algorithm_name(results: dict[str, Any]) -> str:
+    """``agent (variant)``, plus ``K=k`` when the agent's config sets its context length."""
+    from membench_agents.protocol import context_field
+    from membench_agents.registry import AGENTS
+
+    name = f"{results['agent']} ({results['obs_variant']})"
+    cfg = results.get("config") or {}
+    info = AGENTS.get(results["agent"])
+    path = context_field(info, cfg) if info is not None else None
+    if path is not None:
+        node: Any = cfg
+        for k in path:
+            node = node[k]
+        name += f" K={node}"
+    return name
+
+
+def task_name(results: dict[str, Any]) -> str:
+    kw = ",".join(f"{k}={v}" for k, v in sorted((results.get("env_kwargs") or {}).items()))
+    return results["env"] + (f"[{kw}]" if kw else "")
+
+
+def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confidence: float = CONFIDENCE,
+                      seed: int = 0, points: int = 101) -> Aggregate:
+    """Group ``results.json`` contents by algorithm and task, then IQM / mean with intervals and profiles."""
+    algos: dict[str, Algorithm] = {}
+    notes: list[str] = []
+    for r in results:
+        name, task = algorithm_name(r), task_name(r)
+        a = algos.setdefault(name, Algorithm(name, r["metric"]))
+        if a.metric != r["metric"]:
+            a.metric = "mixed"
+        a.tasks.setdefault(task, []).extend(float(v) for v in r["per_run"])
+    if not algos:
+        raise ValueError("no runs to aggregate")
+    task_sets = {frozenset(a.tasks) for a in algos.values()}
+    if len(task_sets) > 1:
+        notes.append("the algorithms ran different sets of tasks: their aggregates are not directly comparable")
+    for a in algos.values():
+        if a.metric == "mixed":
+            notes.append(f"{a.name}: some tasks report a success rate and others a return: scores are pooled as is")
+        elif a.metric == "return" and len(a.tasks) > 1:
+            notes.append(f"{a.name}: returns of different tasks are pooled unnormalised (rliable assumes normalised "
+                         "scores)")
+        a.iqm = estimate(list(a.tasks.values()), iqm, reps, confidence, seed)
+        a.mean = estimate(list(a.tasks.values()), mean, reps, confidence, seed)
+    every = np.concatenate([pooled(list(a.tasks.values())) for a in algos.values()])
+    if all(a.metric == "success_rate" for a in algos.values()):
+        taus = np.linspace(0.0, 1.0, points)
+    else:
+        lo, hi = float(every.min()), float(every.max())
+        taus = np.linspace(lo, hi if hi > lo else lo + 1.0, points)
+    profiles = {a.name: performance_profile_ci(list(a.tasks.values()), taus, reps, confidence, seed)
+                for a in algos.values()}
+    return Aggregate(list(algos.values()), reps, confidence, seed, notes, taus, profiles)
+
+
+def aggregate_runs(run_dirs: Sequence[str | os.PathLike], **kw: Any) -> Aggregate:
+    from membench_agents.report import load_results
+
+    return aggregate_results([load_results(d) for d in run_dirs], **kw)
+
+
+def table(agg: Aggregate, markdown: bool = False) -> str:
+    """One row per algorithm: tasks, runs, IQM and mean with their intervals, and the notes."""
+    pct = f"{agg.confidence:.0%}"
+    head = ["algorithm", "metric", "tasks", "runs", f"IQM [{pct} CI]", f"mean [{pct} CI]"]
+    rows = [[a.name, a.metric, str(len(a.tasks)), str(a.n_runs), a.iqm.text(), a.mean.text()]
+            for a in agg.algorithms]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows]
+    lines.append(f"(stratified bootstrap over runs within each task, {agg.reps} resamples, seed {agg.seed}, "
+                 "percentile intervals; IQM = mean of the middle 50 % of all runs' scores)")
+    lines += [f"note: {n}" for n in agg.notes]
+    return "\n".join(lines)
+
+
+def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Path:
+    """IQM (with its interval) per algorithm beside the performance profiles (with their bands)."""
+    from matplotlib.figure import Figure
+
+    metric = {a.metric for a in agg.algorithms}
+    what = "success rate" if metric == {"success_rate"} else "score"
+    fig = Figure(figsize=(12, 0.9 + 0.45 * max(3, len(agg.algorithms))), layout="constrained")
+    ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4])
+    ys = np.arange(len(agg.algorithms))[::-1]
+    for y, (i, a) in zip(ys, enumerate(agg.algorithms), strict=True):
+        ax.barh(y, a.iqm.hi - a.iqm.lo, left=a.iqm.lo, height=0.6, color=f"C{i}", alpha=0.35)
+        ax.plot([a.iqm.value, a.iqm.value], [y - 0.3, y + 0.3], color=f"C{i}", lw=2.5)
+        frac, lo, hi = agg.profiles[a.name]
+        bx.plot(agg.taus, frac, color=f"C{i}", lw=2, label=a.name)
+        bx.fill_between(agg.taus, lo, hi, color=f"C{i}", alpha=0.2)
+    ax.set_yticks(ys, [a.name for a in agg.algorithms], fontsize=8)
+    ax.set(xlabel=f"IQM of the {what} ({agg.confidence:.0%} CI)", title="interquartile mean")
+    ax.grid(axis="x", alpha=0.3)
+    bx.set(xlabel=f"{what} threshold τ", ylabel="fraction of runs with score > τ", title="performance profile",
+           ylim=(-0.02, 1.02))
+    bx.grid(alpha=0.3)
+    bx.legend(fontsize=8)
+    if metric == {"success_rate"}:
+        ax.set_xlim(-0.02, 1.02)
+    n_tasks = sorted({len(a.tasks) for a in agg.algorithms})
+    fig.suptitle(title or f"aggregate over {'/'.join(map(str, n_tasks))} task(s), stratified bootstrap "
+                          f"({agg.reps} resamples)")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def write_json(agg: Aggregate, out: str | os.PathLike) -> Path:
+    out = Path(out)
+    out.write_text(json.dumps(agg.to_dict(), indent=1))
+    return out
+
+
+__all__ = ["CONFIDENCE", "REPS", "Aggregate", "Algorithm", "Estimate", "aggregate_results", "aggregate_runs",
+           "algorithm_name", "estimate", "interval", "iqm", "mean", "performance_profile", "performance_profile_ci",
+           "plot", "pooled", "stratified_bootstrap", "table", "task_name", "write_json"]
+
