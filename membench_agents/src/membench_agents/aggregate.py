@@ -274,7 +274,7 @@ def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Pa
 
     metric = {a.metric for a in agg.algorithms}
     what = "success rate" if metric == {"success_rate"} else "score"
-    fig = Figure(figsize=(12, 0.9 + 0.45 * max(3, len(agg.algorithms))), layout="constrained")
+    fig = Figure(figsize=(12, max(3.8, 1.2 + 0.45 * len(agg.algorithms))), layout="constrained")
     ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4])
     ys = np.arange(len(agg.algorithms))[::-1]
     for y, (i, a) in zip(ys, enumerate(agg.algorithms), strict=True):

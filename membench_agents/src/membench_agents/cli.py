@@ -7,6 +7,9 @@
     membench bench                                                            # the T-Maze memory ladder
     membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru         # one cell (`make bench`)
     membench list                                                             # agents and cell configs
+    membench plan --env MIKASA/TMazePassive-v0 --agent ppo-lstm               # LTM/STM regime (Algorithm 1)
+    membench sweep experiments/sweeps/tmaze-memory.yaml                       # the memory paper's designs
+    membench report runs/sweeps/... --aggregate                               # + IQM, bootstrap CIs, profiles
 """
 
 from __future__ import annotations
@@ -70,6 +73,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="plot file (default: <path>/report.png)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--title")
+    p.add_argument("--aggregate", action="store_true",
+                   help="also the aggregate metrics across tasks: IQM and mean with stratified-bootstrap confidence "
+                        "intervals, and performance profiles (table + <plot>.aggregate.png)")
+    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples for --aggregate (default 2000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level for --aggregate (default 0.95)")
+    p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate (default 0)")
+
+    p = sub.add_parser("plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)",
+                       allow_abbrev=False)
+    p.add_argument("--env", required=True, help="environment ID (a membench ID: Ξ comes from the catalogue)")
+    p.add_argument("--agent", required=True, help=f"one of {', '.join(AGENTS)}")
+    p.add_argument("--K", type=int, help="the agent's context length, where its config does not set it")
+    p.add_argument("--xi", help="correlation horizons MIN[,MAX], where membench cannot derive them")
+    p.add_argument("--config", help="a config file (instead of experiments/configs/<env-id>/<agent>.yaml)")
+    p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value as for train, e.g. --set env_kwargs.corridor_length=30")
+    p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    p = sub.add_parser("sweep", help="run the memory paper's designs from a sweep spec (vary K, vary ξ, length "
+                                     "generalisation) and tabulate them with their regimes", allow_abbrev=False)
+    p.add_argument("spec", nargs="?", help="sweep spec (YAML; see experiments/sweeps/)")
+    p.add_argument("--resume", metavar="SWEEP_DIR", help="continue an interrupted sweep")
+    p.add_argument("--dry-run", action="store_true", help="print the cells and their regimes, train nothing")
+    _add_common(p)
 
     p = sub.add_parser("bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell",
                        allow_abbrev=False)
@@ -220,10 +249,104 @@ def cmd_report(args) -> int:
         raise ConfigError(str(e)) from None
     print(text)
     print(f"\nplot: {plot}")
+    if args.aggregate:
+        _report_aggregate(args, plot, skipped)
     if skipped:
         print(f"skipped {len(skipped)} unreadable run folder(s):", file=sys.stderr)
         for _, reason in skipped:
             print(f"  {reason}", file=sys.stderr)
+    return 0
+
+
+def _report_aggregate(args, plot: Path, skipped) -> None:
+    from membench_agents import aggregate
+    from membench_agents.report import find_runs
+
+    if args.reps < 1:
+        raise ConfigError(f"--reps must be >= 1, got {args.reps}")
+    if not 0 < args.confidence < 1:
+        raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
+    bad = {p.resolve() for p, _ in skipped}
+    run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
+    agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed)
+    out = Path(plot).with_suffix(".aggregate.png")
+    aggregate.plot(agg, out, title=args.title)
+    print("\naggregate across tasks (rliable's metrics):")
+    print(aggregate.table(agg, markdown=args.markdown))
+    print(f"\naggregate plot: {out}")
+
+
+def cmd_plan(args) -> int:
+    from membench_agents.config import resolve
+    from membench_agents.protocol import plan_cell
+
+    xi = None
+    if args.xi is not None:
+        try:
+            parts = [int(v) for v in args.xi.split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) not in (1, 2) or min(parts) < 1 or parts[0] > parts[-1]:
+            raise ConfigError(f"--xi expects MIN[,MAX] with 1 <= MIN <= MAX (integers), got {args.xi!r}")
+        xi = (parts[0], parts[-1])
+    res = resolve(args.env, args.agent, config_file=args.config, obs_variant=args.obs_variant, overrides=args.set,
+                  experiments=args.experiments)
+    cfg = res.config
+    plan = plan_cell(cfg["env"], cfg["agent"], cfg, env_kwargs=cfg["env_kwargs"], obs_variant=cfg["obs_variant"],
+                     K=args.K, xi=xi)
+    print(json.dumps(plan.to_dict(), indent=1) if args.json else plan)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from membench_agents import runs, sweep
+
+    t0 = time.perf_counter()
+    if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in ("spec", "steps", "seeds", "out", "experiments", "device")
+                 if getattr(args, k) is not None] + (["--dry-run"] if args.dry_run else [])
+        if given:
+            raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a sweep continues with the "
+                              "configs it started with")
+        sweep_dir = Path(args.resume)
+        meta, cells, jobs = sweep.resume_jobs(sweep_dir)
+        print(f"resuming {sweep_dir}", file=sys.stderr)
+    else:
+        if args.spec is None:
+            raise ConfigError("membench sweep needs a sweep spec (e.g. experiments/sweeps/tmaze-memory.yaml) or "
+                              "--resume SWEEP_DIR")
+        spec = sweep.load_spec(args.spec)
+        cells = sweep.expand(spec, experiments=args.experiments, steps=args.steps, seeds=args.seeds,
+                             device=args.device)
+        text, warnings = sweep.plan_table(spec, cells)
+        print(f"sweep {spec.name}: {len(cells)} cells on {spec.env}\n{text}", file=sys.stderr)
+        for w in warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        if args.dry_run:
+            return 0
+        if args.jobs == 0 and spec.jobs:
+            args.jobs = spec.jobs
+        sweep_dir = sweep.new_sweep_dir(args.out or DEFAULT_OUT, spec.name)
+        jobs = sweep.prepare(spec, cells, sweep_dir)
+        meta = sweep.read_sweep(sweep_dir)
+        print(f"sweep folder: {sweep_dir}", file=sys.stderr)
+    workers = _workers(args.jobs, len(jobs))
+    print(f"{len(jobs)} training runs, {workers} at a time", file=sys.stderr)
+    with contextlib.ExitStack() as held:
+        for c in cells:  # one writer per run folder
+            held.enter_context(runs.locked(sweep_dir / "cells" / c.name))
+        try:
+            runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
+                  file=sys.stderr)
+            return 130
+        out = sweep.finish(meta, cells, sweep_dir, progress=not args.no_progress)
+    print(sweep.results_table(out))
+    print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\nresults: {sweep_dir / 'sweep_results.md'}")
+    for name in ("generalization.png", "sweep.png", "aggregate.png"):
+        if (sweep_dir / name).is_file():
+            print(f"plot:    {sweep_dir / name}")
     return 0
 
 
@@ -410,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     handler = {"train": cmd_train, "eval": cmd_eval, "report": cmd_report, "bench": cmd_bench,
-               "list": cmd_list}[args.command]
+               "list": cmd_list, "plan": cmd_plan, "sweep": cmd_sweep}[args.command]
     try:
         return handler(args)
     except ConfigError as e:
