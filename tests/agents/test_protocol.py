@@ -1,0 +1,330 @@
+"""The LTM/STM protocol: Algorithm 1 per cell (membench plan), the agent -> K rule, the sweep designs
+(membench sweep) and the aggregate metrics (IQM, stratified bootstrap, performance profiles)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from membench_agents.cli import main
+from membench_agents.errors import ConfigError
+from membench_agents.protocol import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
+from membench_agents.registry import AGENTS, AgentInfo
+from membench_agents.sweep import expand, parse_spec
+
+import membench_envs
+from membench_agents import aggregate
+from tests.agents._runs_helpers import membench
+
+TMAZE = "MIKASA/TMazePassive-v0"
+#: An attention agent as DTQN registers it: its own section holds the context length K.
+DTQN = AgentInfo("dtqn", "dtqn")
+
+
+def _dtqn(K: int) -> dict:
+    return {"agent": "dtqn", "dtqn": {"context_len": K}}
+
+
+# ------------------------------------------------------------------------------------------------------
+# Algorithm 1 on the paper's examples (spec A.6 test vectors)
+# ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("xi, K, regime", [
+    ((11, 11), 10, "LTM-only"),      # Passive T-Maze L = 10: ξ = L + 1, K̄ = L
+    ((11, 11), 11, "STM-only"),
+    ((22, 22), 14, "LTM-only"),      # Minigrid-Memory fixed, L = 21
+    ((22, 22), 22, "STM-only"),
+    ((7, 22), 14, "mixed (STM and LTM)"),  # Minigrid-Memory variable: K = 14 hides the LTM failure
+    ((7, 22), 22, "STM-only"),
+    ((2, 104), 1, "LTM-only"),       # POPGym Autoencode easy: K̄ = 1, only K = 1 is LTM-only
+    ((2, 104), 2, "mixed (STM and LTM)"),
+    ((2, 2055), 1, "LTM-only"),      # ViZDoom-Two-Colors
+])
+def test_plan_matches_the_papers_examples(xi, K, regime):
+    p = plan_cell(TMAZE, DTQN, _dtqn(K), xi=xi)
+    assert p.regime == regime
+    assert p.K_bar == xi[0] - 1
+    assert p.valid_ltm == (K <= xi[0] - 1 and xi[1] <= K)  # attention agent: K_eff = K
+    mixed = any("cannot be estimated explicitly" in w for w in p.warnings)
+    variable = any("variable correlation horizon" in w for w in p.warnings)
+    assert mixed == (regime.startswith("mixed"))
+    assert variable == (xi[0] != xi[1] and regime != "STM-only")
+
+
+@pytest.mark.parametrize("xi, K_bar", [((5, 5), 4), ((33, 33), 32), ((65, 65), 64)])  # RepeatPrevious easy/med/hard
+def test_context_memory_border_of_repeat_previous(xi, K_bar):
+    assert plan_cell(TMAZE, DTQN, _dtqn(K_bar), xi=xi).regime == "LTM-only"
+    assert plan_cell(TMAZE, DTQN, _dtqn(K_bar + 1), xi=xi).regime == "STM-only"
+
+
+def test_plan_refuses_a_markov_task():
+    with pytest.raises(ConfigError, match="not memory-intensive"):
+        plan_cell(TMAZE, DTQN, _dtqn(1), xi=(1, 1))
+
+
+def test_xi_follows_the_env_kwargs():
+    assert task_xi(TMAZE) == (11, 11)
+    assert task_xi(TMAZE, {"corridor_length": 30}) == (31, 31)
+    assert task_xi(TMAZE, {"corridor_length": 30, "penalty": True, "action_order": "paper"}) == (31, 31)
+    assert task_xi("MIKASA/MemoryLength-v0", {"memory_length": 7}) == (7, 7)
+    # kwargs equal to another registered ID of the family: that ID's horizons
+    assert task_xi("POPGym/RepeatPreviousEasy-v0", {"difficulty": "Hard"}) == \
+        membench_envs.info("POPGym/RepeatPreviousHard-v0").xi
+    with pytest.raises(ConfigError, match="cannot derive the correlation horizons .* max_steps=50"):
+        task_xi("MIKASA/MiniGridMemoryS23-v0", {"max_steps": 50})
+    with pytest.raises(ConfigError, match="corridor_length must be an integer >= 1"):
+        task_xi(TMAZE, {"corridor_length": 0})
+    with pytest.raises(ConfigError, match="not in the membench catalogue"):
+        task_xi("CartPole-v1")
+
+
+def test_length_rules_agree_with_every_registered_id():
+    checked = 0
+    for spec in membench_envs.all_tasks():
+        rule = LENGTH_RULES.get(spec.entry_point)
+        if rule is not None:
+            assert rule.xi(spec.kwargs[rule.kwarg]) == spec.xi, spec.id
+            checked += 1
+    assert checked >= 10
+
+
+def test_plan_warns_on_a_variable_horizon_task_and_on_an_oracle_variant():
+    p = plan_cell("MIKASA/MiniGridMemoryS23Random-v0", DTQN, _dtqn(14))
+    assert p.regime.startswith("mixed") and any("variable correlation horizon" in w for w in p.warnings)
+    p = plan_cell(TMAZE, "ppo-mlp", {}, obs_variant="oracle")
+    assert any("not a memory experiment" in w for w in p.warnings)
+    p = plan_cell(TMAZE, "ppo-mlp", {})
+    assert p.regime == "LTM-only" and not p.valid_ltm  # K_eff = 1 cannot reach ξ = 11: expect chance
+    assert any("cannot reach the event" in w for w in p.warnings)
+
+
+# ------------------------------------------------------------------------------------------------------
+# the agent -> (K, K_eff) rule
+# ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("agent, K, K_eff", [
+    ("ppo-mlp", 1, 1), ("sb3-ppo", 1, 1), ("ppo-lstm", 1, math.inf), ("ppo-gru", 1, math.inf),
+    ("sb3-recurrentppo", 1, math.inf),
+])
+def test_k_of_the_registered_agents(agent, K, K_eff):
+    ctx = agent_context(agent, {})
+    assert (ctx.K, ctx.K_eff) == (K, K_eff)
+
+
+def test_k_of_an_attention_agent_comes_from_its_config():
+    ctx = agent_context(DTQN, _dtqn(8))
+    assert (ctx.K, ctx.K_eff, ctx.field) == (8, 8, ("dtqn", "context_len"))
+    gtrxl = AgentInfo("ppo-gtrxl", "ppo", core="gtrxl")
+    ctx = agent_context(gtrxl, {"ppo": {"hidden_size": 64, "gtrxl": {"window": 16}}})
+    assert (ctx.K, ctx.field) == (16, ("ppo", "gtrxl", "window"))
+    assert with_context(_dtqn(8), DTQN, 4) == ["dtqn.context_len=4"]
+
+
+def test_k_errors():
+    with pytest.raises(ConfigError, match="cannot tell the context length K of agent 'dtqn'.*pass --K"):
+        agent_context(DTQN, {"dtqn": {}})
+    assert agent_context(DTQN, {"dtqn": {}}, K=5).K == 5  # the --K fall-back
+    with pytest.raises(ConfigError, match=r"--K 5 contradicts agent 'ppo-mlp': K = 1 by construction"):
+        agent_context("ppo-mlp", {}, K=5)
+    with pytest.raises(ConfigError, match=r"--set dtqn.context_len=5"):
+        agent_context(DTQN, _dtqn(8), K=5)
+    with pytest.raises(ConfigError, match=r"dtqn.context_len \(the context length K of dtqn\) must be an integer >= 1"):
+        agent_context(DTQN, _dtqn(0))
+    with pytest.raises(ConfigError, match="agent 'ppo-lstm' cannot vary K: its K is 1 by construction"):
+        with_context({}, AgentInfo("ppo-lstm", "ppo", core="lstm"), 4)
+
+
+def test_plan_cli(capsys):
+    assert main(["plan", "--env", TMAZE, "--agent", "ppo-lstm", "--set", "env_kwargs.corridor_length=30"]) == 0
+    out = capsys.readouterr().out
+    assert "Ξ = {31}, K̄ = min Ξ − 1 = 30" in out and "K = 1, K_eff = unbounded" in out
+    assert "regime: LTM-only" in out and "(Eq 6: K <= K̄ < ξ <= K_eff): yes" in out
+    assert main(["plan", "--env", "MIKASA/MiniGridMemoryS23Random-v0", "--agent", "ppo-mlp", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["xi"] == [6, 22] and plan["regime"] == "LTM-only" and plan["context"]["K"] == 1
+    assert main(["plan", "--env", TMAZE, "--agent", "ppo-mlp", "--K", "4"]) == 2
+    assert "contradicts" in capsys.readouterr().err
+    assert main(["plan", "--env", "POPGym/RepeatPreviousEasy-v0", "--agent", "ppo-gru", "--xi", "3,2"]) == 2
+    assert "--xi expects MIN[,MAX]" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------------
+# aggregate metrics (rliable's definitions)
+# ------------------------------------------------------------------------------------------------------
+def test_iqm_of_known_scores():
+    assert aggregate.iqm([1, 2, 3, 4, 100, 5, 6, 7]) == pytest.approx(4.5)   # cut 2 each side: mean(3, 4, 5, 6)
+    assert aggregate.iqm([0.0, 1.0, 0.4, 0.6]) == pytest.approx(0.5)        # cut 1 each side
+    assert aggregate.iqm([1.0, 2.0, 9.0]) == pytest.approx(4.0)             # int(0.75) = 0: plain mean
+    assert aggregate.iqm([[1, 2, 3, 4], [4, 3, 2, 10]], axis=-1).tolist() == [2.5, 3.5]
+    # pooled over tasks (runs x tasks, as rliable's score matrices)
+    assert aggregate.estimate(np.array([[0.2, 0.5], [0.8, 1.0], [0.5, 0.9]]), reps=50).value == pytest.approx(0.675)
+    scipy_stats = pytest.importorskip("scipy.stats")
+    x = np.random.default_rng(1).random(37)
+    assert aggregate.iqm(x) == pytest.approx(scipy_stats.trim_mean(x, 0.25))
+
+
+def test_stratified_bootstrap_ci():
+    scores = [[0.1, 0.9, 0.5, 0.7], [0.3, 0.2, 1.0]]
+    e = aggregate.estimate(scores, reps=500, seed=3)
+    assert e.lo <= e.value <= e.hi and e.lo < e.hi
+    assert aggregate.estimate(scores, reps=500, seed=3) == e                 # deterministic with a seed
+    assert aggregate.estimate(scores, reps=500, seed=4) != e
+    # stratified: each resample keeps every task's run count, so the mean of a task of zeros (2 runs) and a
+    # task of ones (3 runs) is always 3/5; resampling the pooled runs would spread it
+    flat = aggregate.estimate([[0.0, 0.0], [1.0, 1.0, 1.0]], aggregate.mean, reps=300)
+    assert (flat.lo, flat.value, flat.hi) == pytest.approx((0.6, 0.6, 0.6))
+    wider = aggregate.estimate([[0.0, 0.0, 1.0, 1.0, 1.0]], aggregate.mean, reps=300)
+    assert wider.hi - wider.lo > 0.3
+
+
+def test_performance_profile_values():
+    scores = [[0.2, 0.8], [0.5, 1.0]]
+    taus = [0.0, 0.5, 0.8, 1.0]
+    assert aggregate.performance_profile(scores, taus).tolist() == [1.0, 0.5, 0.25, 0.0]   # fraction > τ
+    prof, lo, hi = aggregate.performance_profile_ci(scores, taus, reps=300)
+    assert prof.tolist() == [1.0, 0.5, 0.25, 0.0]
+    assert np.all(lo <= prof) and np.all(prof <= hi) and lo[0] == hi[0] == 1.0
+
+
+def test_aggregate_groups_runs_by_algorithm_and_task(monkeypatch):
+    def res(agent, L, per_run, K=None):
+        cfg = {"agent": agent, **({"dtqn": {"context_len": K}} if K else {})}
+        return {"agent": agent, "obs_variant": "partial", "env": TMAZE, "env_kwargs": {"corridor_length": L},
+                "metric": "success_rate", "per_run": per_run, "config": cfg}
+
+    agg = aggregate.aggregate_results([res("ppo-lstm", 2, [1.0, 0.9]), res("ppo-lstm", 3, [0.6, 0.8]),
+                                       res("ppo-mlp", 2, [0.5, 0.4]), res("ppo-mlp", 3, [0.5, 0.6])], reps=100)
+    by = {a.name: a for a in agg.algorithms}
+    assert set(by) == {"ppo-lstm (partial)", "ppo-mlp (partial)"} and len(by["ppo-lstm (partial)"].tasks) == 2
+    assert by["ppo-lstm (partial)"].iqm.value == pytest.approx(0.85)
+    assert not agg.notes
+    assert "IQM [95% CI]" in aggregate.table(agg)
+    agg = aggregate.aggregate_results([res("ppo-lstm", 2, [1.0]), res("ppo-mlp", 3, [0.5])], reps=10)
+    assert any("different sets of tasks" in n for n in agg.notes)
+    monkeypatch.setitem(AGENTS, "dtqn", DTQN)  # an attention agent: K is part of its name
+    assert aggregate.algorithm_name(res("dtqn", 2, [1.0], K=4)) == "dtqn (partial) K=4"
+
+
+# ------------------------------------------------------------------------------------------------------
+# sweep specs: one clear error each
+# ------------------------------------------------------------------------------------------------------
+GOOD = {"env": TMAZE, "designs": [{"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 3]}]}
+
+
+def _with(**over):
+    spec = json.loads(json.dumps(GOOD))
+    design = over.pop("design", None)
+    if design is not None:
+        spec["designs"] = [design]
+    spec.update(over)
+    return {k: v for k, v in spec.items() if v is not None}
+
+
+@pytest.mark.parametrize("spec, message", [
+    (_with(desings=[]), r"unknown key 'desings'. Did you mean designs"),
+    (_with(env=None), r"missing 'env'"),
+    (_with(env="MIKASA/TMazePasive-v0"), r"env: unknown environment ID 'MIKASA/TMazePasive-v0'. Did you mean"),
+    (_with(designs=[]), r"designs: must be a non-empty list of designs"),
+    (_with(design={"design": "vary_xi", "agent": "ppo-mlp", "lengths": [2]}),
+     r"designs\[0\].design: must be one of vary_k, vary_length, length_generalization, got 'vary_xi'"),
+    (_with(design={"design": "vary_length", "agent": "ppo-mlp"}), r"designs\[0\] \(vary_length\): missing 'lengths'"),
+    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "agents": ["ppo-lstm"], "lengths": [2]}),
+     r"exactly one of 'agent' \(a name\) or 'agents'"),
+    (_with(design={"design": "vary_length", "agent": "ppo-lsmt", "lengths": [2]}),
+     r"unknown agent 'ppo-lsmt'. Did you mean ppo-lstm"),
+    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 0]}),
+     r"designs\[0\] \(vary_length\).lengths\[1\]: must be an integer >= 1, got 0"),
+    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 2]}), r"lists a value twice"),
+    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2], "train_lengths": [2]}),
+     r"unknown key 'train_lengths'"),
+    (_with(design={"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2]}),
+     r"missing 'eval_lengths'"),
+    (_with(length_kwarg="corridor"), r"length_kwarg: 'corridor' is not a kwarg of MIKASA/TMazePassive-v0"),
+    (_with(env="POPGym/RepeatPreviousEasy-v0"), r"length_kwarg: POPGym/RepeatPreviousEasy-v0 has no known length"),
+    (_with(set=["env_kwargs.corridor_length=5"]), r"sets what the designs vary"),
+    (_with(set="ppo.num_envs=4"), r"set: must be a list of KEY=VALUE strings"),
+    (_with(steps=0), r"steps: must be an integer >= 1, got 0"),
+    (_with(seeds="x"), r"seeds: "),
+    (_with(obs_variant="rgb"), r"obs_variant: 'rgb' is not a variant of MIKASA/TMazePassive-v0"),
+])
+def test_bad_sweep_specs_give_one_clear_error(spec, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_spec(spec, "s.yaml")
+    assert str(info.value).startswith("sweep spec s.yaml: ") and "\n" not in str(info.value)
+
+
+def test_sweep_cells_and_their_errors():
+    spec = parse_spec({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
+        {"design": "vary_length", "agents": ["ppo-mlp", "ppo-lstm"], "lengths": [2, 3]},
+        {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [3, 5], "eval_lengths": [5, 9]},
+    ]}, "s.yaml")
+    cells = expand(spec)
+    assert [c.name for c in cells] == ["ppo-mlp.L2", "ppo-mlp.L3", "ppo-lstm.L2", "ppo-lstm.L3", "ppo-lstm.L5"]
+    assert [c.designs for c in cells] == [[0], [0], [0], [0, 1], [1]]  # one run folder for a cell of two designs
+    assert all(c.cfg["env_kwargs"]["corridor_length"] == c.length for c in cells)
+    bad = parse_spec({"env": TMAZE, "designs": [{"design": "vary_k", "agent": "ppo-lstm", "K": [2, 4]}]}, "s.yaml")
+    with pytest.raises(ConfigError, match=r"designs\[0\] \(vary_k\), agent ppo-lstm, K 2: .* cannot vary K"):
+        expand(bad)
+    bad = parse_spec({"env": TMAZE, "set": ["ppo.learning_rat=1"], "designs": GOOD["designs"]}, "s.yaml")
+    with pytest.raises(ConfigError, match=r"designs\[0\] \(vary_length\), agent ppo-mlp, length 2: .*learning_rat"):
+        expand(bad)
+
+
+# ------------------------------------------------------------------------------------------------------
+# the sweep command on a tiny budget
+# ------------------------------------------------------------------------------------------------------
+TINY = """
+name: tiny
+env: MIKASA/TMazePassive-v0
+seeds: 2
+steps: 256
+episodes: 10
+set: [eval.num_envs=10, ppo.num_envs=8, ppo.num_steps=16, ppo.num_minibatches=2, ppo.update_epochs=2,
+      ppo.hidden_size=16, ppo.learning_rate=0.003]
+designs:
+  - design: vary_length
+    agents: [ppo-mlp, ppo-lstm]
+    lengths: [2, 3]
+  - design: length_generalization
+    agent: ppo-lstm
+    train_lengths: [2, 3]
+    eval_lengths: [2, 3, 4]
+"""
+
+
+def test_sweep_command_writes_the_heatmap_and_the_results_table(tmp_path, capsys):
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(TINY)
+    dry = membench("sweep", str(spec), "--dry-run", "--out", str(tmp_path / "o"))
+    assert dry.returncode == 0, dry.stderr
+    assert "ppo-lstm.L3  b,c" in dry.stderr and "LTM-only" in dry.stderr and not (tmp_path / "o").exists()
+    out = membench("sweep", str(spec), "--out", str(tmp_path / "o"), "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    sweep = next((tmp_path / "o" / "sweeps" / "tiny").iterdir())
+    png = (sweep / "generalization.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and (sweep / "sweep.png").is_file() and (sweep / "aggregate.png").is_file()
+    table = (sweep / "sweep_results.md").read_text()
+    assert table.count("| ppo-mlp |") == 2 and table.count("| ppo-lstm |") == 2 + 6
+    assert "IQM [95% CI]" in table
+    res = json.loads((sweep / "sweep_results.json").read_text())
+    assert {(g["train_length"], g["eval_length"]) for g in res["generalization"]} == \
+        {(t, e) for t in (2, 3) for e in (2, 3, 4)}
+    for g in res["generalization"]:
+        assert g["xi"] == [g["eval_length"] + 1] * 2 and g["n_runs"] == 2
+        if g["train_length"] == g["eval_length"]:  # the checkpoint re-evaluated on its own length = results.json
+            cell = json.loads((sweep / "cells" / g["cell"] / "results.json").read_text())
+            assert g["per_run"] == cell["per_run"]
+    assert {c["name"] for c in res["cells"]} == {"ppo-mlp.L2", "ppo-mlp.L3", "ppo-lstm.L2", "ppo-lstm.L3"}
+    assert main(["report", str(sweep), "--aggregate", "--out", str(tmp_path / "r.png")]) == 0
+    rep = capsys.readouterr().out
+    assert "IQM [95% CI]" in rep and "ppo-lstm (partial)" in rep
+    assert (tmp_path / "r.aggregate.png").is_file()
+    # an interrupted sweep continues where it stopped
+    (sweep / "cells" / "ppo-mlp.L3" / "seed_1" / "eval.json").unlink()
+    (sweep / "generalization.png").unlink()
+    again = membench("sweep", "--resume", str(sweep), "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert (sweep / "cells" / "ppo-mlp.L3" / "seed_1" / "eval.json").is_file()
+    assert (sweep / "generalization.png").is_file()
+    assert main(["sweep", "--resume", str(sweep), "--steps", "5"]) == 2
+    assert "--steps cannot be combined with --resume" in capsys.readouterr().err
