@@ -169,12 +169,20 @@ def test_stratified_bootstrap_ci():
     assert e.lo <= e.value <= e.hi and e.lo < e.hi
     assert aggregate.estimate(scores, reps=500, seed=3) == e                 # deterministic with a seed
     assert aggregate.estimate(scores, reps=500, seed=4) != e
+    samples = aggregate.stratified_bootstrap(scores, aggregate.iqm, reps=500, seed=3)
+    assert samples.shape == (500,)
+    assert [e.lo, e.hi] == pytest.approx(np.percentile(samples, [2.5, 97.5]).tolist())  # the 95 % percentile interval
     # stratified: each resample keeps every task's run count, so the mean of a task of zeros (2 runs) and a
     # task of ones (3 runs) is always 3/5; resampling the pooled runs would spread it
     flat = aggregate.estimate([[0.0, 0.0], [1.0, 1.0, 1.0]], aggregate.mean, reps=300)
     assert (flat.lo, flat.value, flat.hi) == pytest.approx((0.6, 0.6, 0.6))
     wider = aggregate.estimate([[0.0, 0.0, 1.0, 1.0, 1.0]], aggregate.mean, reps=300)
     assert wider.hi - wider.lo > 0.3
+    # two runs 0 and 1: resampled means are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4, so the 95 % percentile
+    # interval is [0, 1] and the 50 % one [0.5, 0.5] (the 25th and 75th percentiles both fall on 0.5)
+    assert vars(aggregate.estimate([[0.0, 1.0]], aggregate.mean, reps=2000)) == {"value": 0.5, "lo": 0.0, "hi": 1.0}
+    narrow = aggregate.estimate([[0.0, 1.0]], aggregate.mean, reps=2000, confidence=0.4)
+    assert (narrow.lo, narrow.hi) == (0.5, 0.5)
 
 
 def test_performance_profile_values():
@@ -311,6 +319,7 @@ def test_sweep_command_writes_the_heatmap_and_the_results_table(tmp_path, capsys
         {(t, e) for t in (2, 3) for e in (2, 3, 4)}
     for g in res["generalization"]:
         assert g["xi"] == [g["eval_length"] + 1] * 2 and g["n_runs"] == 2
+        assert g["mean_length"] == g["eval_length"] + 1  # T-Maze episodes last T = L + 1: run on the eval length
         if g["train_length"] == g["eval_length"]:  # the checkpoint re-evaluated on its own length = results.json
             cell = json.loads((sweep / "cells" / g["cell"] / "results.json").read_text())
             assert g["per_run"] == cell["per_run"]

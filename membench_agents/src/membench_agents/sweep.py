@@ -346,8 +346,8 @@ def _format(head: list[str], rows: list[list[str]], markdown: bool = False) -> s
 # length generalisation: evaluate the trained runs on other lengths
 # ------------------------------------------------------------------------------------------------------
 def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, length: int) -> dict[str, Any]:
-    """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``; the
-    protocol's aggregate (mean ± SEM over runs)."""
+    """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``: the
+    protocol's aggregate (mean ± SEM over runs) and the mean episode length."""
     from membench_agents import runs
     from membench_agents.checkpoint import load_checkpoint
     from membench_agents.training import _check_payload
@@ -368,7 +368,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
                                                                      num_envs=cfg["eval"]["num_envs"])))
             finally:
                 trainer.close()
-    return runs.aggregate(per_seed)
+    return {**runs.aggregate(per_seed), "mean_length": float(np.mean([r["mean_length"] for r in per_seed]))}
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
                 p = cell_plan(spec["env"], {**c.cfg, "env_kwargs": {**c.cfg["env_kwargs"], kwarg: L}})
                 gen.append({"design": i, "cell": c.name, "agent": c.agent, "K": c.K,
                             "train_length": c.length, "eval_length": L, "xi": list(p.xi), "regime": p.regime,
-                            **{k: agg[k] for k in ("metric", "mean", "sem", "n_runs", "per_run")}})
+                            **{k: agg[k] for k in ("metric", "mean", "sem", "n_runs", "per_run", "mean_length")}})
     out = {"spec": spec, "length_kwarg": kwarg, "cells": rows, "generalization": gen}
     agg = aggregate.aggregate_runs([sweep_dir / "cells" / c.name for c in cells])
     out["aggregate"] = agg.to_dict()
