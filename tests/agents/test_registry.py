@@ -8,10 +8,11 @@ import sys
 import types
 
 import pytest
-from membench_agents import registry, trainers
 from membench_agents.errors import ConfigError
 from membench_agents.registry import AgentInfo, Algorithm
 from membench_agents.schema import RunConfig
+
+from membench_agents import registry, trainers
 
 TMAZE = "MIKASA/TMazePassive-v0"
 
