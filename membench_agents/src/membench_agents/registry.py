@@ -1,23 +1,68 @@
-"""The agent registry: every agent name ``membench`` accepts, and what kind of trainer it is.
+"""The agent registry: every agent name ``membench`` accepts, and the algorithm that trains it.
 
-``kind`` names the trainer and, in a run config, the one hyperparameter section the agent reads
-(``ppo:`` for membench PPO, ``sb3:`` for the stable-baselines3 references).
+An agent's ``kind`` names its algorithm and, in a run config, the one hyperparameter section the agent reads
+(``ppo:`` for membench PPO, ``sb3:`` for the stable-baselines3 references). A membench algorithm plugs in by
+one row of :data:`ALGORITHMS`:
+
+- ``config``: ``"module:Class"`` of its hyperparameter dataclass. The run sets the fields ``seed``,
+  ``total_steps`` and ``device`` (and ``core``, from the agent name, when the class has that field); every other
+  field is a key of the config section, typed from the dataclass's annotations. ``validate()`` (if defined)
+  raises ``ValueError`` for out-of-range values.
+- ``trainer``: ``"module:Class"`` implementing :class:`membench_agents.trainers.Trainer`, built as
+  ``Trainer(cfg, seed)`` from the run's plain config dict.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 from membench_agents.errors import ConfigError, close_matches
 
 
 @dataclass(frozen=True)
+class Algorithm:
+    kind: str
+    """the config section of its hyperparameters (``ppo``)"""
+    config: str
+    """``"module:Class"`` of the hyperparameter dataclass"""
+    trainer: str
+    """``"module:Class"`` of the Trainer"""
+    description: str
+    """one line for the docs and error messages"""
+
+    def config_class(self) -> type:
+        return load(self.config)
+
+    def trainer_class(self) -> type:
+        return load(self.trainer)
+
+
+def load(path: str):
+    """The object named by ``"module:attribute"`` (imported on demand: registering imports no torch)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: The membench algorithms by kind. The stable-baselines3 references (kind ``sb3``) are not listed: their
+#: section is typed from the SB3 constructors (:mod:`membench_agents.schema`) and their trainer is
+#: :class:`membench_agents.sb3.SB3Trainer`.
+ALGORITHMS: dict[str, Algorithm] = {
+    a.kind: a
+    for a in (
+        Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.trainers:PPOTrainer",
+                  "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
+    )
+}
+
+
+@dataclass(frozen=True)
 class AgentInfo:
     name: str
     kind: str
-    """"ppo" (membench PPO) or "sb3" (stable-baselines3); also the config section of its hyperparameters"""
+    """a key of :data:`ALGORITHMS` (``"ppo"``) or ``"sb3"``; also the config section of its hyperparameters"""
     core: str | None = None
-    """the membench memory core (kind "ppo")"""
+    """the membench memory core (algorithms whose config has a ``core`` field)"""
     sb3_algo: str | None = None
     """"PPO" or "RecurrentPPO" (kind "sb3")"""
     description: str = ""
@@ -39,6 +84,12 @@ AGENTS: dict[str, AgentInfo] = {
         ),
     )
 }
+
+
+for _a in AGENTS.values():  # a registry mistake fails at import, not in the middle of a run
+    if _a.kind != "sb3" and _a.kind not in ALGORITHMS:
+        raise RuntimeError(f"agent {_a.name!r} has kind {_a.kind!r}, which is not in ALGORITHMS")
+del _a
 
 
 def check_agent(name: object) -> AgentInfo:

@@ -138,9 +138,16 @@ def _make_callback(tracker: EpisodeTracker):
 class SB3Trainer:
     """One SB3 training run (one seed), stepped one iteration (rollout + update) at a time."""
 
-    def __init__(self, cfg: dict[str, Any], seed: int, device: str = "cpu"):
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space: gym.Space, action_space: gym.Space) -> None:
+        """Pre-flight: one clear ConfigError when SB3 cannot handle the spaces (before a run folder exists)."""
+        check_spaces(cfg["agent"], obs_space, action_space)
+
+    def __init__(self, cfg: dict[str, Any], seed: int, device: str | None = None):
+        """``device``: default the config's ``device``."""
         from stable_baselines3.common.vec_env import DummyVecEnv
 
+        device = cfg["device"] if device is None else device
         self.cfg = cfg
         self.agent = cfg["agent"]
         self.seed = seed

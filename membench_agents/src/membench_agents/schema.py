@@ -1,10 +1,10 @@
 """The typed run configuration: every key a config may hold, its type and its allowed values.
 
 A run config is a :class:`RunConfig`. Its sections are :class:`EvalConfig`, :class:`CheckpointConfig` and the
-hyperparameter section of the agent's kind (see :mod:`membench_agents.registry`): ``ppo`` for membench PPO (the
-fields of :class:`membench_agents.algos.ppo.PPOConfig`, read from the dataclass at run time, less the four the
-run sets: ``core``, ``seed``, ``total_steps``, ``device``) or ``sb3`` for the stable-baselines3 agents
-(:class:`SB3Config`).
+hyperparameter section of the agent's kind (see :mod:`membench_agents.registry`): for a membench algorithm
+(``ppo``, ...) the fields of its config dataclass (``registry.ALGORITHMS``; for PPO
+:class:`membench_agents.algos.ppo.PPOConfig`), read from the dataclass at run time, less those the run sets
+(``core``, ``seed``, ``total_steps``, ``device``); ``sb3`` for the stable-baselines3 agents (:class:`SB3Config`).
 
 :meth:`RunConfig.from_dict` loads a plain mapping strictly; each problem is one :class:`ConfigError` that
 names the key:
@@ -17,8 +17,8 @@ names the key:
   :meth:`PPOConfig.validate` rejects, ...;
 * a section the agent does not read (``ppo.*`` keys for an sb3 agent, ``sb3.*`` keys for a PPO agent).
 
-:meth:`RunConfig.to_dict` gives the plain dict the trainers read and ``config.yaml`` records, with every PPO
-hyperparameter spelled out.
+:meth:`RunConfig.to_dict` gives the plain dict the trainers read and ``config.yaml`` records, with every
+hyperparameter of the agent's algorithm spelled out.
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get
 
 from membench_agents.env_info import check_env_id, obs_variants
 from membench_agents.errors import ConfigError, close_matches
-from membench_agents.registry import AGENTS, AgentInfo, check_agent
+from membench_agents.registry import AGENTS, ALGORITHMS, AgentInfo, check_agent
 
 if TYPE_CHECKING:
     from membench_agents.algos.ppo import PPOConfig
 
-#: PPOConfig fields that come from the run, not from the ``ppo:`` section.
-PPO_SET_BY_RUN = ("core", "seed", "total_steps", "device")
+#: Fields of an algorithm's config dataclass that come from the run, not from its config section.
+SET_BY_RUN = ("core", "seed", "total_steps", "device")
+PPO_SET_BY_RUN = SET_BY_RUN  # the name before other algorithms existed
 #: stable-baselines3 constructor arguments membench sets itself (they may not appear in the ``sb3:`` section).
 SB3_SET_BY_RUN = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
 #: Seeds seed numpy and gymnasium, which take 0 <= seed < 2**32.
@@ -57,9 +58,14 @@ KEYS_DOC: dict[str, str] = {
     "description": "free text",
     "eval": "evaluation protocol: episodes, seed_start, deterministic, num_envs, every_steps",
     "checkpoint": "checkpointing: every_iterations, every_seconds",
-    "ppo": "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)",
+    **{kind: algo.description for kind, algo in ALGORITHMS.items()},
     "sb3": "stable-baselines3 settings: n_envs, policy, policy_kwargs and constructor keyword arguments",
 }
+
+
+def sections() -> tuple[str, ...]:
+    """The hyperparameter sections: one per membench algorithm (``registry.ALGORITHMS``), and sb3."""
+    return (*ALGORITHMS, "sb3")
 _HOW_TO_SET = {"env": "--env ID", "agent": "--agent NAME", "total_steps": "--steps N (make bench ... STEPS=N)",
                "seeds": "--seeds 3"}
 
@@ -336,11 +342,15 @@ def _sb3_parameters(info: AgentInfo) -> dict[str, Any] | None:
     return {k: p.default for k, p in params.items() if k not in ("self", "policy", *SB3_SET_BY_RUN)}
 
 
+def algo_fields(kind: str) -> dict[str, dataclasses.Field]:
+    """The keys of an algorithm's section: the fields of its config dataclass, less those the run sets."""
+    cls = ALGORITHMS[kind].config_class()
+    return {f.name: f for f in dataclasses.fields(cls) if f.name not in SET_BY_RUN}
+
+
 def ppo_fields() -> dict[str, dataclasses.Field]:
     """The ``ppo:`` keys: the fields of PPOConfig, less those the run sets."""
-    from membench_agents.algos.ppo import PPOConfig
-
-    return {f.name: f for f in dataclasses.fields(PPOConfig) if f.name not in PPO_SET_BY_RUN}
+    return algo_fields("ppo")
 
 
 def _field_default(f: dataclasses.Field) -> Any:
@@ -351,37 +361,44 @@ def _field_default(f: dataclasses.Field) -> Any:
     return dataclasses.MISSING
 
 
-def _ppo_values(data: Any, source: str) -> dict[str, Any]:
-    """The typed ``ppo:`` section: keys checked against PPOConfig's fields, values against their types."""
-    from membench_agents.algos.ppo import PPOConfig
-
-    data = _mapping(data, "ppo", source)
-    fields = ppo_fields()
-    hints = get_type_hints(PPOConfig)
+def _algo_values(kind: str, data: Any, source: str) -> dict[str, Any]:
+    """The typed section of an algorithm: keys checked against its config's fields, values against their types."""
+    data = _mapping(data, kind, source)
+    fields = algo_fields(kind)
+    hints = get_type_hints(ALGORITHMS[kind].config_class())
     out = {}
     for k, v in data.items():
-        if k in PPO_SET_BY_RUN:
+        if k in SET_BY_RUN:
             raise ConfigError(
-                f"{source}: 'ppo.{k}' is set by the run (core: the agent name; seed: seeds; total_steps; device); "
+                f"{source}: '{kind}.{k}' is set by the run (core: the agent name; seed: seeds; total_steps; device); "
                 "remove it"
             )
         if k not in fields:
-            raise _unknown(k, sorted(fields), "ppo.", source)
-        out[k] = _typed(v, hints[k], f"ppo.{k}", source, _field_default(fields[k]))
+            raise _unknown(k, sorted(fields), f"{kind}.", source)
+        out[k] = _typed(v, hints[k], f"{kind}.{k}", source, _field_default(fields[k]))
     return out
 
 
-def _build_ppo(values: dict[str, Any], info: AgentInfo, *, total_steps: int, device: str, seed: int,
-               source: str) -> PPOConfig:
-    from membench_agents.algos.ppo import PPOConfig
+def _run_fields(cls: type, info: AgentInfo, *, seed: int, total_steps: int, device: str) -> dict[str, Any]:
+    """The values of ``cls``'s fields that the run sets (``core`` only where the class has that field)."""
+    out = {"seed": seed, "total_steps": total_steps, "device": device}
+    if "core" in {f.name for f in dataclasses.fields(cls)}:
+        out["core"] = info.core
+    return out
 
+
+def _build_algo(values: dict[str, Any], info: AgentInfo, *, total_steps: int, device: str, seed: int,
+                source: str) -> Any:
+    cls = ALGORITHMS[info.kind].config_class()
+    kind, name = info.kind, cls.__name__
     try:
-        pc = PPOConfig(**values, core=info.core, seed=seed, total_steps=total_steps, device=device)
-        pc.validate()
-    except ValueError as e:  # PPOConfig's own range checks
-        msg = str(e).replace("PPOConfig.", "ppo.")
-        raise ConfigError(f"{source}: {msg if msg.startswith('ppo.') else 'ppo: ' + msg}") from None
-    return pc
+        config = cls(**values, **_run_fields(cls, info, seed=seed, total_steps=total_steps, device=device))
+        if hasattr(config, "validate"):
+            config.validate()
+    except ValueError as e:  # the config's own range checks
+        msg = str(e).replace(f"{name}.", f"{kind}.")
+        raise ConfigError(f"{source}: {msg if msg.startswith(kind + '.') else kind + ': ' + msg}") from None
+    return config
 
 
 _REQUIRED = ("env", "agent", "total_steps")
@@ -394,7 +411,7 @@ def check_layer(data: Any, info: AgentInfo, source: str) -> dict[str, Any]:
     one ``--set``), so that an error names the file that holds the bad key. Returns the typed values.
     Required values and ranges are checked on the whole config (:meth:`RunConfig.from_dict`)."""
     data = _mapping(data, "config", source)
-    names = [f.name for f in dataclasses.fields(RunConfig)]
+    names = [*(f.name for f in dataclasses.fields(RunConfig) if f.name != "algo"), *sections()]
     out: dict[str, Any] = {}
     for k, v in data.items():
         if k not in names:
@@ -411,7 +428,7 @@ def check_layer(data: Any, info: AgentInfo, source: str) -> dict[str, Any]:
         elif k in ("eval", "checkpoint"):
             out[k] = _section_values(EvalConfig if k == "eval" else CheckpointConfig, v, k, source)
         elif k == info.kind:
-            out[k] = _ppo_values(v, source) if k == "ppo" else _sb3_values(v, info, source)
+            out[k] = _sb3_values(v, info, source) if k == "sb3" else _algo_values(k, v, source)
         elif _mapping(v, k, source):
             raise ConfigError(f"{source}: {_wrong_section(k, info, next(iter(v)))}")
     return out
@@ -427,8 +444,9 @@ _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 class RunConfig:
     """One reproducible cell: environment, agent, budget, seeds, protocol and the agent's hyperparameters.
 
-    ``ppo`` is set for the membench PPO agents (its ``core``, ``seed``, ``total_steps`` and ``device`` follow
-    the run: :meth:`ppo_config` gives the PPOConfig of one seed), ``sb3`` for the stable-baselines3 agents.
+    ``algo`` is the agent's hyperparameter section, written under its kind in a config file (``ppo:``, ``sb3:``,
+    ...): the config dataclass of a membench algorithm (its ``core``, ``seed``, ``total_steps`` and ``device``
+    follow the run: :meth:`algo_config` gives the config of one seed) or :class:`SB3Config`.
     """
 
     env: str
@@ -441,8 +459,7 @@ class RunConfig:
     description: str = ""
     eval: EvalConfig = field(default_factory=EvalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
-    ppo: PPOConfig | None = None
-    sb3: SB3Config | None = None
+    algo: Any = None
 
     def __post_init__(self) -> None:
         info = check_agent(self.agent)
@@ -463,28 +480,40 @@ class RunConfig:
             raise ConfigError("set the observation variant with `obs_variant:`, not inside env_kwargs")
         if not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"device must be cpu, cuda, cuda:N or auto, got {self.device!r}")
-        for kind in ("ppo", "sb3"):
-            if getattr(self, kind) is not None and info.kind != kind:
-                raise ConfigError(_wrong_section(kind, info))
-        if info.kind == "sb3" and self.sb3 is None:
-            object.__setattr__(self, "sb3", SB3Config())
-        if info.kind == "ppo":
-            from membench_agents.algos.ppo import PPOConfig
-
-            pc = self.ppo if self.ppo is not None else PPOConfig()
-            pc = dataclasses.replace(pc, core=info.core, seed=self.seeds[0], total_steps=self.total_steps,
-                                     device=self.device)
-            object.__setattr__(self, "ppo", pc)
+        cls = SB3Config if info.kind == "sb3" else ALGORITHMS[info.kind].config_class()
+        algo = self.algo if self.algo is not None else cls()
+        if not isinstance(algo, cls):
+            raise ConfigError(f"agent {info.name!r} reads a {cls.__name__} section, got {type(algo).__name__}")
+        if info.kind != "sb3":
+            algo = dataclasses.replace(algo, **_run_fields(cls, info, seed=self.seeds[0], total_steps=self.total_steps,
+                                                           device=self.device))
+        object.__setattr__(self, "algo", algo)
 
     @property
     def agent_info(self) -> AgentInfo:
         return AGENTS[self.agent]
 
+    @property
+    def ppo(self) -> PPOConfig | None:
+        """The PPO section (membench PPO agents), else None."""
+        return self.algo if self.agent_info.kind == "ppo" else None
+
+    @property
+    def sb3(self) -> SB3Config | None:
+        """The stable-baselines3 section (sb3 agents), else None."""
+        return self.algo if self.agent_info.kind == "sb3" else None
+
+    def algo_config(self, seed: int) -> Any:
+        """The algorithm's config for training seed ``seed`` (membench algorithms; not the sb3 agents)."""
+        if self.agent_info.kind == "sb3":
+            raise ConfigError(f"agent {self.agent!r} is a stable-baselines3 agent: it has no membench algorithm config")
+        return dataclasses.replace(self.algo, seed=seed)
+
     def ppo_config(self, seed: int) -> PPOConfig:
         """The PPOConfig of the run with training seed ``seed`` (membench PPO agents only)."""
         if self.ppo is None:
             raise ConfigError(f"agent {self.agent!r} is not a membench PPO agent")
-        return dataclasses.replace(self.ppo, seed=seed)
+        return self.algo_config(seed)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "config") -> RunConfig:
@@ -508,19 +537,19 @@ class RunConfig:
         seeds = values.get("seeds", cls.seeds)
         if values["total_steps"] < 1:  # before PPOConfig sees it, so the error names the top-level key
             raise ConfigError(f"{source}: total_steps must be a positive integer, got {values['total_steps']!r}")
-        if info.kind == "ppo":
-            values["ppo"] = _build_ppo(values.get("ppo", {}), info, total_steps=values["total_steps"],
-                                       device=values.get("device", cls.device), seed=seeds[0], source=source)
+        section = values.pop(info.kind, {})
+        if info.kind == "sb3":
+            values["algo"] = _build(SB3Config, section, source)
         else:
-            values["sb3"] = _build(SB3Config, values.get("sb3", {}), source)
-        values.pop("ppo" if info.kind != "ppo" else "sb3", None)
+            values["algo"] = _build_algo(section, info, total_steps=values["total_steps"],
+                                         device=values.get("device", cls.device), seed=seeds[0], source=source)
         return _build(cls, values, source)
 
     def to_dict(self) -> dict[str, Any]:
-        """The plain dict the trainers read (``cfg["env"]``, ``cfg["ppo"]``, ...) and ``config.yaml`` records."""
-        ppo = {}
-        if self.ppo is not None:
-            ppo = {k: _plain(getattr(self.ppo, k)) for k in ppo_fields()}
+        """The plain dict the trainers read (``cfg["env"]``, ``cfg["ppo"]``, ...) and ``config.yaml`` records: the
+        agent's own hyperparameter section (under its kind), every key spelled out."""
+        kind = self.agent_info.kind
+        own = self.algo.to_dict() if kind == "sb3" else {k: _plain(getattr(self.algo, k)) for k in algo_fields(kind)}
         return {
             "env": self.env,
             "agent": self.agent,
@@ -532,14 +561,13 @@ class RunConfig:
             "description": self.description,
             "eval": dataclasses.asdict(self.eval),
             "checkpoint": dataclasses.asdict(self.checkpoint),
-            "ppo": ppo,
-            "sb3": self.sb3.to_dict() if self.sb3 is not None else {},
+            kind: own,
         }
 
 
 def _wrong_section(kind: str, info: AgentInfo, key: str | None = None) -> str:
     what = f"'{kind}.{key}'" if key else f"a '{kind}' section"
-    reads = {"ppo": "membench PPO hyperparameters", "sb3": "stable-baselines3 settings"}[info.kind]
+    reads = "stable-baselines3 settings" if info.kind == "sb3" else ALGORITHMS[info.kind].description
     return (
         f"{what} is given, but agent {info.name!r} reads only the '{info.kind}' section ({reads}); "
         f"remove the '{kind}' settings or use '{info.kind}.<key>'"
@@ -551,5 +579,5 @@ def builtin_defaults() -> dict[str, Any]:
     out: dict[str, Any] = {"env": None, "agent": None, "obs_variant": "partial", "env_kwargs": {},
                            "total_steps": None, "seeds": [0, 1, 2], "device": "cpu", "description": "",
                            "eval": dataclasses.asdict(EvalConfig()),
-                           "checkpoint": dataclasses.asdict(CheckpointConfig()), "ppo": {}, "sb3": {}}
+                           "checkpoint": dataclasses.asdict(CheckpointConfig()), **{k: {} for k in sections()}}
     return out

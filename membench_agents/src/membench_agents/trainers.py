@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from membench_agents.config import AGENTS, ConfigError, make_kwargs
+from membench_agents.registry import ALGORITHMS
 
 
 @runtime_checkable
@@ -71,9 +72,16 @@ def _ppo_modules():
     return PPO, PPOConfig, make_vector_env
 
 
+def algo_config(cfg: dict[str, Any], seed: int):
+    """The config dataclass of the agent's algorithm (``PPOConfig``, ...) for training seed ``seed``, loaded
+    strictly by the typed schema (unknown or wrong keys: one clear error)."""
+    from membench_agents.schema import RunConfig
+
+    return RunConfig.from_dict(cfg).algo_config(seed)
+
+
 def ppo_config(cfg: dict[str, Any], seed: int):
-    """The membench ``PPOConfig`` of a run config, loaded strictly by the typed schema (unknown or wrong keys: one
-    clear error)."""
+    """The membench ``PPOConfig`` of a run config (see :func:`algo_config`)."""
     from membench_agents.schema import RunConfig
 
     return RunConfig.from_dict(cfg).ppo_config(seed)
@@ -96,6 +104,19 @@ class PPOTrainer:
         except ValueError as e:
             self.envs.close()
             raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
+
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
+        """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
+        agent = cfg["agent"]
+        check_ppo_spaces(agent, obs_space, action_space)
+        pc = ppo_config(cfg, cfg["seeds"][0])
+        try:
+            from membench_agents.policy import ActorCritic
+
+            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size)
+        except ValueError as e:
+            raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
 
     @property
     def global_step(self) -> int:
@@ -137,13 +158,19 @@ class PPOTrainer:
         self.envs.close()
 
 
-def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
-    """The trainer of the config's agent (membench PPO or an SB3 reference agent)."""
-    if AGENTS[cfg["agent"]].kind == "sb3":
+def trainer_class(agent: str) -> type:
+    """The Trainer class of an agent: its algorithm's (``registry.ALGORITHMS``), or the SB3 reference trainer."""
+    kind = AGENTS[agent].kind
+    if kind == "sb3":
         from membench_agents.sb3 import SB3Trainer
 
-        return SB3Trainer(cfg, seed, device=cfg["device"])
-    return PPOTrainer(cfg, seed)
+        return SB3Trainer
+    return ALGORITHMS[kind].trainer_class()
+
+
+def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
+    """The trainer of the config's agent, for training seed ``seed``."""
+    return trainer_class(cfg["agent"])(cfg, seed)
 
 
 def preflight(cfg: dict[str, Any]) -> None:
@@ -159,19 +186,9 @@ def preflight(cfg: dict[str, Any]) -> None:
         obs_space, act_space = env.observation_space, env.action_space
     finally:
         env.close()
-    if AGENTS[agent].kind == "sb3":
-        from membench_agents.sb3 import check_spaces
-
-        check_spaces(agent, obs_space, act_space)
-        return
-    check_ppo_spaces(agent, obs_space, act_space)
-    pc = ppo_config(cfg, cfg["seeds"][0])
-    try:
-        from membench_agents.policy import ActorCritic
-
-        ActorCritic(obs_space, act_space, pc.core, pc.hidden_size)
-    except ValueError as e:
-        raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
+    check = getattr(trainer_class(agent), "check", None)  # optional: a Trainer's own pre-flight check
+    if check is not None:
+        check(cfg, obs_space, act_space)
 
 
 def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
@@ -195,4 +212,5 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
         )
 
 
-__all__ = ["PPOTrainer", "Trainer", "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config", "preflight"]
+__all__ = ["PPOTrainer", "Trainer", "algo_config", "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config",
+           "preflight", "trainer_class"]

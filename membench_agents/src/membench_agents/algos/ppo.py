@@ -21,7 +21,8 @@ What it does beyond CleanRL:
   discounted return, as in gymnasium's ``NormalizeReward``).
 * Torch environments (ManiSkill's GPU simulation) keep their tensors on their device; numpy environments
   are converted once per step.
-* :meth:`PPO.state_dict` holds everything needed to resume exactly (RNGs, rollout position, env).
+* :meth:`PPO.state_dict` holds everything needed to resume exactly (RNGs, rollout position) except the
+  environments, whose state the run layer saves as plain data (:mod:`membench_agents.envstate`).
 
 Speed: with ``PPOConfig.fast_cpu`` ("auto", the default) Discrete policies on the CPU with a built-in core
 train through :mod:`membench_agents.algos.ppo_fast_cpu` instead of :meth:`PPO._rollout` and
