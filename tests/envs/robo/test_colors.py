@@ -255,3 +255,18 @@ def test_solvability_sweep(robo_env, env_id):
     print(f"{env_id}: scripted oracle policy {rate:.2f}")
     # measured (30 episodes, CPU): 1.00 everywhere except ChainOfColors7, 0.67 (7 ordered touches in 80 steps)
     assert rate >= (0.5 if env_id.endswith("ChainOfColors7-v0") else 0.9), rate
+
+
+def test_rgb_array_render_overlay_and_record_episode(robo_env, tmp_path):
+    env = robo_env("MIKASA/ChainOfColors3-v0", obs_variant="full", render_mode="rgb_array", render_overlay=True)
+    _, info = env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8
+    from membench_envs.robo.remember_color import COLORS
+
+    lines = env.unwrapped.overlay_lines(0)
+    assert " > ".join(COLORS[k][0] for k in info["oracle"]) in lines[1]  # the chain, in order
+    from membench_envs.robo import record_episode
+
+    path = record_episode("MIKASA/SeqOfColors3-v0", tmp_path / "seq.mp4", max_steps=2, obs_variant="full")
+    assert path.stat().st_size > 0

@@ -18,6 +18,9 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   ``TimeLimit`` is involved and ``gym.make``'s own ``max_episode_steps`` argument is not the way to change T) and,
   by default, terminate on success (ManiSkill's convention; ``terminate_on_success=False`` gives the paper
   baselines' fixed-length episodes). ``info["success_once"]`` latches success within an episode.
+- **Success rules.** By default a task decides success with the public MIKASA-Robo code's rule (what the published
+  results were measured with); ``strict_success=True`` applies the paper's wording where the two differ (e.g. a
+  touch held for 0.1 s: :meth:`held_steps` counts consecutive steps). Each task's docstring gives both thresholds.
 - **Observations** (``obs_variant``; every value batched, leading dim ``num_envs``; stable keys):
 
   ========== ===================================================================================================
