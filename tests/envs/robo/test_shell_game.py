@@ -264,7 +264,7 @@ def test_bad_parameters_are_clear_errors():
         ShellGameTouchEnv(time_offset=0)
     with pytest.raises(ValueError, match="goal_offset"):
         ShellGamePushEnv(goal_offset=(0.1, 0.0))
-    with pytest.raises(ValueError, match="partial, oracle, full"):
+    with pytest.raises(ValueError, match="'partial', 'oracle', 'full'"):
         _make("Touch", obs_variant="nope")
 
 

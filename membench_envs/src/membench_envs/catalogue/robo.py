@@ -1,11 +1,29 @@
-"""Catalogue entries of MIKASA-Robo (the ``[robo]`` extra, ManiSkill3). Plain data: nothing here imports ManiSkill.
+"""MIKASA-Robo (the ``[robo]`` extra, ManiSkill3): the ONE table of every robot task. Plain data: no ManiSkill import.
 
-Every entry's gymnasium entry point is ``membench_envs.robo.entry:make_robo_env`` with the task class in
-``kwargs["robo_env"]``; ``gym.make_vec`` goes through ``make_robo_vec`` (GPU-batched or AsyncVectorEnv of CPU envs).
-Add a family with one ``_robo(...)`` call per ID (and its ``PHASES`` / ``PARAMETERS``).
+Every ID is one :class:`Preset` row of :data:`PRESETS`: a :class:`Family` (its task class, kwargs, memory types,
+oracle keys and timing rule) plus the preset's knob values (``colors=9``, ``sequence_length=5``, ...). Everything
+else is derived from that row:
+
+- the catalogue entry (:class:`~membench_envs.catalogue.TaskSpec`: T, Ξ and its note, kwargs, description);
+- the phase table (:data:`PHASES`) and default parameters (:data:`PARAMETERS`) read by ``membench_envs.robo.task_info``;
+- the task class's own timing: the family classes call :func:`timing` (same function, same numbers);
+- the ManiSkill registrations ``membench-<Name>-v0`` (``membench_envs.robo.registration``), with T from :func:`timing`.
+
+``gym.make("MIKASA/<Name>-v0")`` builds the family class with the preset's knobs as registered kwargs (a kwarg given
+to ``gym.make`` overrides them). Add an ID with one :class:`Preset` row; add a family with one :class:`Family`.
+
+**Correlation horizons** follow the memory paper's convention ξ = t_r − t_e − Δt + 1 (``membench_envs.memory``):
+an event is a cue shown on observations t_e … t_e + Δt − 1, and a recall is the step t_r = t + 1 whose action a_t
+(taken on observation t) needs the cue, for every t from the decision phase's first observation to T − 1. So a
+Remember* cue at t = 0–4 (Δt = 5) and choices from t = 10 give ξ ∈ [11 − 0 − 5 + 1, 60 − 0 − 5 + 1] = [7, 56].
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from membench_envs.catalogue import TaskSpec
 from membench_envs.envs._params import Param
@@ -34,170 +52,395 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("control_mode", "choice", "pd_joint_delta_pos", choices=("pd_joint_delta_pos", "pd_ee_delta_pose")),
     Param("reward_mode", "choice", None, none_ok=True, choices=("sparse", "dense", "normalized_dense", "none")),
     Param("robot_uids", "choice", "panda_wristcam", choices=("panda_wristcam", "panda")),
+    Param("strict_success", "bool", False,
+          doc="the paper's success wording instead of the public code's rule (see the task's notes)"),
 )
+
+#: Seconds a touch must last under ``strict_success=True`` (the paper: "contact ... for at least 0.1 seconds").
+STRICT_HOLD_SECONDS = 0.1
+#: ShellGamePick under ``strict_success=True``: the mug's open end at least this high above the table (the paper:
+#: "elevating the correct mug above 0.1m").
+STRICT_LIFT = 0.1
+#: ShellGamePush under ``strict_success=True``: the mug moved forward (+x) by at least this much (the paper: "moving
+#: forward the correct mug to the target zone", whose centre is 0.1 m ahead).
+STRICT_PUSH = 0.1
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# timing: phases, T and the cue / decision windows -> correlation horizons
+# ----------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Timing:
+    """The phase table of one task at given knobs, and what Ξ is derived from."""
+
+    phases: tuple[tuple[str, int], ...]
+    """((phase, first observation index), ...), starting at 0."""
+    T: int
+    """Default episode length (truncation)."""
+    cues: tuple[tuple[int, int], ...]
+    """The memory events: (t_e, Δt) = shown on observations t_e … t_e + Δt − 1."""
+    decision: int
+    """First observation whose action needs the cues (the decision phase's first step)."""
+
+    def xi(self, T: int | None = None) -> tuple[int, int]:
+        """(min ξ, max ξ) with ξ = t_r − t_e − Δt + 1, t_r = t + 1 for every t in [decision, T − 1]."""
+        T = self.T if T is None else T
+        first, last = self.decision + 1, T
+        lows = [first - t_e - dt + 1 for t_e, dt in self.cues]
+        highs = [last - t_e - dt + 1 for t_e, dt in self.cues]
+        return max(1, min(lows)), max(1, max(highs))
+
+    def xi_note(self) -> str:
+        lo, hi = self.xi()
+        cues = ", ".join(f"t={t_e}..{t_e + dt - 1}" for t_e, dt in self.cues)
+        late = max(self.cues)
+        early = min(self.cues)
+        return (
+            f"cue(s) on observations {cues}; the actions on observations t={self.decision}..{self.T - 1} need them "
+            f"(t_r = t+1 = {self.decision + 1}..{self.T}); xi = t_r - t_e - dt + 1 ranges from "
+            f"{self.decision + 1}-{late[0]}-{late[1]}+1={lo} to {self.T}-{early[0]}-{early[1]}+1={hi}"
+        )
+
+
+def remember_timing(time_offset: int, delta_time: int, choice_steps: int = 50, min_T: int = 60) -> Timing:
+    """Remember*: cue on [0, time_offset), empty table for delta_time steps, then the choice (T keeps its 50 steps:
+    60 at the paper's timing, 1000 for the paper's long variant time_offset=50, delta_time=900)."""
+    choice = time_offset + delta_time
+    return Timing((("cue", 0), ("delay", time_offset), ("choice", choice)), max(min_T, choice + choice_steps),
+                  ((0, time_offset),), choice)
+
+
+def shell_game_timing(time_offset: int, T: int = 90) -> Timing:
+    """ShellGame: ball visible on [0, time_offset), the mugs land at time_offset, the robot acts after."""
+    return Timing((("observation", 0), ("occlusion", time_offset), ("action", time_offset + 1)), T,
+                  ((0, time_offset),), time_offset)
+
+
+def colors_timing(sequence_length: int, step_duration: int, delta_time: int, sequential: bool,
+                  min_T: int = 120, min_selection: int = 80) -> Timing:
+    """Bunch/Seq/ChainOfColors: the cue (all N cubes at once for ``step_duration`` steps, or one cube after the other,
+    ``step_duration`` steps each), an empty table for ``delta_time`` steps, then the selection. T = 120, or longer
+    when the cue and the delay leave fewer than 80 selection steps (SeqOfColors7's window at the paper's timing)."""
+    n = sequence_length
+    if sequential:
+        cues = tuple((i * step_duration, step_duration) for i in range(n))
+        phases = tuple((f"cue_{i}", i * step_duration) for i in range(n))
+        cue_end = n * step_duration
+    else:
+        cues = ((0, step_duration),)
+        phases = (("cue", 0),)
+        cue_end = step_duration
+    selection = cue_end + delta_time
+    return Timing(phases + (("delay", cue_end), ("selection", selection)), max(min_T, selection + min_selection),
+                  cues, selection)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# families and presets
+# ----------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Family:
+    """What every ID of one task class shares."""
+
+    name: str
+    cls_path: str
+    memory_types: tuple[str, ...]
+    oracle_keys: tuple[str, ...]
+    params: tuple[Param, ...]
+    """The family's own kwargs (App. M knobs); their ``default`` is the family default."""
+    timing: Callable[[Mapping[str, Any]], Timing]
+    """Knob values -> :class:`Timing` (the task class calls the same function)."""
+    describe: Callable[[Mapping[str, Any]], str]
+    notes: str = ""
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params if p.default is not None}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One ID: ``MIKASA/<name>-v0`` (and ManiSkill's ``membench-<name>-v0``) = ``family`` at ``knobs``."""
+
+    name: str
+    family: Family
+    knobs: Mapping[str, Any] = field(default_factory=dict)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "knobs", MappingProxyType(dict(self.knobs)))
+        unknown = set(self.knobs) - {p.name for p in self.family.params}
+        if unknown:
+            raise ValueError(f"{self.name}: knobs {sorted(unknown)} are not kwargs of {self.family.name}")
+
+    @property
+    def id(self) -> str:
+        return f"MIKASA/{self.name}-v0"
+
+    @property
+    def maniskill_id(self) -> str:
+        return f"membench-{self.name}-v0"
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """Every knob at this preset: the family defaults overridden by the preset's knobs (sequences as lists)."""
+        merged = {**self.family.defaults, **self.knobs}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()}
+
+    @property
+    def timing(self) -> Timing:
+        return self.family.timing(self.parameters)
+
+
+def _num(name: str, default: float, doc: str = "", low_open: bool = True) -> Param:
+    return Param(name, "float", default, low=0.0, low_open=low_open, none_ok=True, doc=doc)
+
+
+# --- Remember* (App. K.2-K.4) -----------------------------------------------------------------------------------------
 _REMEMBER_PARAMS: tuple[Param, ...] = (
-    Param("time_offset", "int", None, low=1, none_ok=True, doc="steps the cue is shown"),
-    Param("delta_time", "int", None, low=0, none_ok=True, doc="steps of empty table after the cue"),
-    Param("goal_thresh", "float", None, low=0.0, low_open=True, none_ok=True, doc="touch distance (m)"),
+    Param("time_offset", "int", 5, low=1, none_ok=True, doc="steps the cue is shown"),
+    Param("delta_time", "int", 5, low=0, none_ok=True, doc="steps of empty table after the cue"),
+    _num("goal_thresh", 0.05, "touch distance (m)"),
 )
-_SHELL_PARAMS: tuple[Param, ...] = tuple(
-    Param(name, "float", None, low=0.0, low_open=True, none_ok=True)
-    for name in ("ball_radius", "min_dist", "goal_thresh", "mug_radius", "mug_height")
-) + (
-    Param("time_offset", "int", None, low=1, none_ok=True, doc="steps the ball is visible"),
-    Param("center_range", "float", None, low=0.0, none_ok=True),
-    Param("mug_yaw", "float", None, none_ok=True),
+_REMEMBER_NOTES = (
+    "Choice objects are parked out of physics and cameras while hidden and return to their recorded slots at the "
+    "choice step (fixes upstream PR #6); success also requires the choice phase (upstream counts touching the cue). "
+    "Success (default, the public code's rule): on one step the TCP is within goal_thresh (0.05 m) of the target's "
+    "centre and every arm joint moves slower than 0.2 rad/s. strict_success=True (the paper's 'contact for at least "
+    "0.1 s'): that condition holds on 2 consecutive steps (0.1 s at the 20 Hz control rate); neither source senses "
+    "contact, so 'contact' is the same distance check in both."
 )
-#: Task parameters of each family (App. M), keyed by the class-path prefix of its ``robo_env``.
-TASK_PARAMS: dict[str, tuple[Param, ...]] = {
-    "membench_envs.robo.remember_color:": _REMEMBER_PARAMS + (
-        Param("colors", "int", None, low=1, high=9, none_ok=True, doc="cubes of distinct colours"),
-        Param("cube_halfsize", "float", None, low=0.0, low_open=True, none_ok=True),
+
+
+def _remember_timing(k: Mapping[str, Any]) -> Timing:
+    return remember_timing(int(k["time_offset"]), int(k["delta_time"]))
+
+
+def _cue_words(k: Mapping[str, Any]) -> str:
+    t = _remember_timing(k)
+    return f"(t=0-{t.phases[1][1] - 1}), the table is empty (t={t.phases[1][1]}-{t.decision - 1})"
+
+
+REMEMBER_COLOR = Family(
+    "RememberColor", "membench_envs.robo.remember_color:RememberColorEnv", ("object",), ("true_color_indices",),
+    _REMEMBER_PARAMS + (
+        Param("colors", "int", 3, low=1, high=9, none_ok=True, doc="cubes of distinct colours"),
+        _num("cube_halfsize", 0.02),
     ),
-    "membench_envs.robo.remember_shape:": _REMEMBER_PARAMS + (
-        Param("shapes", "int", None, low=1, high=9, none_ok=True, doc="objects of distinct shapes"),
-        Param("shape_scale", "float", None, low=0.0, low_open=True, none_ok=True),
-        Param("color", "ints", None, low=0, high=255, length=(3, 4), none_ok=True, doc="RGB(A), 0-255"),
+    _remember_timing,
+    lambda k: (f"Panda: a cube of one colour is shown {_cue_words(k)}, then {k['colors']} cubes of distinct colours "
+               "appear; touch the one with the shown colour and hold still"),
+    _REMEMBER_NOTES,
+)
+REMEMBER_SHAPE = Family(
+    "RememberShape", "membench_envs.robo.remember_shape:RememberShapeEnv", ("object",), ("true_shape_indices",),
+    _REMEMBER_PARAMS + (
+        Param("shapes", "int", 3, low=1, high=9, none_ok=True, doc="objects of distinct shapes"),
+        _num("shape_scale", 0.02),
+        Param("color", "ints", (0, 0, 255, 255), low=0, high=255, length=(3, 4), none_ok=True, doc="RGB(A), 0-255"),
     ),
-    "membench_envs.robo.remember_shape_and_color:": _REMEMBER_PARAMS + (
-        Param("n_shapes", "int", None, low=1, high=5, none_ok=True),
-        Param("n_colors", "int", None, low=1, high=3, none_ok=True),
-        Param("shape_scale", "float", None, low=0.0, low_open=True, none_ok=True),
+    _remember_timing,
+    lambda k: (f"Panda: one blue object is shown {_cue_words(k)}, then {k['shapes']} blue objects of distinct shapes "
+               "appear; touch the one with the shown shape and hold still"),
+    _REMEMBER_NOTES,
+)
+REMEMBER_SHAPE_AND_COLOR = Family(
+    "RememberShapeAndColor", "membench_envs.robo.remember_shape_and_color:RememberShapeAndColorEnv", ("object",),
+    ("true_shapes_info", "true_colors_info"),
+    _REMEMBER_PARAMS + (
+        Param("n_shapes", "int", 3, low=1, high=5, none_ok=True),
+        Param("n_colors", "int", 2, low=1, high=3, none_ok=True),
+        _num("shape_scale", 0.02),
     ),
-    "membench_envs.robo.shell_game:ShellGameTouch": _SHELL_PARAMS,
-    "membench_envs.robo.shell_game:": _SHELL_PARAMS + (
-        Param("goal_offset", "floats", None, length=3, none_ok=True, doc="(dx, dy, dz) of the goal from the ball"),
-        Param("reach_thresh", "float", None, low=0.0, low_open=True, none_ok=True),
-    ),
-}
+    _remember_timing,
+    lambda k: (f"Panda: one object is shown {_cue_words(k)}, then all {k['n_shapes'] * k['n_colors']} (shape, colour) "
+               f"pairs of {k['n_shapes']} shapes x {k['n_colors']} colours appear; touch the exact match"),
+    _REMEMBER_NOTES,
+)
+
+# --- ShellGame (App. K.1) ---------------------------------------------------------------------------------------------
+_SHELL_PARAMS: tuple[Param, ...] = (
+    _num("ball_radius", 0.02), _num("min_dist", 0.2), _num("goal_thresh", 0.08), _num("mug_radius", 0.035),
+    _num("mug_height", 0.08),
+    Param("time_offset", "int", 5, low=1, none_ok=True, doc="steps the ball is visible"),
+    _num("center_range", 0.1, low_open=False),
+    Param("mug_yaw", "float", 0.0, none_ok=True),
+)
+_SHELL_NOTES = (
+    "Mugs are built from primitives (a ring of 16 boxes + a top disc + a box handle, open at the bottom; outer "
+    "diameter 0.07 m, height 0.08 m) instead of the YCB 025_mug mesh, so no asset download is needed. All three mugs "
+    "have the same yaw in every episode (upstream ShellGamePick turns them by a target-dependent quaternion, which "
+    "leaks the answer). Success is computed the same way in every reward mode (upstream masks early success only in "
+    "the dense modes). Memory type: Object (Table 1); App. K.1 also calls it spatial memory."
+)
+
+
+def _shell_timing(k: Mapping[str, Any]) -> Timing:
+    return shell_game_timing(int(k["time_offset"]))
+
+
+def _shell_family(mode: str, describe: str, extra: tuple[Param, ...] = (), notes: str = "") -> Family:
+    return Family(
+        f"ShellGame{mode}", f"membench_envs.robo.shell_game:ShellGame{mode}Env", ("object",), ("cup_with_ball_number",),
+        _SHELL_PARAMS + extra, _shell_timing,
+        lambda k: ("Panda: a red ball lies at one of 3 positions (t=0-4), then 3 identical mugs cover the positions "
+                   f"(t=5); {describe}"),
+        _SHELL_NOTES + notes,
+    )
+
+
+SHELL_TOUCH = _shell_family(
+    "Touch", "touch the mug that hides the ball (TCP within 0.08 m of its centre) and hold still",
+    notes=" Success: TCP within goal_thresh (0.08 m) of the target mug's centre and a still arm (public code and "
+          "paper agree: 'contact' is this distance check; strict_success changes nothing here).",
+)
+SHELL_PUSH = _shell_family(
+    "Push", "push the mug that hides the ball forward into the goal zone (0.1 m in +x, tolerance 0.08 m) and hold "
+            "still",
+    (Param("goal_offset", "floats", (0.1, 0.0, 0.025), length=3, none_ok=True,
+           doc="(dx, dy, dz) of the goal from the ball"), _num("reach_thresh", 0.08)),
+    " Success (default, the public code's rule): the mug's centre within goal_thresh (0.08 m) of ball start + "
+    "(0.1, 0, 0.025), i.e. a straight push of at least 2.0 cm (sqrt(0.08^2 - 0.005^2) = 0.0798 m short of the goal "
+    "centre), and a still arm. The paper only says 'moving forward the correct mug to the target zone'; "
+    "strict_success=True reads it as: the mug moved forward (+x) by at least 0.1 m (the zone centre's offset), within "
+    "goal_thresh of the zone centre, arm still.",
+)
+SHELL_PICK = _shell_family(
+    "Pick", "lift the mug that hides the ball to the goal 0.1 m above the ball (tolerance 0.08 m) and hold still",
+    (Param("goal_offset", "floats", (0.0, 0.0, 0.125), length=3, none_ok=True,
+           doc="(dx, dy, dz) of the goal from the ball"), _num("reach_thresh", 0.04)),
+    " Success (default, the public code's rule): the mug's centre within goal_thresh (0.08 m) of ball start + "
+    "(0, 0, 0.125) and a still arm; with the ball's centre at z = 0.02 and the mug's at 0.04 on the table, a mug "
+    "lifted straight up succeeds from a lift of 2.5 cm (0.145 - 0.08 - 0.04); no grasp is checked, as upstream. "
+    "strict_success=True is the paper's 'elevating the correct mug above 0.1m': the mug's open end at least 0.1 m "
+    "above the table, arm still.",
+)
+
+# --- Bunch / Seq / ChainOfColors (App. K.10-K.12) ---------------------------------------------------------------------
+_COLORS_PARAMS: tuple[Param, ...] = (
+    Param("sequence_length", "int", 3, low=1, high=9, none_ok=True, doc="N: cubes to remember"),
+    Param("colors", "int", 9, low=1, high=9, none_ok=True, doc="cubes on the table at the selection (>= N)"),
+    Param("step_duration", "int", 5, low=1, none_ok=True, doc="steps each cue (cube or bunch) is shown"),
+    Param("delta_time", "int", 5, low=0, none_ok=True, doc="steps of empty table after the cue"),
+    _num("cube_halfsize", 0.02),
+    _num("goal_thresh", None, "touch radius (m) around the point 0.5 cm above a cube (None: cube_halfsize)"),
+)
+_COLORS_NOTES = (
+    "As the public code: the selection shows `colors` (9) cubes of the 9-colour palette at the RememberColor9 arc "
+    "slots, jittered and shuffled; a cube counts as touched (latched) when the TCP is within goal_thresh (default "
+    "cube_halfsize = 0.02 m) of the point 0.5 cm above its top face while every arm joint moves slower than "
+    "0.2 rad/s, during the selection only; any touched cube outside the shown set makes success impossible; success "
+    "also needs a still arm. strict_success=True (the paper's 'each cube must be touched for at least 0.1 seconds'): "
+    "a touch counts only after that condition held on 2 consecutive steps. Hidden cubes are parked out of physics and "
+    "cameras and return to their recorded slots at the selection (upstream wrote z = 1000 into the poses inside "
+    "evaluate(), from where the cubes fell back, as in RememberColor). Upstream takes delta_time but "
+    "ignores it (EMPTY_DURATION = 5); here delta_time sets the empty-table steps (default 5: the same timing). "
+    "Upstream GOAL_THRESH (0.05) is unused by its touch check (radius CUBE_HALFSIZE); Code 18/19's GOAL_THRESH=0.03 "
+    "corresponds to goal_thresh here."
+)
+
+
+def _colors_family(name: str, memory: str, sequential: bool, rule: str, notes: str) -> Family:
+    def timing(k: Mapping[str, Any]) -> Timing:
+        return colors_timing(int(k["sequence_length"]), int(k["step_duration"]), int(k["delta_time"]), sequential)
+
+    def describe(k: Mapping[str, Any]) -> str:
+        n, t = int(k["sequence_length"]), timing(k)
+        cue_end = t.phases[-2][1]
+        shown = (f"{n} cubes of distinct colours are shown one after the other ({k['step_duration']} steps each, "
+                 f"t=0-{cue_end - 1})") if sequential else (
+                 f"{n} cubes of distinct colours are shown together (t=0-{cue_end - 1})")
+        return (f"Panda: {shown}, the table is empty (t={cue_end}-{t.decision - 1}), then {k['colors']} cubes appear; "
+                f"touch the shown ones {rule}, without touching any other, and hold still")
+
+    return Family(name, f"membench_envs.robo.colors:{name}Env", (memory,), ("true_color_indices",),
+                  _COLORS_PARAMS, timing, describe, _COLORS_NOTES + notes)
+
+
+BUNCH_OF_COLORS = _colors_family(
+    "BunchOfColors", "capacity", False, "in any order",
+    " The bunch stands on an arc of radius 0.22 m around the table centre (public code's layout).",
+)
+SEQ_OF_COLORS = _colors_family(
+    "SeqOfColors", "capacity", True, "in any order",
+    " Any order succeeds (paper K.10: 'order of selection doesn't matter'; the public code agrees).",
+)
+CHAIN_OF_COLORS = _colors_family(
+    "ChainOfColors", "sequential", True, "in the order they were shown",
+    " The order of first touches must equal the shown order (paper K.12, public code): the right colours in another "
+    "order fail.",
+)
+
+PRESETS: tuple[Preset, ...] = (
+    *(Preset(f"RememberColor{n}", REMEMBER_COLOR, {"colors": n}) for n in (3, 5, 9)),
+    *(Preset(f"RememberShape{n}", REMEMBER_SHAPE, {"shapes": n}) for n in (3, 5, 9)),
+    Preset("RememberShapeAndColor3x2", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 3, "n_colors": 2},
+           " 3x2 follows the paper (cube/sphere/t-shape x red/green); the public code builds 2 shapes x 3 colours "
+           "(n_shapes=2, n_colors=3)."),
+    Preset("RememberShapeAndColor3x3", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 3, "n_colors": 3}),
+    Preset("RememberShapeAndColor5x3", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 5, "n_colors": 3}),
+    Preset("ShellGameTouch", SHELL_TOUCH),
+    Preset("ShellGamePush", SHELL_PUSH),
+    Preset("ShellGamePick", SHELL_PICK),
+    *(Preset(f"BunchOfColors{n}", BUNCH_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
+    *(Preset(f"SeqOfColors{n}", SEQ_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
+    *(Preset(f"ChainOfColors{n}", CHAIN_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
+)
+FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
+
+
+def preset(env_id: str) -> Preset:
+    """The table row of ``MIKASA/<name>-v0`` (or ManiSkill's ``membench-<name>-v0``)."""
+    for p in PRESETS:
+        if env_id in (p.id, p.maniskill_id):
+            return p
+    raise KeyError(f"{env_id!r} is not a MIKASA-Robo ID; valid: {', '.join(p.id for p in PRESETS)}")
+
+
+def family_of(cls_path: str) -> Family:
+    return next(f for f in FAMILIES if f.cls_path == cls_path)
 
 
 def robo_params(env_id: str, cls_path: str) -> tuple[Param, ...]:
     """Every kwarg of one MIKASA-Robo ID: its registration, the common kwargs and its family's task parameters."""
-    family = next(v for k, v in TASK_PARAMS.items() if cls_path.startswith(k))
     registration = (Param("robo_env", "choice", cls_path, choices=(cls_path,)),
                     Param("membench_id", "choice", env_id, choices=(env_id,)))
-    return registration + COMMON_PARAMS + family
+    return registration + COMMON_PARAMS + family_of(cls_path).params
+
 
 #: Phase timing of every ID at its default parameters: ((phase, first step), ...); steps are observation indices.
-PHASES: dict[str, tuple[tuple[str, int], ...]] = {}
+PHASES: dict[str, tuple[tuple[str, int], ...]] = {p.id: p.timing.phases for p in PRESETS}
 #: Default task parameters (the App. M knobs) of every ID.
-PARAMETERS: dict[str, dict] = {}
+PARAMETERS: dict[str, dict] = {p.id: p.parameters for p in PRESETS}
 
 
-def _robo(
-    env_id: str,
-    cls_path: str,
-    description: str,
-    memory_types: tuple[str, ...],
-    T: int,
-    xi: tuple[int, int],
-    oracle_keys: tuple[str, ...],
-    phases: tuple[tuple[str, int], ...],
-    parameters: dict,
-    xi_note: str = "",
-    notes: str = "",
-    variants: tuple[str, ...] = ROBO_VARIANTS,
-) -> TaskSpec:
-    PHASES[env_id] = phases
-    PARAMETERS[env_id] = parameters
+def _spec(p: Preset) -> TaskSpec:
+    f, t = p.family, p.timing
     return TaskSpec(
-        id=env_id,
+        id=p.id,
         entry_point=_EP,
         vector_entry_point=_VEP,
-        description=description,
+        description=f.describe(p.parameters),
         suites=("MIKASA-Robo",),
-        memory_types=memory_types,
-        episode_length=T,
-        xi=xi,
+        memory_types=f.memory_types,
+        episode_length=t.T,
+        xi=t.xi(),
         obs_type="dict",
         action_type="continuous",
         source="MIKASA",
         extra="robo",
         # gymnasium's passive checker converts observations to numpy: impossible for GPU (CUDA tensor) batches.
         disable_env_checker=True,
-        kwargs={"robo_env": cls_path, "membench_id": env_id},
-        params=robo_params(env_id, cls_path),
-        variants=variants,
-        oracle_keys=oracle_keys,
-        xi_note=xi_note,
-        notes=notes,
+        kwargs={"robo_env": f.cls_path, "membench_id": p.id, **p.knobs},
+        params=robo_params(p.id, f.cls_path),
+        variants=ROBO_VARIANTS,
+        oracle_keys=f.oracle_keys,
+        xi_note=t.xi_note(),
+        notes=f.notes + p.notes,
     )
 
 
-_REMEMBER_PHASES = (("cue", 0), ("delay", 5), ("choice", 10))
-_REMEMBER_XI = (7, 60)
-_REMEMBER_XI_NOTE = (
-    "cue visible at t=0..4, choice possible at t=10..59; xi = t_recall - t_cue + 1 ranges from 10-4+1=7 to 59-0+1=60"
-)
-_REMEMBER_NOTES = (
-    "Choice objects are parked out of physics and cameras while hidden and return to their recorded slots at t=10 "
-    "(fixes upstream PR #6); success also requires the choice phase (upstream counts touching the cue)."
-)
-
-
-def _remember_color(n: int) -> TaskSpec:
-    return _robo(
-        f"MIKASA/RememberColor{n}-v0",
-        f"membench_envs.robo.remember_color:RememberColor{n}Env",
-        f"Panda: a cube of one colour is shown (t=0-4), the table is empty (t=5-9), then {n} cubes of distinct colours "
-        "appear; touch the one with the shown colour and hold still",
-        ("object",),
-        60,
-        _REMEMBER_XI,
-        ("true_color_indices",),
-        _REMEMBER_PHASES,
-        {"colors": n, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05, "cube_halfsize": 0.02,
-         "episode_steps": 60},
-        _REMEMBER_XI_NOTE,
-        _REMEMBER_NOTES,
-    )
-
-
-def _remember_shape(n: int) -> TaskSpec:
-    return _robo(
-        f"MIKASA/RememberShape{n}-v0",
-        f"membench_envs.robo.remember_shape:RememberShape{n}Env",
-        f"Panda: one blue object is shown (t=0-4), the table is empty (t=5-9), then {n} blue objects of distinct "
-        "shapes appear; touch the one with the shown shape and hold still",
-        ("object",),
-        60,
-        _REMEMBER_XI,
-        ("true_shape_indices",),
-        _REMEMBER_PHASES,
-        {"shapes": n, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05, "shape_scale": 0.02,
-         "color": [0, 0, 255, 255], "episode_steps": 60},
-        _REMEMBER_XI_NOTE,
-        _REMEMBER_NOTES,
-    )
-
-
-def _remember_shape_and_color(n_shapes: int, n_colors: int) -> TaskSpec:
-    extra = ""
-    if (n_shapes, n_colors) == (3, 2):
-        extra = (
-            " 3x2 follows the paper (cube/sphere/t-shape x red/green); the public code builds 2 shapes x 3 colours "
-            "(n_shapes=2, n_colors=3)."
-        )
-    return _robo(
-        f"MIKASA/RememberShapeAndColor{n_shapes}x{n_colors}-v0",
-        f"membench_envs.robo.remember_shape_and_color:RememberShapeAndColor{n_shapes}x{n_colors}Env",
-        f"Panda: one object is shown (t=0-4), the table is empty (t=5-9), then all {n_shapes * n_colors} "
-        f"(shape, colour) pairs of {n_shapes} shapes x {n_colors} colours appear; touch the exact match",
-        ("object",),
-        60,
-        _REMEMBER_XI,
-        ("true_shapes_info", "true_colors_info"),
-        _REMEMBER_PHASES,
-        {"n_shapes": n_shapes, "n_colors": n_colors, "time_offset": 5, "delta_time": 5, "goal_thresh": 0.05,
-         "shape_scale": 0.02, "episode_steps": 60},
-        _REMEMBER_XI_NOTE,
-        _REMEMBER_NOTES + extra,
-    )
-
-
-TASKS: list[TaskSpec] = [
-    *[_remember_color(n) for n in (3, 5, 9)],
-    *[_remember_shape(n) for n in (3, 5, 9)],
-    *[_remember_shape_and_color(s, c) for s, c in ((3, 2), (3, 3), (5, 3))],
-]
+_ALL = [_spec(p) for p in PRESETS]
+#: This module's entries; the ShellGame rows are listed by ``catalogue.robo_shell_game`` (same table).
+TASKS: list[TaskSpec] = [s for s in _ALL if not s.id.startswith("MIKASA/ShellGame")]
+SHELL_GAME_TASKS: list[TaskSpec] = [s for s in _ALL if s.id.startswith("MIKASA/ShellGame")]

@@ -7,9 +7,11 @@ general ``time_offset + delta_time + 50`` unless ``episode_steps`` is given):
 - ``delay``  t in [time_offset, time_offset + delta_time): empty table.
 - ``choice`` t >= time_offset + delta_time: all N objects (the target among them) at shuffled, jittered slots.
 
-Success = the TCP within ``goal_thresh`` (0.05 m) of the target object's centre ∧ robot static (max |arm qvel| ≤ 0.2)
-∧ choice phase. The choice-phase condition is ours: upstream counts a static touch of the *cue* cube during t < 5 as
-success, which needs no memory.
+Success (default: the public code's rule) = the TCP within ``goal_thresh`` (0.05 m) of the target object's centre ∧
+robot static (max |arm qvel| ≤ 0.2) ∧ choice phase, on one step. ``strict_success=True`` is the paper's wording
+("maintaining contact with the correct cube for at least 0.1 seconds"): the same condition on 2 consecutive steps
+(0.1 s at the 20 Hz control rate; neither source senses contact). The choice-phase condition is ours: upstream
+counts a static touch of the *cue* cube during t < 5 as success, which needs no memory.
 
 Dense reward (max 3, the value written on success; ``normalized_dense`` = dense / 3 in [0, 1]):
 ``reaching = (1 - tanh(10 d))·[choice]``, ``static = 0.5 (1 - tanh(5 ‖qvel_arm‖))``,
@@ -36,6 +38,7 @@ import sapien
 import torch
 from mani_skill.utils import common
 
+from membench_envs.catalogue.robo import REMEMBER_COLOR, remember_timing
 from membench_envs.robo.base import MemoryTabletopEnv
 from membench_envs.robo.shapes import build_shape
 
@@ -81,13 +84,14 @@ def jittered_shuffled_slots(rng: np.random.RandomState, n: int, scale: float, at
 class RememberBaseEnv(MemoryTabletopEnv):
     """Show one object, hide everything, then show all N candidates; touch the one that was shown."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = 60
     MAX_DENSE_REWARD: ClassVar[float] = 3.0
-    TIME_OFFSET: ClassVar[int] = 5
-    DELTA_TIME: ClassVar[int] = 5
-    GOAL_THRESH: ClassVar[float] = 0.05
+    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
+    TIME_OFFSET: ClassVar[int] = REMEMBER_COLOR.defaults["time_offset"]
+    DELTA_TIME: ClassVar[int] = REMEMBER_COLOR.defaults["delta_time"]
+    GOAL_THRESH: ClassVar[float] = REMEMBER_COLOR.defaults["goal_thresh"]
     STATIC_THRESH: ClassVar[float] = 0.2
     CHOICE_STEPS: ClassVar[int] = 50
+    MIN_EPISODE_STEPS: ClassVar[int] = 60
     CUE_XY: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
     def __init__(
@@ -121,8 +125,12 @@ class RememberBaseEnv(MemoryTabletopEnv):
         raise NotImplementedError
 
     # --- platform hooks --------------------------------------------------------------------------------------------
+    def timing(self):
+        """Phases and T from the catalogue's rule (:func:`membench_envs.catalogue.robo.remember_timing`)."""
+        return remember_timing(self.time_offset, self.delta_time, self.CHOICE_STEPS, self.MIN_EPISODE_STEPS)
+
     def phase_schedule(self):
-        return [("cue", 0), ("delay", self.time_offset), ("choice", self.time_offset + self.delta_time)]
+        return list(self.timing().phases)
 
     @property
     def choice_start(self) -> int:
@@ -131,7 +139,7 @@ class RememberBaseEnv(MemoryTabletopEnv):
     def default_episode_steps(self) -> int:
         """60 at the paper's timing; in general the choice phase keeps its 50 steps (T = cue + delay + 50), which
         also reproduces the paper's long variant (Code 5: TIME_OFFSET 50 + DELTA_TIME 900 -> T = 1000)."""
-        return max(self.MAX_EPISODE_STEPS, self.choice_start + self.CHOICE_STEPS)
+        return self.timing().T
 
     def _load_objects(self, options: dict) -> None:
         rests = []
@@ -179,8 +187,11 @@ class RememberBaseEnv(MemoryTabletopEnv):
         in_choice = self.elapsed_steps >= self.choice_start
         placed = (dist <= self.goal_thresh) & in_choice
         static = self.agent.is_static(self.STATIC_THRESH)
+        touch = placed & static
+        if self.strict_success:
+            touch = self.held_steps("touch", touch) >= self.strict_hold_steps
         return {
-            "success": placed & static,
+            "success": touch,
             "is_obj_placed": placed,
             "is_robot_static": static,
             "tcp_to_target_dist": dist,

@@ -18,6 +18,9 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   ``TimeLimit`` is involved and ``gym.make``'s own ``max_episode_steps`` argument is not the way to change T) and,
   by default, terminate on success (ManiSkill's convention; ``terminate_on_success=False`` gives the paper
   baselines' fixed-length episodes). ``info["success_once"]`` latches success within an episode.
+- **Success rules.** By default a task decides success with the public MIKASA-Robo code's rule (what the published
+  results were measured with); ``strict_success=True`` applies the paper's wording where the two differ (e.g. a
+  touch held for 0.1 s: :meth:`held_steps` counts consecutive steps). Each task's docstring gives both thresholds.
 - **Observations** (``obs_variant``; every value batched, leading dim ``num_envs``; stable keys):
 
   ========== ===================================================================================================
@@ -96,6 +99,7 @@ from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose
 from mani_skill.utils.structs.types import GPUMemoryConfig, SimConfig
 
+from membench_envs.catalogue.robo import STRICT_HOLD_SECONDS
 from membench_envs.envs._native import check_variant
 
 #: Observation variants of the platform; the first three are membench's ladder.
@@ -136,6 +140,7 @@ class MemoryTabletopEnv(BaseEnv):
         robot_init_qpos_noise: float = 0.02,
         episode_steps: int | None = None,
         terminate_on_success: bool = True,
+        strict_success: bool = False,
         obs_mode: str | None = None,
         control_mode: str | None = "pd_joint_delta_pos",
         **kwargs: Any,
@@ -161,6 +166,7 @@ class MemoryTabletopEnv(BaseEnv):
         if self.max_episode_steps < 1:
             raise ValueError(f"episode_steps must be >= 1, got {episode_steps}")
         self.terminate_on_success = bool(terminate_on_success)
+        self.strict_success = bool(strict_success)
         schedule = list(self.phase_schedule())
         starts = [start for _, start in schedule]
         if not schedule or starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:], strict=False)):
@@ -250,6 +256,24 @@ class MemoryTabletopEnv(BaseEnv):
         self._sched_visible[k, env_idx, obj] = True
         self._sched_place[k, env_idx, obj] = False
 
+    @property
+    def strict_hold_steps(self) -> int:
+        """Consecutive steps a touch must last under ``strict_success`` (0.1 s: 2 steps at the 20 Hz control rate)."""
+        return max(1, math.ceil(STRICT_HOLD_SECONDS * self.control_freq - 1e-9))
+
+    def held_steps(self, name: str, condition: torch.Tensor) -> torch.Tensor:
+        """How many consecutive control steps, this one included, ``condition`` (num_envs, ...) bool has held.
+
+        Counted once per control step (calling it again on the same step returns the same counts); an episode reset
+        zeroes the counts of the environments it resets."""
+        count, step = self._holds.get(name, (None, -1))
+        if count is None or count.shape != condition.shape:
+            count = condition.to(torch.int64)
+        elif step != self._control_step:
+            count = torch.where(condition, count + 1, torch.zeros_like(count))
+        self._holds[name] = (count, self._control_step)
+        return count
+
     def current_phase(self) -> torch.Tensor:
         """Index of the current phase of every environment, (num_envs,) int64 (set when the schedule is applied)."""
         return self._phase_now
@@ -326,6 +350,8 @@ class MemoryTabletopEnv(BaseEnv):
         self._starts = torch.tensor(self.phase_starts, device=dev, dtype=torch.int64)
         self._phase_now = torch.zeros(n, dtype=torch.int64, device=dev)
         self._tick = 0
+        self._control_step = 0
+        self._holds: dict[str, tuple[torch.Tensor | None, int]] = {}
         self._step_cache: dict = {}
         self._success_once = torch.zeros(n, dtype=torch.bool, device=dev)
         self._last_reward = torch.zeros(n, device=dev)
@@ -338,6 +364,9 @@ class MemoryTabletopEnv(BaseEnv):
             self._sched_visible[:, env_idx] = False
             self._sched_place[:, env_idx] = False
             self._success_once[env_idx] = False
+            for count, _ in self._holds.values():
+                if count is not None:
+                    count[env_idx] = 0
             self._last_reward[env_idx] = 0.0
             self._initialize_task(env_idx, self._batched_episode_rng[common.to_numpy(env_idx)])
             if not self.gpu_sim_enabled:  # numpy mirror of the single env's schedule: the per-step fast path
@@ -412,6 +441,7 @@ class MemoryTabletopEnv(BaseEnv):
         else:
             self._apply_schedule(all_idx, t)
         self._tick += 1
+        self._control_step += 1
 
     def reset(self, seed: int | list[int] | None = None, options: dict | None = None):
         if seed is not None:  # also seed gymnasium's np_random (ManiSkill keeps its own RNGs)

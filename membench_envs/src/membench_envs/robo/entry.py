@@ -13,7 +13,8 @@ control_mode="pd_joint_delta_pos", num_envs=1, sim_backend="auto", render_mode=N
   else ``"gpu"`` where a GPU exists and ``"cpu"`` (SAPIEN on Mesa lavapipe) otherwise.
 - ``render_overlay=True`` wraps the env in :class:`~membench_envs.robo.wrappers.RenderOverlay`;
   ``clip_actions=True`` clips out-of-range actions instead of raising; ``batched=True`` forces the batched torch
-  interface for ``num_envs=1``; ``terminate_on_success=False`` runs every episode for the full T steps.
+  interface for ``num_envs=1``; ``terminate_on_success=False`` runs every episode for the full T steps;
+  ``strict_success=True`` decides success by the paper's wording instead of the public code's rule (default).
 - Any other kwarg is a task parameter (App. M of the paper), e.g. ``delta_time=100``, ``goal_thresh=0.03``,
   ``colors=4``, ``episode_steps=1000`` (T; the env truncates itself, so use ``episode_steps``, not gymnasium's
   ``max_episode_steps``, which would only add an outer ``TimeLimit``).

@@ -1,7 +1,8 @@
 """RememberColor3/5/9 (paper App. K.2, Table 1): memorise the colour of a cube, then touch the cube of that colour.
 
-Object memory, T = 60. Oracle ``true_color_indices`` (k = 1): index into :data:`COLORS`. Customise with kwargs or
-class constants, as in the paper's App. M (Codes 3, 5, 15)::
+Object memory, T = 60. The IDs RememberColor3/5/9 are rows of the one table in :mod:`membench_envs.catalogue.robo`
+(``colors`` = 3, 5, 9) on this one class. Oracle ``true_color_indices`` (k = 1): index into :data:`COLORS`.
+Customise with kwargs or class constants, as in the paper's App. M (Codes 3, 5, 15)::
 
     gym.make("MIKASA/RememberColor9-v0", time_offset=50, delta_time=900, goal_thresh=0.03)  # T = 50+900+50
 
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mani_skill.utils.registration import register_env
-
+from membench_envs.catalogue.robo import REMEMBER_COLOR
 from membench_envs.robo._remember import Item, RememberBaseEnv
+from membench_envs.robo.registration import register_family
 
 #: (name, RGB 0-255) in the paper's order; the first ``colors`` are used. "Olive" is (255, 128, 0), i.e. orange,
 #: as in the public MIKASA-Robo code.
@@ -38,8 +39,8 @@ class RememberColorEnv(RememberBaseEnv):
     """N cubes of distinct colours (``colors`` = N, 1-9)."""
 
     ORACLE_KEYS = ("true_color_indices",)
-    COLORS: ClassVar[int] = 3
-    CUBE_HALFSIZE: ClassVar[float] = 0.02
+    COLORS: ClassVar[int] = REMEMBER_COLOR.defaults["colors"]
+    CUBE_HALFSIZE: ClassVar[float] = REMEMBER_COLOR.defaults["cube_halfsize"]
 
     def __init__(self, *args, colors: int | None = None, cube_halfsize: float | None = None, **kwargs):
         self.n_colors = int(self.COLORS if colors is None else colors)
@@ -64,16 +65,4 @@ class RememberColorEnv(RememberBaseEnv):
         return [0], [self.n_colors - 1]
 
 
-@register_env("membench-RememberColor3-v0", max_episode_steps=60)
-class RememberColor3Env(RememberColorEnv):
-    COLORS = 3
-
-
-@register_env("membench-RememberColor5-v0", max_episode_steps=60)
-class RememberColor5Env(RememberColorEnv):
-    COLORS = 5
-
-
-@register_env("membench-RememberColor9-v0", max_episode_steps=60)
-class RememberColor9Env(RememberColorEnv):
-    COLORS = 9
+register_family(RememberColorEnv)  # membench-RememberColor{3,5,9}-v0, from the table

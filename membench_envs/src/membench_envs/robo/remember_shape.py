@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mani_skill.utils.registration import register_env
-
+from membench_envs.catalogue.robo import REMEMBER_SHAPE
 from membench_envs.robo._remember import Item, RememberBaseEnv
+from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import SHAPE_NAMES
 
 SHAPE_LABELS = ("cube", "sphere", "cylinder", "cross", "torus", "star", "pyramid", "t-shape", "crescent")
@@ -24,9 +24,9 @@ class RememberShapeEnv(RememberBaseEnv):
     """N objects of distinct shapes and one colour (``shapes`` = N, 1-9)."""
 
     ORACLE_KEYS = ("true_shape_indices",)
-    SHAPES: ClassVar[int] = 3
-    SHAPE_SCALE: ClassVar[float] = 0.02
-    COLOR: ClassVar[tuple[int, int, int, int]] = (0, 0, 255, 255)
+    SHAPES: ClassVar[int] = REMEMBER_SHAPE.defaults["shapes"]
+    SHAPE_SCALE: ClassVar[float] = REMEMBER_SHAPE.defaults["shape_scale"]
+    COLOR: ClassVar[tuple[int, int, int, int]] = REMEMBER_SHAPE.defaults["color"]
 
     def __init__(self, *args, shapes: int | None = None, shape_scale: float | None = None, color=None, **kwargs):
         self.n_shapes = int(self.SHAPES if shapes is None else shapes)
@@ -55,16 +55,4 @@ class RememberShapeEnv(RememberBaseEnv):
         return [0], [self.n_shapes - 1]
 
 
-@register_env("membench-RememberShape3-v0", max_episode_steps=60)
-class RememberShape3Env(RememberShapeEnv):
-    SHAPES = 3
-
-
-@register_env("membench-RememberShape5-v0", max_episode_steps=60)
-class RememberShape5Env(RememberShapeEnv):
-    SHAPES = 5
-
-
-@register_env("membench-RememberShape9-v0", max_episode_steps=60)
-class RememberShape9Env(RememberShapeEnv):
-    SHAPES = 9
+register_family(RememberShapeEnv)  # membench-RememberShape{3,5,9}-v0, from the table

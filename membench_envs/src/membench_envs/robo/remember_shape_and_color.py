@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mani_skill.utils.registration import register_env
-
+from membench_envs.catalogue.robo import REMEMBER_SHAPE_AND_COLOR as _TABLE
 from membench_envs.robo._remember import Item, RememberBaseEnv
+from membench_envs.robo.registration import register_family
 
 SC_SHAPES = (("cube", "cube"), ("sphere", "sphere"), ("t_shape", "t-shape"), ("cross", "cross"), ("torus", "torus"))
 SC_COLORS = (("red", (1.0, 0.0, 0.0, 1.0)), ("green", (0.0, 1.0, 0.0, 1.0)), ("blue", (0.0, 0.0, 1.0, 1.0)))
@@ -30,9 +30,9 @@ class RememberShapeAndColorEnv(RememberBaseEnv):
     """``n_shapes`` × ``n_colors`` objects, all distinct (shape, colour) pairs."""
 
     ORACLE_KEYS = ("true_shapes_info", "true_colors_info")
-    N_SHAPES: ClassVar[int] = 3
-    N_COLORS: ClassVar[int] = 2
-    SHAPE_SCALE: ClassVar[float] = 0.02
+    N_SHAPES: ClassVar[int] = _TABLE.defaults["n_shapes"]
+    N_COLORS: ClassVar[int] = _TABLE.defaults["n_colors"]
+    SHAPE_SCALE: ClassVar[float] = _TABLE.defaults["shape_scale"]
 
     def __init__(self, *args, n_shapes: int | None = None, n_colors: int | None = None,
                  shape_scale: float | None = None, **kwargs):
@@ -64,16 +64,4 @@ class RememberShapeAndColorEnv(RememberBaseEnv):
         return [0, 0], [self.n_shapes - 1, self.n_colors - 1]
 
 
-@register_env("membench-RememberShapeAndColor3x2-v0", max_episode_steps=60)
-class RememberShapeAndColor3x2Env(RememberShapeAndColorEnv):
-    N_SHAPES, N_COLORS = 3, 2
-
-
-@register_env("membench-RememberShapeAndColor3x3-v0", max_episode_steps=60)
-class RememberShapeAndColor3x3Env(RememberShapeAndColorEnv):
-    N_SHAPES, N_COLORS = 3, 3
-
-
-@register_env("membench-RememberShapeAndColor5x3-v0", max_episode_steps=60)
-class RememberShapeAndColor5x3Env(RememberShapeAndColorEnv):
-    N_SHAPES, N_COLORS = 5, 3
+register_family(RememberShapeAndColorEnv)  # membench-RememberShapeAndColor{3x2,3x3,5x3}-v0, from the table

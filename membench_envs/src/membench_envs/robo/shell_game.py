@@ -20,9 +20,17 @@ Success (tcp = the gripper's tool centre point; ``static`` = every arm-joint spe
 
 - **Touch**: ‖tcp - target mug‖ ≤ ``goal_thresh`` (0.08) ∧ static, from t = time_offset.
 - **Push**: ‖goal - target mug‖ ≤ ``goal_thresh`` (0.08) ∧ static, from t = time_offset + 1, goal = ball start +
-  ``goal_offset`` (0.1, 0, 0.025): the mug is pushed forward (+x, away from the robot).
+  ``goal_offset`` (0.1, 0, 0.025): the mug is pushed forward (+x, away from the robot). With the goal 0.005 m above
+  the standing mug's centre, a straight push succeeds from 2.0 cm (0.1 - sqrt(0.08² - 0.005²)).
+  ``strict_success=True`` (the paper: "moving forward the correct mug to the target zone", whose centre is 0.1 m
+  ahead) also needs a forward displacement ≥ 0.1 m (``info["mug_forward"]``).
 - **Pick**: ‖goal - target mug‖ ≤ ``goal_thresh`` (0.08) ∧ static, from t = time_offset + 1, goal = ball start +
-  ``goal_offset`` (0, 0, 0.125): the mug is lifted ~0.1 m. As upstream, no grasp is required by the check.
+  ``goal_offset`` (0, 0, 0.125). The goal is at z = 0.145 and the standing mug's centre at 0.04, so a straight lift
+  succeeds from 2.5 cm (0.145 - 0.08 - 0.04): the public code's rule, measured with. As upstream, no grasp is
+  required by the check. ``strict_success=True`` is the paper's "elevating the correct mug above 0.1m": the mug's
+  open end ≥ 0.1 m above the table (``info["mug_lift"]``) ∧ static.
+
+The dense reward's "placed" terms follow the success rule in use.
 
 Distances use the mug's origin, the centre of its bounding cylinder (at z = 0.04 when it stands on the table).
 
@@ -57,11 +65,19 @@ from typing import ClassVar
 import numpy as np
 import torch
 from mani_skill.utils import common
-from mani_skill.utils.registration import register_env
 from transforms3d.euler import euler2quat
 
+from membench_envs.catalogue.robo import (
+    SHELL_PICK,
+    SHELL_PUSH,
+    SHELL_TOUCH,
+    STRICT_LIFT,
+    STRICT_PUSH,
+    shell_game_timing,
+)
 from membench_envs.robo.base import MemoryTabletopEnv
 from membench_envs.robo.mug import MUG_COLOR, MugGeometry, build_mug
+from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import build_shape
 
 BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
@@ -72,20 +88,21 @@ N_CUPS = 3
 class ShellGameEnv(MemoryTabletopEnv):
     """Shared mechanics of the three ShellGame modes (see the module docstring)."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = 90
+    MAX_EPISODE_STEPS: ClassVar[int] = shell_game_timing(SHELL_TOUCH.defaults["time_offset"]).T
     ORACLE_KEYS = ("cup_with_ball_number",)
     RENDER_CAMERA_EYE: ClassVar[tuple] = (0.6, 0.7, 0.6)
     RENDER_CAMERA_TARGET: ClassVar[tuple] = (0.0, 0.0, 0.15)
 
     MODE: ClassVar[str] = "touch"
-    BALL_RADIUS: ClassVar[float] = 0.02
-    MIN_DIST: ClassVar[float] = 0.2
-    TIME_OFFSET: ClassVar[int] = 5
-    GOAL_THRESH: ClassVar[float] = 0.08
-    CENTER_RANGE: ClassVar[float] = 0.1
-    MUG_YAW: ClassVar[float] = 0.0  # handle towards +x, away from the robot
-    MUG_RADIUS: ClassVar[float] = 0.035
-    MUG_HEIGHT: ClassVar[float] = 0.08
+    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
+    BALL_RADIUS: ClassVar[float] = SHELL_TOUCH.defaults["ball_radius"]
+    MIN_DIST: ClassVar[float] = SHELL_TOUCH.defaults["min_dist"]
+    TIME_OFFSET: ClassVar[int] = SHELL_TOUCH.defaults["time_offset"]
+    GOAL_THRESH: ClassVar[float] = SHELL_TOUCH.defaults["goal_thresh"]
+    CENTER_RANGE: ClassVar[float] = SHELL_TOUCH.defaults["center_range"]
+    MUG_YAW: ClassVar[float] = SHELL_TOUCH.defaults["mug_yaw"]  # handle towards +x, away from the robot
+    MUG_RADIUS: ClassVar[float] = SHELL_TOUCH.defaults["mug_radius"]
+    MUG_HEIGHT: ClassVar[float] = SHELL_TOUCH.defaults["mug_height"]
     STATIC_THRESH: ClassVar[float] = 0.2
     #: success counts from t = time_offset + SUCCESS_DELAY (upstream: Touch t >= 5, Push/Pick t > 5)
     SUCCESS_DELAY: ClassVar[int] = 0
@@ -149,7 +166,7 @@ class ShellGameEnv(MemoryTabletopEnv):
 
     # --- platform hooks ---------------------------------------------------------------------------------------
     def phase_schedule(self):
-        return [("observation", 0), ("occlusion", self.time_offset), ("action", self.time_offset + 1)]
+        return list(shell_game_timing(self.time_offset, self.MAX_EPISODE_STEPS).phases)
 
     def _load_objects(self, options: dict) -> None:
         import sapien
@@ -256,7 +273,6 @@ class ShellGameEnv(MemoryTabletopEnv):
         return state
 
 
-@register_env("membench-ShellGameTouch-v0", max_episode_steps=90)
 class ShellGameTouchEnv(ShellGameEnv):
     """Touch the mug that hides the ball (TCP within ``goal_thresh`` of its centre) and hold still."""
 
@@ -303,14 +319,20 @@ class _GoalShellGameEnv(ShellGameEnv):
         return {"goal_pos": self._goal}
 
 
-@register_env("membench-ShellGamePush-v0", max_episode_steps=90)
 class ShellGamePushEnv(_GoalShellGameEnv):
     """Push the mug that hides the ball forward (+x) into the goal zone and hold still."""
 
     MODE = "push"
     MAX_DENSE_REWARD = 4.0
-    GOAL_OFFSET = (0.1, 0.0, 0.025)
-    REACH_THRESH = 0.08
+    GOAL_OFFSET = tuple(SHELL_PUSH.defaults["goal_offset"])
+    REACH_THRESH = SHELL_PUSH.defaults["reach_thresh"]
+
+    def _mode_evaluate(self, info: dict, mug_p: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = super()._mode_evaluate(info, mug_p)
+        out["mug_forward"] = mug_p[:, 0] - self._ball_start[:, 0]
+        if self.strict_success:  # the paper: "moving forward the correct mug to the target zone"
+            out["is_obj_placed"] = out["is_obj_placed"] & (out["mug_forward"] >= STRICT_PUSH)
+        return out
 
     def _mode_reward(self, info: dict, active: torch.Tensor, static_reward: torch.Tensor) -> dict:
         placed = info["is_obj_placed"].float()
@@ -323,17 +345,19 @@ class ShellGamePushEnv(_GoalShellGameEnv):
         }
 
 
-@register_env("membench-ShellGamePick-v0", max_episode_steps=90)
 class ShellGamePickEnv(_GoalShellGameEnv):
     """Lift the mug that hides the ball to the goal ~0.1 m above the ball and hold still."""
 
     MODE = "pick"
     MAX_DENSE_REWARD = 75.0
-    GOAL_OFFSET = (0.0, 0.0, 0.125)
-    REACH_THRESH = 0.04
+    GOAL_OFFSET = tuple(SHELL_PICK.defaults["goal_offset"])
+    REACH_THRESH = SHELL_PICK.defaults["reach_thresh"]
 
     def _mode_evaluate(self, info: dict, mug_p: torch.Tensor) -> dict[str, torch.Tensor]:
         out = super()._mode_evaluate(info, mug_p)
+        out["mug_lift"] = mug_p[:, 2] - self.mug_geometry.rest_height  # height of the open end above the table
+        if self.strict_success:  # the paper: "elevating the correct mug above 0.1m"
+            out["is_obj_placed"] = out["mug_lift"] >= STRICT_LIFT
         grasped = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         for j, mug in enumerate(self.mugs):
             grasped = grasped | (self.agent.is_grasping(mug) & (self._target == j))
@@ -353,3 +377,8 @@ class ShellGamePickEnv(_GoalShellGameEnv):
 
     def _mode_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {"goal_pos": self._goal, "is_grasped": info["is_grasped"].float().reshape(-1, 1)}
+
+
+register_family(ShellGameTouchEnv)  # membench-ShellGame{Touch,Push,Pick}-v0, from the table
+register_family(ShellGamePushEnv)
+register_family(ShellGamePickEnv)

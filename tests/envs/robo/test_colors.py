@@ -1,0 +1,272 @@
+"""MIKASA/{Bunch,Seq,Chain}OfColors{3,5,7}-v0: spaces, seeding, step-exact phases, pixels, success rules, solvability.
+
+Each ID is built once in ``full`` (no renderer) and once in ``partial``; the scripted policy
+(:class:`tests.envs.robo._policies.TouchSequencePolicy`) reads the cube positions from the simulator (privileged)
+and the colours to touch from ``info["oracle"]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.envs.robo._policies import TouchSequencePolicy
+
+FAMILIES = ("BunchOfColors", "SeqOfColors", "ChainOfColors")
+IDS = [f"MIKASA/{f}{n}-v0" for f in FAMILIES for n in (3, 5, 7)]
+ZERO = np.zeros(8, dtype=np.float32)
+
+
+def _n(env_id: str) -> int:
+    return int(env_id.split("-")[0][-1])
+
+
+def _state_dim(env_id: str) -> int:
+    n, m = _n(env_id), 9
+    phases = 3 if "Bunch" in env_id else n + 2
+    return 25 + 3 * m + m + (n if "Chain" in env_id else 0) + 3 + phases + 1 + n
+
+
+def _ee(robo_env, env_id, **kw):
+    return robo_env(env_id, obs_variant="full", control_mode="pd_ee_delta_pose", **kw)
+
+
+def _run(env, policy, seed: int):
+    obs, info = env.reset(seed=seed)
+    policy.reset()
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        if terminated or truncated:
+            return info, reward
+
+
+# --------------------------------------------------------------------------------------------------------------
+# make / reset / step, shapes, seeding
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("env_id", IDS)
+def test_full_variant_shapes_oracle_and_seeding(robo_env, env_id):
+    env = robo_env(env_id, obs_variant="full")
+    n = _n(env_id)
+    obs, info = env.reset(seed=3)
+    assert set(obs) == {"state"} and obs["state"].shape == (_state_dim(env_id),)
+    assert env.observation_space.contains(obs) and env.action_space.shape == (8,)
+    assert info["oracle"].shape == (n,) and len(set(info["oracle"].tolist())) == n  # N distinct colours
+    np.testing.assert_array_equal(obs["state"][-n:], info["oracle"])
+    first = obs["state"].copy()
+    for _ in range(2):
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        assert env.observation_space.contains(obs) and isinstance(reward, float)
+        assert isinstance(terminated, bool) and isinstance(truncated, bool) and info["success"] is False
+    np.testing.assert_allclose(env.reset(seed=3)[0]["state"], first, atol=1e-6)  # same seed, same episode
+    oracles = {tuple(env.reset(seed=s)[1]["oracle"]) for s in range(8)}
+    assert len(oracles) == 8
+    assert env.unwrapped.max_episode_steps == 120
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_partial_variant_shapes(robo_env, env_id):
+    env = robo_env(env_id, obs_variant="partial")
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == {"rgb", "joints"} and obs["rgb"].shape == (128, 128, 6) and obs["rgb"].dtype == np.uint8
+    assert obs["joints"].shape == (25,) and env.observation_space.contains(obs)
+    obs, *_ = env.step(ZERO)
+    assert env.observation_space.contains(obs)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# step-exact phases, from the simulator state
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("env_id", ["MIKASA/BunchOfColors5-v0", "MIKASA/SeqOfColors5-v0", "MIKASA/ChainOfColors3-v0"])
+def test_phases_step_exact(robo_env, env_id):
+    env = robo_env(env_id, obs_variant="full")
+    base = env.unwrapped
+    n, sequential = _n(env_id), "Bunch" not in env_id
+    cue_end = 5 * n if sequential else 5
+    selection = cue_end + 5
+    assert base.selection_start == selection
+    obs, info = env.reset(seed=1)
+    seq = info["oracle"].tolist()
+    slots = base._sched_pose[base.phase_index("selection"), 0, :, :3].cpu().numpy()
+    bunch = base.bunch_positions()
+    for t in range(selection + 3):
+        if t > 0:
+            obs, _, _, _, info = env.step(ZERO)
+        p = base.memory_object_positions[0].cpu().numpy()
+        on_table = sorted(np.flatnonzero(p[:, 2] < 1.0).tolist())
+        if t < cue_end and sequential:  # cube seq[t // 5] alone, at the table centre, for its 5 steps
+            assert on_table == [seq[t // 5]], t
+            np.testing.assert_allclose(p[seq[t // 5]], [0.0, 0.0, base.cube_halfsize], atol=2e-3)
+            assert base.phase_names[info["phase"]] == f"cue_{t // 5}"
+        elif t < cue_end:  # all N at once, on the bunch arc
+            assert on_table == sorted(seq), t
+            np.testing.assert_allclose(p[seq], bunch[seq], atol=2e-3)
+        elif t < selection:
+            assert on_table == [], t
+            assert base.phase_names[info["phase"]] == "delay"
+        else:  # all 9, at their recorded (jittered, shuffled) slots
+            assert on_table == list(range(9)), t
+            np.testing.assert_allclose(p, slots, atol=1e-4 if t == selection else 5e-3)
+            assert base.phase_names[info["phase"]] == "selection"
+        visible_state = obs["state"][25:52].reshape(9, 3)
+        np.testing.assert_allclose(visible_state[on_table], p[on_table], atol=1e-5)
+        assert not visible_state[[k for k in range(9) if k not in on_table]].any()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# pixels: one task per family
+# --------------------------------------------------------------------------------------------------------------
+def _cube_colour(frame: np.ndarray, empty: np.ndarray) -> np.ndarray | None:
+    """Mean colour of the cube pixels of ``frame``: those that differ from the empty-table frame and have a channel
+    near 0, as every palette colour (the table and the settling robot do not). None if there are none."""
+    diff = np.abs(frame.astype(np.int32) - empty.astype(np.int32)).sum(axis=-1) > 60
+    diff &= frame.min(axis=-1) < 30
+    return None if diff.sum() < 6 else frame[diff].astype(np.float64).mean(axis=0)
+
+
+def _nearest_palette(colour: np.ndarray, candidates: list[int]) -> int:
+    from membench_envs.robo.remember_color import COLORS
+
+    rgb = (np.array([COLORS[k][1] for k in candidates], dtype=np.float64) / 255) ** (1 / 2.2)  # as rendered (sRGB)
+    unit = lambda v: v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-9)  # noqa: E731 (hue, not brightness)
+    return candidates[int(np.argmax(unit(rgb) @ unit(colour)))]
+
+
+@pytest.mark.parametrize("env_id", ["MIKASA/SeqOfColors3-v0", "MIKASA/ChainOfColors5-v0"])
+def test_each_cue_cube_is_seen_for_its_steps_in_order(robo_env, env_id):
+    """In the base camera, each step of cue i shows a cube whose hue is that of seq[i]; the delay shows nothing."""
+    env = robo_env(env_id, obs_variant="partial")
+    n = _n(env_id)
+    obs, info = env.reset(seed=2)
+    seq = info["oracle"].tolist()
+    frames = [obs["rgb"][..., :3]]
+    for _ in range(5 * n + 5):
+        obs, *_ = env.step(ZERO)
+        frames.append(obs["rgb"][..., :3])
+    empty = frames[5 * n + 2]
+    distinct = [k for k in range(9) if k not in (6, 8)]  # maroon and teal share red's / cyan's hue
+    for t in range(5 * n):
+        colour = _cube_colour(frames[t], empty)
+        assert colour is not None, t
+        if seq[t // 5] in distinct:
+            assert _nearest_palette(colour, distinct) == seq[t // 5], (t, seq, colour)
+    for t in range(5 * n, 5 * n + 5):
+        assert _cube_colour(frames[t], empty) is None, t
+
+
+def test_bunch_is_seen_together_then_gone(robo_env):
+    env = robo_env("MIKASA/BunchOfColors7-v0", obs_variant="partial")
+    obs, info = env.reset(seed=0)
+    frames = [obs["rgb"][..., :3]]
+    for _ in range(10):
+        obs, *_ = env.step(ZERO)
+        frames.append(obs["rgb"][..., :3])
+    empty = frames[7]
+    diff = np.abs(frames[0].astype(np.int32) - empty.astype(np.int32)).sum(axis=-1) > 60
+    # 7 separate cube blobs at t = 0: connected components of the changed pixels whose colour has a channel near 0
+    # (every palette colour has one; the table and the robot, which settles a little meanwhile, do not)
+    from scipy import ndimage
+
+    labels, count = ndimage.label(diff)
+    cubes = [j for j in range(1, count + 1) if (labels == j).sum() >= 10 and frames[0][labels == j].mean(0).min() < 30]
+    assert len(cubes) == 7, count
+    for t in range(1, 5):
+        assert _cube_colour(frames[t], empty) is not None, t
+    for t in range(5, 10):
+        assert _cube_colour(frames[t], empty) is None, t
+    assert _cube_colour(frames[10], empty) is not None  # the selection
+
+
+# --------------------------------------------------------------------------------------------------------------
+# success rules
+# --------------------------------------------------------------------------------------------------------------
+def test_seq_of_colors_any_order_succeeds_and_a_wrong_cube_fails(robo_env):
+    env = _ee(robo_env, "MIKASA/SeqOfColors3-v0")
+    info, _ = _run(env, TouchSequencePolicy(env, "reversed"), seed=5)
+    assert info["success_once"]  # any order (paper K.10)
+    obs, info = env.reset(seed=5)
+    seq = info["oracle"].tolist()
+    other = next(k for k in range(9) if k not in seq)
+    info, _ = _run(env, TouchSequencePolicy(env, [seq[0], other, seq[1], seq[2]]), seed=5)
+    assert not info["success_once"] and info["n_wrong"] == 1 and info["n_correct"] == 3  # "without any mistakes"
+
+
+def test_chain_of_colors_right_colours_in_the_wrong_order_fail(robo_env):
+    env = _ee(robo_env, "MIKASA/ChainOfColors3-v0")
+    info, _ = _run(env, TouchSequencePolicy(env, "reversed"), seed=5)
+    assert not info["success_once"]
+    assert info["touched"][info["oracle"]].all()  # every shown colour was touched ...
+    assert info["touch_order"].tolist() == info["oracle"].tolist()[::-1]  # ... last-first
+    info, _ = _run(env, TouchSequencePolicy(env, "oracle"), seed=5)
+    assert info["success_once"]
+
+
+def test_bunch_of_colors_any_order(robo_env):
+    env = _ee(robo_env, "MIKASA/BunchOfColors3-v0")
+    for order in ("reversed", "nearest"):
+        info, _ = _run(env, TouchSequencePolicy(env, order), seed=7)
+        assert info["success_once"], order
+
+
+def test_strict_success_needs_each_touch_held_for_0_1_s(robo_env):
+    """Under strict_success a touch counts after 2 steps (0.1 s at 20 Hz); by default after 1. A policy that leaves
+    each cube as soon as it is touched succeeds by default and never under the strict rule."""
+    results = {}
+    for strict in (False, True):
+        env = _ee(robo_env, "MIKASA/BunchOfColors3-v0", strict_success=strict)
+        assert env.unwrapped.strict_hold_steps == 2
+        info, _ = _run(env, TouchSequencePolicy(env, hasty=True), seed=11)
+        results[strict] = (bool(info["success_once"]), int(info["n_correct"]))
+    assert results[False] == (True, 3), results
+    assert results[True][0] is False and results[True][1] < 3, results
+    env = _ee(robo_env, "MIKASA/BunchOfColors3-v0", strict_success=True)
+    info, _ = _run(env, TouchSequencePolicy(env), seed=11)  # the patient policy waits until the env counts it
+    assert info["success_once"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# solvability (privileged scripted policy) and chance
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("env_id", ["MIKASA/BunchOfColors7-v0", "MIKASA/SeqOfColors7-v0", "MIKASA/ChainOfColors5-v0"])
+def test_oracle_policy_solves(robo_env, env_id):
+    env = _ee(robo_env, env_id)
+    order = "oracle" if "Chain" in env_id else "nearest"
+    wins = [bool(_run(env, TouchSequencePolicy(env, order), seed=s)[0]["success_once"]) for s in range(3)]
+    assert sum(wins) >= 2, wins
+
+
+def test_random_set_is_near_chance_on_bunch3(robo_env):
+    """Touching 3 of the 9 cubes at random succeeds with probability 1/C(9,3) = 1/84: never in 12 episodes here."""
+    env = _ee(robo_env, "MIKASA/BunchOfColors3-v0")
+    rng = np.random.default_rng(0)
+    wins = 0
+    for s in range(12):
+        policy = TouchSequencePolicy(env, [int(k) for k in rng.choice(9, 3, replace=False)])
+        wins += bool(_run(env, policy, seed=100 + s)[0]["success_once"])
+    assert wins <= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", IDS)
+def test_solvability_sweep(robo_env, env_id):
+    env = _ee(robo_env, env_id)
+    order = "oracle" if "Chain" in env_id else "nearest"
+    rate = np.mean([bool(_run(env, TouchSequencePolicy(env, order), seed=1000 + s)[0]["success_once"])
+                    for s in range(30)])
+    print(f"{env_id}: scripted oracle policy {rate:.2f}")
+    # measured (30 episodes, CPU): 1.00 everywhere except ChainOfColors7, 0.67 (7 ordered touches in 80 steps)
+    assert rate >= (0.5 if env_id.endswith("ChainOfColors7-v0") else 0.9), rate
+
+
+def test_rgb_array_render_overlay_and_record_episode(robo_env, tmp_path):
+    env = robo_env("MIKASA/ChainOfColors3-v0", obs_variant="full", render_mode="rgb_array", render_overlay=True)
+    _, info = env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8
+    from membench_envs.robo.remember_color import COLORS
+
+    lines = env.unwrapped.overlay_lines(0)
+    assert " > ".join(COLORS[k][0] for k in info["oracle"]) in lines[1]  # the chain, in order
+    from membench_envs.robo import record_episode
+
+    path = record_episode("MIKASA/SeqOfColors3-v0", tmp_path / "seq.mp4", max_steps=2, obs_variant="full")
+    assert path.stat().st_size > 0
