@@ -52,6 +52,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     for a in (
         Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.trainers:PPOTrainer",
                   "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
+        Algorithm("dtqn", "membench_agents.algos.dtqn:DTQNConfig", "membench_agents.algos.dtqn:DTQNTrainer",
+                  "DTQN hyperparameters (fields of membench_agents.algos.dtqn.DTQNConfig; context_len is K)"),
     )
 }
 
@@ -78,6 +80,7 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("ppo-mlp", "ppo", core="mlp", description="membench PPO, no memory (MLP core)"),
         AgentInfo("ppo-lstm", "ppo", core="lstm", description="membench PPO with an LSTM core (truncated BPTT)"),
         AgentInfo("ppo-gru", "ppo", core="gru", description="membench PPO with a GRU core (truncated BPTT)"),
+        AgentInfo("dtqn", "dtqn", description="DTQN: Q-learning, causal transformer over the last K observations"),
         AgentInfo("sb3-ppo", "sb3", sb3_algo="PPO", description="stable-baselines3 PPO (reference, no memory)"),
         AgentInfo(
             "sb3-recurrentppo", "sb3", sb3_algo="RecurrentPPO", description="sb3-contrib RecurrentPPO (reference LSTM)"

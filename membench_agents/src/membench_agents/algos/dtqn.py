@@ -1,0 +1,703 @@
+"""DTQN: Deep Transformer Q-Networks (Esslinger, Platt & Amato 2022), discrete actions.
+
+Off-policy Q-learning where the Q-network is a causal transformer over the agent's last ``context_len`` = K
+observations of the current episode. This file reads top to bottom: :class:`DTQNConfig`, the network
+(:class:`DTQNetwork`), the acting policy and its observation window (:class:`DTQNPolicy`), the episodic replay
+(:class:`EpisodicReplay`), the algorithm (:meth:`DTQN._collect` one environment step, :meth:`DTQN._update` one
+gradient step) and the run-layer trainer (:class:`DTQNTrainer`).
+
+What it does, following the paper and the authors' code (``kevslinger/DTQN``, read for facts):
+
+* **Network.** Each observation is embedded (membench's encoders: the flat vector, a CNN for images, one
+  encoder per key for dicts, then one linear layer to ``d_model``), a learned position embedding is added
+  (position 0 = the oldest observation of the window), then ``num_layers`` transformer blocks with causal
+  self-attention (the authors' default block: residual connection, then LayerNorm, after the attention and
+  after the 4x-wide feed-forward layer, each sublayer's output passed through a ReLU), then a 2-layer MLP head
+  giving Q-values at **every** position. The Q-value at position t depends only on observations 0..t.
+* **Acting.** The policy's state is the window: the current episode's observations, oldest first, at most K
+  of them (the first K steps fill positions 0..K-1; from then on the window slides by one each step). It is
+  cleared at every episode start, so it never holds another episode's observations. The action comes from
+  the Q-values at the position of the newest observation: epsilon-greedy while training (epsilon linear from
+  ``epsilon_start`` to ``epsilon_end`` over ``exploration_fraction`` of ``total_steps``; the authors' code
+  decays it geometrically instead), greedy in evaluation.
+* **Episodic replay.** Each environment's stream of observations is stored in order, with the final
+  observation of every episode, so that a training sample is a window of K consecutive steps of one episode
+  plus the observation after each. The windows are those of the authors' buffer: in an episode of L >= K
+  steps, the windows starting at steps 0..L-K; in a shorter episode, the one window starting at its first
+  step, with the positions after its end masked out of the loss (by causality they never reach a real
+  position's Q-value). Windows are drawn uniformly among all stored ones (the authors draw an episode first).
+* **Loss.** Every position of each sampled window is trained (DTQN's "intermediate Q-value prediction"):
+  the target of position t is ``r_t + gamma * (1 - terminated_t) * Q_target(next window)[t, a*]`` where the
+  next window is the same window shifted by one step (as the authors do) and ``a*`` is the online network's
+  argmax there (Double DQN, as the authors' code; ``double_q=False``: the target network's max). Truncated
+  episodes bootstrap from their final observation. Mean squared error over the real positions,
+  ``clip_grad_norm_``, Adam; the target network is copied from the online one every
+  ``target_update_frequency`` gradient steps.
+
+Speed: one gradient step per ``train_frequency`` environment steps (the authors: one per step) once
+``learning_starts`` steps are in the replay; acting runs the network over the window's filled positions only
+(equal to the full window by causality).
+
+Metrics of :meth:`DTQN.train_iteration`: ``global_step``, ``iteration``, ``sps``, ``value_loss`` (the mean TD
+loss of the iteration's gradient steps; NaN before learning starts), ``q_mean``, ``epsilon``,
+``learning_rate``, ``gradient_steps`` and ``episodes`` (``(return, length, success or None)`` per finished
+episode).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from membench_agents.algos.ppo import resolve_device, tree_map
+from membench_agents.encoders import make_encoder
+from membench_agents.envs import check_autoreset, episode_successes, final_obs, obs_to_tensor, take_rows
+
+TARGET_WINDOWS = ("acting", "shifted")
+
+
+@dataclass
+class DTQNConfig:
+    """DTQN hyperparameters (defaults: the authors' ``run.py``, except ``num_envs``)."""
+
+    context_len: int = 50
+    """K: the number of most recent observations of the episode the Q-network sees"""
+    num_envs: int = 8
+    """parallel environments (the authors: 1); with train_frequency 1 there is still one gradient step per
+    environment step"""
+    num_steps: int = 64
+    """vector-env steps per iteration (the unit of logging and checkpoints; the training itself is the same
+    for any value)"""
+    total_steps: int = 2_000_000
+    buffer_size: int = 500_000
+    """replay capacity in stored observations over all environments (each episode also stores its final one)"""
+    learning_starts: int = 50_000
+    """environment steps before the first gradient step (the authors prepopulate 50k steps)"""
+    train_frequency: int = 1
+    """environment steps per gradient step"""
+    batch_size: int = 32
+    """windows per gradient step"""
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    max_grad_norm: float = 1.0
+    target_update_frequency: int = 10_000
+    """gradient steps between copies of the online network into the target network"""
+    target_window: str = "acting"
+    """the window whose Q-values bootstrap position t: "acting" (the one the agent acts on at the next step:
+    steps s .. s+t+1 while there is room, then the window slid by one) or "shifted" (the authors' code: the
+    sampled window shifted by one step, s+1 .. s+t+1)"""
+    double_q: bool = True
+    """Double DQN targets (the online network picks the next action, the target network rates it)"""
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.1
+    exploration_fraction: float = 0.1
+    """fraction of total_steps over which epsilon falls linearly from epsilon_start to epsilon_end"""
+    d_model: int = 128
+    num_heads: int = 8
+    num_layers: int = 2
+    dropout: float = 0.0
+    encoder_size: int = 0
+    """width of an MLP on vector observations before the embedding layer; 0: none (the authors' linear
+    embedding). Images always go through membench's CNN"""
+    seed: int = 0
+    device: str = "auto"
+    """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
+    deterministic: bool = False
+    """use torch deterministic algorithms"""
+    num_threads: int | None = 1
+    """torch.set_num_threads (None: leave it)"""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first field outside its range."""
+        def fail(name: str, what: str) -> None:
+            raise ValueError(f"DTQNConfig.{name} must be {what}, got {getattr(self, name)!r}")
+
+        for name in ("context_len", "num_envs", "num_steps", "total_steps", "buffer_size", "train_frequency",
+                     "batch_size", "target_update_frequency", "d_model", "num_heads", "num_layers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                fail(name, "an integer >= 1")
+        for name in ("learning_starts", "encoder_size", "seed"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or (name != "seed" and v < 0):
+                fail(name, "an integer" + (" >= 0" if name != "seed" else ""))
+        if self.target_window not in TARGET_WINDOWS:
+            fail("target_window", "one of " + ", ".join(repr(m) for m in TARGET_WINDOWS))
+        for name in ("double_q", "deterministic"):
+            if not isinstance(getattr(self, name), bool):
+                fail(name, "true or false")
+
+        def number(name: str) -> float:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                fail(name, "a finite number")
+            return float(v)
+
+        for name in ("learning_rate", "max_grad_norm"):
+            if number(name) <= 0:
+                fail(name, "> 0")
+        for name in ("gamma", "epsilon_start", "epsilon_end"):
+            if not 0.0 <= number(name) <= 1.0:
+                fail(name, "in [0, 1]")
+        if not 0.0 < number("exploration_fraction") <= 1.0:
+            fail("exploration_fraction", "in (0, 1]")
+        if not 0.0 <= number("dropout") < 1.0:
+            fail("dropout", "in [0, 1)")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"DTQNConfig.d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
+        if self.num_threads is not None and (isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int)
+                                             or self.num_threads < 1):
+            fail("num_threads", "an integer >= 1 or None")
+        per_env = self.buffer_size // self.num_envs
+        if per_env < 2 * (self.context_len + 1):
+            raise ValueError(f"DTQNConfig.buffer_size ({self.buffer_size}) holds {per_env} observations per "
+                             f"environment (buffer_size // num_envs); a window of context_len = {self.context_len} "
+                             f"needs at least {2 * (self.context_len + 1)}")
+
+
+# -- 1. the network ------------------------------------------------------------------------------------------------
+class TransformerBlock(nn.Module):
+    """Causal self-attention and a 4x feed-forward layer, each followed by residual + LayerNorm (the authors'
+    default ``TransformerLayer``; ReLU on each sublayer's output)."""
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(d_model, num_heads, dropout=dropout, batch_first=True)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model),
+                                 nn.Dropout(dropout))
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def forward(self, x: Tensor, causal_mask: Tensor) -> Tensor:
+        attended, _ = self.attention(x, x, x, attn_mask=causal_mask, need_weights=False)
+        x = self.norm1(x + F.relu(attended))
+        return self.norm2(x + F.relu(self.ffn(x)))
+
+
+class DTQNetwork(nn.Module):
+    """Observations ``[B, T, *obs]`` (T <= K; a dict of such for Dict spaces) -> Q-values ``[B, T, num_actions]``;
+    the Q-values at position t depend only on the observations at positions 0..t."""
+
+    def __init__(self, observation_space: gym.Space, num_actions: int, cfg: DTQNConfig):
+        super().__init__()
+        self.context_len = cfg.context_len
+        self.encoder = make_encoder(observation_space, hidden_size=cfg.encoder_size)
+        self.embed = nn.Linear(self.encoder.out_dim, cfg.d_model)
+        self.position = nn.Parameter(torch.zeros(1, cfg.context_len, cfg.d_model))  # learned, as the paper
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(TransformerBlock(cfg.d_model, cfg.num_heads, cfg.dropout)
+                                    for _ in range(cfg.num_layers))
+        self.head = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.ReLU(), nn.Linear(cfg.d_model, num_actions))
+        # True above the diagonal: position t may not attend to positions after t
+        self.register_buffer("causal_mask", torch.triu(torch.ones(cfg.context_len, cfg.context_len, dtype=torch.bool),
+                                                       diagonal=1), persistent=False)
+        for module in (self.embed, self.blocks, self.head):  # the authors' initialisation (the encoder keeps its own)
+            module.apply(_init_weights)
+
+    def forward(self, obs) -> Tensor:
+        x = self.embed(self.encoder(obs))
+        T = x.shape[1]
+        if T > self.context_len:
+            raise ValueError(f"DTQN got a window of {T} observations; its context_len is {self.context_len}")
+        x = self.dropout(x + self.position[:, :T])
+        mask = self.causal_mask[:T, :T]
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.head(x)
+
+
+def _init_weights(m: nn.Module) -> None:
+    if isinstance(m, nn.Linear):
+        nn.init.normal_(m.weight, 0.0, 0.02)
+        nn.init.zeros_(m.bias)
+    elif isinstance(m, nn.MultiheadAttention):
+        nn.init.normal_(m.in_proj_weight, 0.0, 0.02)
+        nn.init.zeros_(m.in_proj_bias)
+
+
+# -- 2. the policy and its window of observations ----------------------------------------------------------------
+def _zeros_like_space(space: gym.Space):
+    if isinstance(space, gym.spaces.Dict):
+        return {k: _zeros_like_space(s) for k, s in space.spaces.items()}
+    return np.zeros(space.shape, dtype=space.dtype)
+
+
+class DTQNPolicy(nn.Module):
+    """The acting side of DTQN, for training and for :func:`membench_agents.evaluation.evaluate`.
+
+    State: ``(window, length)``: ``window`` ``[n, K, *obs]`` (a dict of such for Dict spaces) holds the current
+    episode's observations oldest first in positions ``0 .. length-1`` (zeros after them); ``length`` ``[n]``.
+    """
+
+    def __init__(self, q_net: DTQNetwork, observation_space: gym.Space, action_space: gym.spaces.Discrete):
+        super().__init__()
+        self.q_net = q_net
+        self.context_len = q_net.context_len
+        self.num_actions = int(action_space.n)
+        self.action_start = int(action_space.start)
+        self.epsilon = 0.0
+        """the exploration rate of ``act(..., deterministic=False)`` (the trainer sets it every step)"""
+        # one observation as the environments' outputs become tensors (float64 -> float32, ...)
+        self._obs_example = obs_to_tensor(_zeros_like_space(observation_space), "cpu")
+
+    @property
+    def device(self) -> torch.device:
+        return self.q_net.embed.weight.device
+
+    def initial_state(self, n: int, device: str | torch.device | None = None) -> tuple[Any, Tensor]:
+        dev = self.device if device is None else torch.device(device)
+        window = tree_map(lambda o: torch.zeros((n, self.context_len, *o.shape), dtype=o.dtype, device=dev),
+                          self._obs_example)
+        return window, torch.zeros(n, dtype=torch.long, device=dev)
+
+    def push(self, obs, state: tuple[Any, Tensor], episode_start: Tensor) -> tuple[Any, Tensor]:
+        """The window after observing ``obs``: cleared where an episode starts, shifted left by one where full."""
+        window, length = state
+        K = self.context_len
+        start = episode_start.to(length.device, torch.bool)
+        length = torch.where(start, 0, length)
+        full = length >= K
+        rows = torch.arange(length.shape[0], device=length.device)
+        pos = length.clamp(max=K - 1)
+
+        def put(w: Tensor, o: Tensor) -> Tensor:
+            shape = (-1,) + (1,) * (w.dim() - 1)
+            w = torch.where(start.view(shape), torch.zeros((), dtype=w.dtype, device=w.device), w)
+            w = torch.where(full.view(shape), w.roll(-1, dims=1), w)
+            w[rows, pos] = o.to(w.dtype)
+            return w
+
+        if isinstance(window, dict):
+            window = {k: put(window[k], obs[k]) for k in window}
+        else:
+            window = put(window, obs)
+        return window, (length + 1).clamp(max=K)
+
+    def q_values(self, window, length: Tensor) -> Tensor:
+        """Q-values ``[n, num_actions]`` at each window's newest observation. The network runs over the filled
+        positions only (the same numbers as over all K: the positions after them cannot influence these)."""
+        T = int(length.max())
+        q = self.q_net(tree_map(lambda w: w[:, :T], window))
+        return q[torch.arange(q.shape[0], device=q.device), length - 1]
+
+    @torch.no_grad()
+    def act(self, obs, state, episode_start: Tensor, deterministic: bool = True,
+            generator: torch.Generator | None = None) -> tuple[Tensor, None, Tensor, tuple[Any, Tensor]]:
+        """``(action, None, q_values, new_state)``: greedy, or epsilon-greedy with ``self.epsilon`` when
+        ``deterministic`` is False (random draws from ``generator``)."""
+        window, length = self.push(obs, state, episode_start)
+        q = self.q_values(window, length)
+        action = q.argmax(-1)
+        if not deterministic and self.epsilon > 0:
+            n, dev = action.shape[0], action.device
+            explore = torch.rand(n, generator=generator, device=dev) < self.epsilon
+            random_action = torch.randint(self.num_actions, (n,), generator=generator, device=dev)
+            action = torch.where(explore, random_action, action)
+        return action, None, q, (window, length)
+
+    def env_action(self, action: Tensor) -> Tensor:
+        return action + self.action_start if self.action_start else action
+
+
+# -- 3. the episodic replay ---------------------------------------------------------------------------------------
+#: Row kinds of the replay: unused, a step (observation + action, reward, terminated), the final observation of
+#: an episode, the observation an environment is about to act on.
+EMPTY, STEP, FINAL, PENDING = 0, 1, 2, 3
+
+
+class EpisodicReplay:
+    """Per environment, a ring of ``capacity`` rows holding its stream of episodes in order: each step's
+    observation, action, reward and ``terminated``, then the episode's final observation, then the next
+    episode. The observation after a step is always the next row, so a window of K steps and the K observations
+    after them are K + 1 consecutive rows. ``valid[n, row]`` marks the rows a training window may start at (see
+    the module docstring). Everything is numpy, for exact checkpoints.
+    """
+
+    def __init__(self, obs_example, num_envs: int, capacity: int, context_len: int):
+        N, C = num_envs, capacity
+        self.num_envs, self.capacity, self.context_len = N, C, context_len
+        self.obs = tree_map(lambda o: np.zeros((N, C, *o.shape), dtype=o.numpy().dtype), obs_example)
+        self.action = np.zeros((N, C), dtype=np.int64)
+        self.reward = np.zeros((N, C), dtype=np.float32)
+        self.terminated = np.zeros((N, C), dtype=bool)
+        self.kind = np.zeros((N, C), dtype=np.int8)
+        self.ep_t = np.zeros((N, C), dtype=np.int64)  # the step's index in its episode
+        self.valid = np.zeros((N, C), dtype=bool)
+        self.head = np.zeros(N, dtype=np.int64)  # each environment's PENDING row
+
+    def _write(self, envs: np.ndarray, rows: np.ndarray, obs, kind: int, ep_t: np.ndarray) -> None:
+        def put(buf: np.ndarray, o) -> None:
+            buf[envs, rows] = o
+
+        if isinstance(self.obs, dict):
+            for k in self.obs:
+                put(self.obs[k], obs[k])
+        else:
+            put(self.obs, obs)
+        self.kind[envs, rows] = kind
+        self.ep_t[envs, rows] = ep_t
+        self.action[envs, rows] = 0
+        self.reward[envs, rows] = 0.0
+        self.terminated[envs, rows] = False
+        self.valid[envs, rows] = False  # an overwritten row starts no window
+
+    def start(self, obs) -> None:
+        """The first observations after the environments' reset."""
+        self._write(np.arange(self.num_envs), self.head, obs, PENDING, np.zeros(self.num_envs, dtype=np.int64))
+
+    def add(self, action: np.ndarray, reward: np.ndarray, terminated: np.ndarray, done: np.ndarray, next_obs,
+            final: Any) -> None:
+        """One vector step: the PENDING rows become steps; each done environment gets its episode's final
+        observation (``final``: the rows of the done environments, in order); ``next_obs`` becomes PENDING."""
+        K, C = self.context_len, self.capacity
+        envs, p = np.arange(self.num_envs), self.head
+        self.action[envs, p] = action
+        self.reward[envs, p] = reward
+        self.terminated[envs, p] = terminated
+        self.kind[envs, p] = STEP
+        t = self.ep_t[envs, p]
+        full = t >= K - 1  # K steps of this episode end here: the window of those K starts K - 1 rows back
+        self.valid[envs[full], (p[full] - (K - 1)) % C] = True
+        short = done & (t < K - 1)  # an episode of fewer than K steps ended: its one window starts at step 0
+        self.valid[envs[short], (p[short] - t[short]) % C] = True
+        rows = (p + 1) % C
+        d = np.flatnonzero(done)
+        if d.size:
+            self._write(d, rows[d], final, FINAL, t[d] + 1)
+            rows[d] = (rows[d] + 1) % C
+        self._write(envs, rows, next_obs, PENDING, np.where(done, 0, t + 1))
+        self.head = rows
+
+    def num_windows(self) -> int:
+        return int(self.valid.sum())
+
+    def sample(self, batch_size: int, generator: torch.Generator):
+        """``batch_size`` windows, uniformly among the valid ones: ``obs`` ``[B, K + 1, *obs]`` (positions
+        0..K-1: the window, 1..K: the next window), ``action``, ``reward``, ``terminated`` and ``mask`` ``[B, K]``
+        (``mask``: the positions that are steps of the window's episode)."""
+        K, C = self.context_len, self.capacity
+        starts = np.flatnonzero(self.valid.reshape(-1))
+        pick = starts[torch.randint(len(starts), (batch_size,), generator=generator).numpy()]
+        n, s = np.divmod(pick, C)
+        n = n[:, None]
+        rows = (s[:, None] + np.arange(K + 1)) % C
+        obs = tree_map(lambda o: o[n, rows], self.obs)
+        r = rows[:, :K]
+        same_episode = (self.kind[n, r] == STEP) & (self.ep_t[n, r] == self.ep_t[n, s[:, None]] + np.arange(K))
+        mask = np.cumprod(same_episode, axis=1).astype(bool)  # stop at the episode's end
+        return obs, self.action[n, r], self.reward[n, r], self.terminated[n, r], mask
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"obs": tree_map(np.copy, self.obs), "action": self.action.copy(), "reward": self.reward.copy(),
+                "terminated": self.terminated.copy(), "kind": self.kind.copy(), "ep_t": self.ep_t.copy(),
+                "valid": self.valid.copy(), "head": self.head.copy()}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        for name in ("action", "reward", "terminated", "kind", "ep_t", "valid", "head"):
+            old = getattr(self, name)
+            new = np.asarray(d[name], dtype=old.dtype)
+            if new.shape != old.shape:
+                raise ValueError(f"replay.{name} has shape {new.shape}; this config needs {old.shape}")
+            setattr(self, name, new.copy())
+        self.obs = tree_map(lambda o: np.array(o), d["obs"])
+
+
+# -- 4. the algorithm ---------------------------------------------------------------------------------------------
+def _to_numpy(x):
+    if isinstance(x, dict):
+        return {k: _to_numpy(v) for k, v in x.items()}
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
+    """ValueError, naming the space, for what DTQN cannot handle."""
+    if not isinstance(action_space, gym.spaces.Discrete):
+        raise ValueError(f"DTQN needs a Discrete action space (one Q-value per action), got {action_space}; "
+                         "use a PPO or SAC agent for continuous or multi-discrete actions")
+    make_encoder(observation_space)  # raises ValueError for observation spaces no encoder handles
+
+
+class DTQN:
+    """DTQN on a SAME_STEP-autoreset vector env (see the module docstring). The environments are reset with
+    ``config.seed`` at construction. Attributes: ``q_net``, ``target_net``, ``policy``, ``optimizer``,
+    ``replay``, ``envs``, ``device``, ``global_step``, ``iteration``, ``num_iterations``, ``gradient_steps``."""
+
+    def __init__(self, envs: VectorEnv, config: DTQNConfig):
+        config.validate()
+        check_autoreset(envs)
+        if envs.num_envs != config.num_envs:
+            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        check_spaces(envs.single_observation_space, envs.single_action_space)
+        self.config = cfg = config
+        self.envs = envs
+        if cfg.num_threads is not None:
+            torch.set_num_threads(int(cfg.num_threads))
+        if cfg.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            torch.use_deterministic_algorithms(True)
+        self.device = resolve_device(cfg.device)
+        random.seed(cfg.seed)
+        np.random.seed(cfg.seed % 2**32)
+        torch.manual_seed(cfg.seed)
+        obs_space, act_space = envs.single_observation_space, envs.single_action_space
+        self.q_net = DTQNetwork(obs_space, int(act_space.n), cfg).to(self.device)
+        self.target_net = copy.deepcopy(self.q_net)
+        self.target_net.requires_grad_(False)
+        self.policy = DTQNPolicy(self.q_net, obs_space, act_space)
+        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=cfg.learning_rate)
+        self.act_generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # epsilon-greedy draws
+        self.sample_generator = torch.Generator().manual_seed(cfg.seed + 1)  # replay windows
+        N = cfg.num_envs
+        self.num_iterations = max(1, cfg.total_steps // (N * cfg.num_steps))
+        self.global_step = self.iteration = self.gradient_steps = 0
+        self.updates_done = 0  # gradient steps due so far (those skipped while no window was stored count too)
+        self.replay = EpisodicReplay(self.policy._obs_example, N, cfg.buffer_size // N, cfg.context_len)
+        obs, _ = envs.reset(seed=cfg.seed)
+        self.obs = _to_numpy(obs)
+        self.replay.start(self.obs)
+        self.state = self.policy.initial_state(N, self.device)
+        self.episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
+        self.ep_return = np.zeros(N, dtype=np.float64)
+        self.ep_length = np.zeros(N, dtype=np.int64)
+
+    def epsilon(self) -> float:
+        cfg = self.config
+        frac = min(1.0, self.global_step / (cfg.exploration_fraction * cfg.total_steps))
+        return cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
+
+    # -- one environment step ------------------------------------------------------------------------------------
+    def _collect(self) -> list[tuple[float, int, bool | None]]:
+        """Act epsilon-greedily in every environment, store the step; returns the episodes that ended."""
+        self.policy.epsilon = self.epsilon()
+        obs = obs_to_tensor(self.obs, self.device)
+        action, _, _, self.state = self.policy.act(obs, self.state, self.episode_start, deterministic=False,
+                                                   generator=self.act_generator)
+        next_obs, reward, terminated, truncated, info = self.envs.step(self.policy.env_action(action).cpu().numpy())
+        reward = _to_numpy(reward).astype(np.float64).reshape(-1)
+        terminated = _to_numpy(terminated).astype(bool).reshape(-1)
+        done = terminated | _to_numpy(truncated).astype(bool).reshape(-1)
+        idx = np.flatnonzero(done)
+        final = _to_numpy(take_rows(final_obs(info), idx)) if idx.size else None
+        next_obs = _to_numpy(next_obs)
+        self.replay.add(action.cpu().numpy(), reward, terminated, done, next_obs, final)
+        self.obs = next_obs
+        self.episode_start = torch.as_tensor(done, device=self.device)
+        self.global_step += self.config.num_envs
+        self.ep_return += reward
+        self.ep_length += 1
+        episodes = []
+        if idx.size:
+            succ = episode_successes(info, idx)
+            episodes = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
+            self.ep_return[idx] = 0.0
+            self.ep_length[idx] = 0
+        return episodes
+
+    # -- one gradient step ------------------------------------------------------------------------------------------
+    def _update(self) -> Tensor:
+        """One gradient step on ``batch_size`` replayed windows; returns ``[loss, mean Q]`` (detached)."""
+        cfg, K, dev = self.config, self.config.context_len, self.device
+        obs, action, reward, terminated, mask = self.replay.sample(cfg.batch_size, self.sample_generator)
+        obs = obs_to_tensor(obs, dev)
+        window = tree_map(lambda o: o[:, :K], obs)  # steps s .. s+K-1
+        next_window = tree_map(lambda o: o[:, 1:], obs)  # steps s+1 .. s+K: position t holds the obs after step t
+        action = torch.as_tensor(action, device=dev)
+        reward = torch.as_tensor(reward, device=dev)
+        not_done = torch.as_tensor(~terminated, device=dev, dtype=torch.float32)
+        mask = torch.as_tensor(mask, device=dev, dtype=torch.float32)
+
+        q_all = self.q_net(window)  # [B, K, A]: position t sees steps s .. s+t
+        q = q_all.gather(2, action.unsqueeze(2)).squeeze(2)  # Q(steps s .. s+t, a_t)
+        with torch.no_grad():
+            # the Q-values after step t (position t of the next window sees steps s+1 .. s+t+1) ...
+            q_next_target = self.target_net(next_window)
+            q_next_online = self.q_net(next_window) if cfg.double_q else q_next_target
+            if cfg.target_window == "acting":
+                # ... or, as the agent sees them when it acts: position t+1 of the same window (steps s .. s+t+1)
+                # for t < K-1; the last position has no room left, so the window slides (the next window's)
+                q_next_target = torch.cat([self.target_net(window)[:, 1:], q_next_target[:, -1:]], 1)
+                if cfg.double_q:
+                    q_next_online = torch.cat([q_all.detach()[:, 1:], q_next_online[:, -1:]], 1)
+                else:
+                    q_next_online = q_next_target
+            next_action = q_next_online.argmax(2, keepdim=True)  # Double DQN: the online network picks
+            q_next = q_next_target.gather(2, next_action).squeeze(2)
+            target = reward + cfg.gamma * not_done * q_next
+        loss = ((q - target) ** 2 * mask).sum() / mask.sum()  # every real position of every window
+
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.q_net.parameters(), cfg.max_grad_norm)
+        self.optimizer.step()
+        self.gradient_steps += 1
+        if self.gradient_steps % cfg.target_update_frequency == 0:
+            self.target_net.load_state_dict(self.q_net.state_dict())
+        with torch.no_grad():
+            return torch.stack([loss.detach(), (q * mask).sum() / mask.sum()])
+
+    # ----------------------------------------------------------------------------------------------------------------
+    def train_iteration(self) -> dict[str, Any]:
+        """``num_steps`` vector steps, each followed by the gradient steps that became due."""
+        cfg = self.config
+        t0 = time.perf_counter()
+        self.q_net.train()
+        episodes: list[tuple[float, int, bool | None]] = []
+        stats: list[Tensor] = []
+        for _ in range(cfg.num_steps):
+            episodes.extend(self._collect())
+            # gradient steps due: one at learning_starts, then one every train_frequency environment steps
+            after = self.global_step - cfg.learning_starts
+            due = after // cfg.train_frequency + 1 if after >= 0 else 0
+            while self.updates_done < due:
+                self.updates_done += 1
+                if self.replay.num_windows() > 0:
+                    stats.append(self._update())
+        self.iteration += 1
+        steps = cfg.num_envs * cfg.num_steps
+        loss, q_mean = torch.stack(stats).mean(0).tolist() if stats else (float("nan"), float("nan"))
+        return {"global_step": self.global_step, "iteration": self.iteration, "episodes": episodes,
+                "sps": steps / max(time.perf_counter() - t0, 1e-9), "value_loss": loss, "q_mean": q_mean,
+                "epsilon": self.policy.epsilon, "learning_rate": cfg.learning_rate,
+                "gradient_steps": self.gradient_steps}
+
+    def train(self, callback=None) -> list[dict[str, Any]]:
+        """Run the remaining iterations up to ``num_iterations``; ``callback(metrics)`` after each."""
+        history = []
+        while self.iteration < self.num_iterations:
+            m = self.train_iteration()
+            history.append(m)
+            if callback is not None:
+                callback(m)
+        return history
+
+    # ----------------------------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly except the environments (the run layer saves those): networks,
+        optimizer, replay contents (numpy), the acting window, counters and RNGs. Plain data only."""
+        window, length = self.state
+        return {
+            "config": dataclasses.asdict(self.config),
+            "q_net": self.q_net.state_dict(),
+            "target_net": self.target_net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "replay": self.replay.state_dict(),
+            "obs": tree_map(np.copy, self.obs),
+            "window": tree_map(lambda w: w.clone(), window),
+            "length": length.clone(),
+            "episode_start": self.episode_start.clone(),
+            "ep_return": self.ep_return.copy(),
+            "ep_length": self.ep_length.copy(),
+            "global_step": self.global_step,
+            "iteration": self.iteration,
+            "gradient_steps": self.gradient_steps,
+            "updates_done": self.updates_done,
+            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
+                    "act": self.act_generator.get_state(), "sample": self.sample_generator.get_state()},
+        }
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` (``self.envs`` is kept; its state is the run layer's business)."""
+        dev = self.device
+        self.q_net.load_state_dict(d["q_net"])
+        self.target_net.load_state_dict(d["target_net"])
+        self.optimizer.load_state_dict(d["optimizer"])
+        self.replay.load_state_dict(d["replay"])
+        self.obs = tree_map(np.array, d["obs"])
+        self.state = (tree_map(lambda w: w.to(dev), d["window"]), d["length"].to(dev))
+        self.episode_start = d["episode_start"].to(dev)
+        self.ep_return = np.array(d["ep_return"], dtype=np.float64)
+        self.ep_length = np.array(d["ep_length"], dtype=np.int64)
+        self.global_step = int(d["global_step"])
+        self.iteration = int(d["iteration"])
+        self.gradient_steps = int(d["gradient_steps"])
+        self.updates_done = int(d["updates_done"])
+        rng = d["rng"]
+        torch.set_rng_state(rng["torch"])
+        np.random.set_state(rng["numpy"])
+        random.setstate(rng["python"])
+        self.act_generator.set_state(rng["act"])
+        self.sample_generator.set_state(rng["sample"])
+
+
+# -- 5. the run layer's trainer -------------------------------------------------------------------------------------
+class DTQNTrainer:
+    """A DTQN run (one seed) for :mod:`membench_agents.training` (the :class:`membench_agents.trainers.Trainer`
+    protocol)."""
+
+    def __init__(self, cfg: dict[str, Any], seed: int):
+        from membench_agents.envs import make_vector_env
+        from membench_agents.errors import ConfigError
+        from membench_agents.trainers import algo_config, env_kwargs_of
+
+        self.cfg = cfg
+        dc = algo_config(cfg, seed)
+        self.envs = make_vector_env(cfg["env"], num_envs=dc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
+        try:
+            self.algo = DTQN(self.envs, dc)
+        except ValueError as e:
+            self.envs.close()
+            raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
+
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
+        """Pre-flight: one clear ConfigError when DTQN cannot handle the spaces."""
+        from membench_agents.errors import ConfigError
+
+        try:
+            check_spaces(obs_space, action_space)
+        except ValueError as e:
+            raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
+
+    @property
+    def global_step(self) -> int:
+        return int(self.algo.global_step)
+
+    @property
+    def policy(self) -> DTQNPolicy:
+        return self.algo.policy
+
+    @property
+    def target_steps(self) -> int:
+        c = self.algo.config
+        return int(self.algo.num_iterations * c.num_envs * c.num_steps)
+
+    @property
+    def finished(self) -> bool:
+        return self.algo.iteration >= self.algo.num_iterations
+
+    def iterate(self) -> dict[str, Any]:
+        return self.algo.train_iteration()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"kind": "dtqn", "algo": self.algo.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.algo.load_state_dict(state["algo"])
+
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+        from membench_agents.evaluation import evaluate
+        from membench_agents.trainers import env_kwargs_of
+
+        return evaluate(self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
+                        deterministic=deterministic, num_envs=min(num_envs, len(seeds)))
+
+    def close(self) -> None:
+        self.envs.close()
+
+
+__all__ = ["DTQN", "DTQNConfig", "DTQNPolicy", "DTQNTrainer", "DTQNetwork", "EpisodicReplay", "check_spaces"]
