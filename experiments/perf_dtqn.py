@@ -2,8 +2,9 @@
 
 For each K (default 16, 64, 256), in its own fresh process: DTQN with the authors' network (d_model 128, 8 heads,
 2 layers) and update ratio (one gradient step of 32 windows per environment step, 8 environments) trains on the
-dense Passive T-Maze with corridor L = K (episodes of K + 1 steps, so every sampled window holds K real steps).
-After the replay holds full windows, a fixed number of iterations is timed.
+dense Passive T-Maze with corridor L = 4K (episodes of 4K + 1 steps). Once the replay holds full windows and the
+agent's own windows hold K observations, one warm-up iteration and then a fixed number of iterations are timed
+(the acting windows stay full throughout).
 
 Printed per K: SPS (environment steps per second of training: acting + gradient steps), the milliseconds of one
 gradient step and of one acting step (8 environments), the process's peak resident memory (RSS, or the peak
@@ -33,10 +34,12 @@ def measure(K: int, iterations: int, device: str) -> dict:
     from membench_agents.algos.dtqn import DTQN, DTQNConfig
     from membench_agents.envs import make_vector_env
 
-    cfg = DTQNConfig(context_len=K, num_envs=8, num_steps=4, total_steps=10**9, buffer_size=8 * 4 * (K + 2),
-                     learning_starts=8 * (K + 1), device=device, num_threads=1)
-    algo = DTQN(make_vector_env(TASK, cfg.num_envs, env_kwargs={"corridor_length": K}), cfg)
-    while algo.global_step < cfg.learning_starts:  # fill the replay with full windows (no timing)
+    L = 4 * K  # episodes of 4K + 1 steps: every window the agent acts on is full from step K - 1 on
+    cfg = DTQNConfig(context_len=K, num_envs=8, num_steps=4, total_steps=10**9, buffer_size=8 * 2 * (L + 2),
+                     learning_starts=8 * K, device=device, num_threads=1)
+    algo = DTQN(make_vector_env(TASK, cfg.num_envs, env_kwargs={"corridor_length": L}), cfg)
+    # fill the replay with full windows and the acting windows with K steps (no timing, no gradient steps)
+    while algo.global_step < cfg.learning_starts or int(algo.state[1].min()) < K:
         algo._collect()
     algo.updates_done = (algo.global_step - cfg.learning_starts) // cfg.train_frequency + 1  # none owed
     cuda = algo.device.type == "cuda"
@@ -94,7 +97,7 @@ def main(argv: list[str]) -> int:
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     ref = rows[0]
     mem = "peak CUDA MB" if ref["memory"] == "cuda" else "peak RSS MB"
-    print(f"DTQN on {TASK} (L = K), d_model 128, 8 heads, 2 layers, batch 32, 8 envs, 1 gradient step per env step, "
+    print(f"DTQN on {TASK} (L = 4K), d_model 128, 8 heads, 2 layers, batch 32, 8 envs, 1 gradient step per env step, "
           f"device {args.device}; ratios against K = {ref['K']} of this run")
     print(f"{'K':>5} {'SPS':>8} {'SPS ratio':>9} {'update ms':>9} {'act ms':>7} {mem:>12} {'growth MB':>9} "
           f"{'growth ratio':>12} {'replay MB':>9}")

@@ -27,10 +27,15 @@ What it does, following the paper and the authors' code (``kevslinger/DTQN``, re
   step, with the positions after its end masked out of the loss (by causality they never reach a real
   position's Q-value). Windows are drawn uniformly among all stored ones (the authors draw an episode first).
 * **Loss.** Every position of each sampled window is trained (DTQN's "intermediate Q-value prediction"):
-  the target of position t is ``r_t + gamma * (1 - terminated_t) * Q_target(next window)[t, a*]`` where the
-  next window is the same window shifted by one step (as the authors do) and ``a*`` is the online network's
-  argmax there (Double DQN, as the authors' code; ``double_q=False``: the target network's max). Truncated
-  episodes bootstrap from their final observation. Mean squared error over the real positions,
+  the target of position t (steps s..s+t) is ``r_t + gamma * (1 - terminated_t) * Q_target(next)[a*]`` where
+  ``a*`` is the online network's argmax there (Double DQN, as the authors' code; ``double_q=False``: the target
+  network's max) and "next" is the window after step t. ``target_window="acting"`` (default): the window the
+  agent acts on after step t, i.e. position t+1 of the same window (steps s..s+t+1) while t < K-1, and the
+  window slid by one step (s+1..s+K) at the last position. ``"shifted"``: the authors' code, position t of the
+  sampled window shifted by one step (s+1..s+t+1). When episodes fit in K every stored window starts at an
+  episode's first step, so the shifted windows are never trained themselves and their Q-values drift far
+  outside the range of returns (seen on the T-Maze); the acting windows are the ones the loss trains.
+  Truncated episodes bootstrap from their final observation. Mean squared error over the real positions,
   ``clip_grad_norm_``, Adam; the target network is copied from the online one every
   ``target_update_frequency`` gradient steps.
 
@@ -39,7 +44,7 @@ Speed: one gradient step per ``train_frequency`` environment steps (the authors:
 (equal to the full window by causality).
 
 Metrics of :meth:`DTQN.train_iteration`: ``global_step``, ``iteration``, ``sps``, ``value_loss`` (the mean TD
-loss of the iteration's gradient steps; NaN before learning starts), ``q_mean``, ``epsilon``,
+loss of the iteration's gradient steps; None in an iteration without any), ``q_mean``, ``epsilon``,
 ``learning_rate``, ``gradient_steps`` and ``episodes`` (``(return, length, success or None)`` per finished
 episode).
 """
@@ -569,7 +574,7 @@ class DTQN:
                     stats.append(self._update())
         self.iteration += 1
         steps = cfg.num_envs * cfg.num_steps
-        loss, q_mean = torch.stack(stats).mean(0).tolist() if stats else (float("nan"), float("nan"))
+        loss, q_mean = torch.stack(stats).mean(0).tolist() if stats else (None, None)
         return {"global_step": self.global_step, "iteration": self.iteration, "episodes": episodes,
                 "sps": steps / max(time.perf_counter() - t0, 1e-9), "value_loss": loss, "q_mean": q_mean,
                 "epsilon": self.policy.epsilon, "learning_rate": cfg.learning_rate,
