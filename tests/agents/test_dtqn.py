@@ -122,6 +122,45 @@ def test_replay_windows_stay_inside_one_episode():
     assert algo.replay.num_windows() > 0
 
 
+class ImageDictEnv(gym.Env):
+    """Random image + vector observations (a Dict), 3 actions, episodes of 5 steps."""
+
+    observation_space = gym.spaces.Dict({"rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
+                                         "state": gym.spaces.Box(-1, 1, (2,), np.float64)})
+    action_space = gym.spaces.Discrete(3, start=1)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        assert action in (1, 2, 3)  # the Discrete space starts at 1
+        self.t += 1
+        return self.observation_space.sample(), float(action == 2), self.t >= 5, False, {}
+
+
+def _image_only() -> gym.Env:
+    return gym.wrappers.TransformObservation(ImageDictEnv(), lambda o: o["rgb"], ImageDictEnv.observation_space["rgb"])
+
+
+@pytest.mark.parametrize("image_only", [True, False])
+def test_image_and_dict_observations(image_only):
+    make = _image_only if image_only else ImageDictEnv  # an (H, W, C) uint8 Box, or a Dict of an image and a vector
+    envs = SyncVectorEnv([make, make], **SAME_STEP)
+    cfg = DTQNConfig(context_len=3, num_envs=2, num_steps=16, total_steps=64, buffer_size=200, learning_starts=16,
+                     d_model=16, num_heads=2, num_layers=1, batch_size=4, device="cpu")
+    algo = DTQN(envs, cfg)
+    history = algo.train()
+    assert history[-1]["value_loss"] is not None and math.isfinite(history[-1]["value_loss"])
+    rgb = algo.replay.obs if image_only else algo.replay.obs["rgb"]
+    assert rgb.dtype == np.uint8 and rgb.shape == (2, 100, 12, 12, 3)  # images are stored as bytes
+    if not image_only:
+        assert algo.replay.obs["state"].dtype == np.float32
+    res = evaluate(algo.policy, "unused", episode_seeds=[0, 1, 2], envs=SyncVectorEnv([make, make], **SAME_STEP))
+    assert res["mean_length"] == 5
+
+
 # -- learning -------------------------------------------------------------------------------------------------------
 def _train_tmaze(K: int, seed: int, steps: int = 4096) -> tuple[dict, list]:
     cfg = DTQNConfig(context_len=K, total_steps=steps, seed=seed, **TINY)
