@@ -78,6 +78,7 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("ppo-mlp", "ppo", core="mlp", description="membench PPO, no memory (MLP core)"),
         AgentInfo("ppo-lstm", "ppo", core="lstm", description="membench PPO with an LSTM core (truncated BPTT)"),
         AgentInfo("ppo-gru", "ppo", core="gru", description="membench PPO with a GRU core (truncated BPTT)"),
+        AgentInfo("ppo-gtrxl", "ppo", core="gtrxl", description="membench PPO with a GTrXL core (gated transformer)"),
         AgentInfo("sb3-ppo", "sb3", sb3_algo="PPO", description="stable-baselines3 PPO (reference, no memory)"),
         AgentInfo(
             "sb3-recurrentppo", "sb3", sb3_algo="RecurrentPPO", description="sb3-contrib RecurrentPPO (reference LSTM)"
