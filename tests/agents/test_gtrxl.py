@@ -166,11 +166,12 @@ def test_ppo_update_re_runs_each_chunk_from_its_stored_memory():
     changes, equal those the rollout recorded (chunks start with a non-empty memory)."""
     cfg = PPOConfig(core="gtrxl", gtrxl=dict(n_layers=2, n_heads=2, window=4), num_envs=4, num_steps=24,
                     bptt_length=6, hidden_size=16, total_steps=10_000, num_minibatches=2, seed=3)
-    ppo = PPO(make_vector_env(TMAZE, cfg.num_envs, env_kwargs={"corridor_length": 5}), cfg)
+    # episodes of 5 steps (L = 4), chunks of 6: most chunks begin inside an episode, with a non-empty memory
+    ppo = PPO(make_vector_env(TMAZE, cfg.num_envs, env_kwargs={"corridor_length": 4}), cfg)
     assert ppo.fast is None  # the CPU fast path knows the built-in recurrent cores only
     ppo._rollout()
     states = tuple(s.reshape(-1, *s.shape[2:]) for s in ppo.state_buf)
-    assert bool(states[1].any())  # the stored memories are not all empty
+    assert int((states[1].any(1) & ~ppo.chunks(ppo.es_buf)[0]).sum()) >= 4
     with torch.no_grad():
         logp, _, value = ppo.policy.evaluate_actions(ppo.chunks(ppo.obs_buf), ppo.chunks(ppo.act_buf), states,
                                                      ppo.chunks(ppo.es_buf))
