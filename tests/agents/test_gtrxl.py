@@ -189,6 +189,11 @@ def test_config_errors_name_the_option():
         PPOConfig(core="lstm", gtrxl={"window": 4}).validate()
     with pytest.raises(runs.ConfigError, match=r"ppo.gtrxl must be a mapping, got 3"):
         tiny_config("ppo-gtrxl", **{"ppo.gtrxl": 3})
+    # the pre-flight check builds the policy with the run's GTrXL options (here 2 heads of width 3, which the
+    # default of 4 heads would not allow)
+    runs.preflight(tiny_config("ppo-gtrxl", **{"ppo.hidden_size": 6, "ppo.gtrxl.n_heads": 2}))
+    with pytest.raises(runs.ConfigError, match=r"ppo\.gtrxl\.n_heads \(4\) must divide the model width hidden_size"):
+        tiny_config("ppo-gtrxl", **{"ppo.hidden_size": 6, "ppo.gtrxl.n_heads": 4})
 
 
 #: Passive T-Maze L = 3, as in test_ppo.py's learning test, with a one-layer GTrXL over 8 steps.
