@@ -94,8 +94,9 @@ class RelativeAttention(nn.Module):
         self.register_buffer("table", sinusoid_table(max_distance + 1, dim), persistent=False)
 
     def forward(self, x: Tensor, keys: Tensor, distance: Tensor, allowed: Tensor) -> Tensor:
-        """Queries ``x [B, T, D]`` over ``keys [B, S, D]``; ``distance [T, S]`` (long, clamped to the table),
-        ``allowed [B, T, S]`` (bool; every query must allow at least itself) -> ``[B, T, D]``."""
+        """Queries ``x [B, T, D]`` over ``keys [B, S, D]``; ``distance [T, S, distances]`` (the one-hot distance
+        of every query-key pair), ``allowed [B, T, S]`` (bool; every query must allow at least itself)
+        -> ``[B, T, D]``."""
         B, T, D = x.shape
         S, H, dh = keys.shape[1], self.n_heads, self.d_head
         q = self.q(x).view(B, T, H, dh)
@@ -103,7 +104,9 @@ class RelativeAttention(nn.Module):
         r = self.r(self.table.to(x.dtype)).view(-1, H, dh)  # [distances, H, dh]
         content = torch.einsum("bthd,bshd->bhts", q + self.u, k)
         by_distance = torch.einsum("bthd,rhd->bhtr", q + self.v, r)
-        position = by_distance.gather(3, distance.expand(B, H, T, S))
+        # the score of each pair's distance, picked by a product with the one-hot distances (a matmul: no
+        # gather, whose backward is nondeterministic on CUDA)
+        position = torch.einsum("bhtr,tsr->bhts", by_distance, distance)
         scores = (content + position) * (1.0 / math.sqrt(dh))
         scores = scores.masked_fill(~allowed.unsqueeze(1), float("-inf"))
         out = torch.einsum("bhts,bshd->bthd", torch.softmax(scores, dim=-1), v)
@@ -191,7 +194,7 @@ class GTrXLCore(MemoryCore):
         distance = query_pos - torch.arange(M + T, device=dev).unsqueeze(0)  # [T, M + T]
         in_window = (distance >= 0) & (distance <= M)
         allowed = in_window & key_valid.unsqueeze(1) & (key_episode.unsqueeze(1) == episode.unsqueeze(2))
-        distance = distance.clamp(0, M)
+        distance = F.one_hot(distance.clamp(0, M), M + 1).to(x.dtype)  # [T, M + T, M + 1]
 
         h = self.embed(x).transpose(0, 1)  # [B, T, D]
         new_memory = []
