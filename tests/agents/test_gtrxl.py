@@ -187,6 +187,9 @@ def test_config_errors_name_the_option():
         PPOConfig(core="gtrxl", gtrxl={"n_heads": 5}).validate()
     with pytest.raises(ValueError, match="PPOConfig.gtrxl configures the gtrxl core, but core is 'lstm'"):
         PPOConfig(core="lstm", gtrxl={"window": 4}).validate()
+    with pytest.raises(ValueError, match=r"fast path cannot run here: .* \(this one is GTrXLCore\)"):
+        PPO(make_vector_env(TMAZE, 2),
+            PPOConfig(core="gtrxl", num_envs=2, num_steps=4, hidden_size=8, num_minibatches=1, fast_cpu="on"))
     with pytest.raises(runs.ConfigError, match=r"ppo.gtrxl must be a mapping, got 3"):
         tiny_config("ppo-gtrxl", **{"ppo.gtrxl": 3})
     # the pre-flight check builds the policy with the run's GTrXL options (here 2 heads of width 3, which the
