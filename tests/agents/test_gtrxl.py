@@ -14,6 +14,7 @@ from membench_agents.algos import PPO, PPOConfig
 from membench_agents.envs import make_vector_env
 from membench_agents.evaluation import evaluate
 from membench_agents.memory import CORES, GTrXLCore, make_core
+from membench_agents.memory.gtrxl import GRUGate, RelativeAttention, sinusoid_table
 from membench_agents.registry import AGENTS
 
 from membench_agents import runs
@@ -62,6 +63,51 @@ def test_registered_with_its_options():
         make_core("gtrxl", F, D, n_heads=3)
     with pytest.raises(ValueError, match="window must be an integer >= 1, got 0"):
         make_core("gtrxl", F, D, window=0)
+
+
+def test_attention_scores_are_transformer_xl_relative():
+    """One attention layer against the formula written out per (query i, key j): score = ((q_i + u) . k_j +
+    (q_i + v) . W_R R_{i-j}) / sqrt(d_head), softmax over the allowed keys."""
+    torch.manual_seed(0)
+    M, T, dim, H = 3, 2, 8, 2
+    attn = RelativeAttention(dim, H, max_distance=M)
+    with torch.no_grad():
+        attn.u.normal_()
+        attn.v.normal_()
+    x, keys = torch.randn(1, T, dim), torch.randn(1, M + T, dim)
+    keys[:, M:] = x
+    dist = (torch.arange(T).unsqueeze(1) + M) - torch.arange(M + T).unsqueeze(0)
+    allowed = ((dist >= 0) & (dist <= M)).unsqueeze(0)
+    out = attn(x, keys, torch.nn.functional.one_hot(dist.clamp(0, M), M + 1).float(), allowed)
+
+    dh = dim // H
+    q, k, v = attn.q(x)[0], attn.kv(keys)[0, :, :dim], attn.kv(keys)[0, :, dim:]
+    r = attn.r(sinusoid_table(M + 1, dim))
+    expected = torch.zeros(T, dim)
+    for h in range(H):
+        sl = slice(h * dh, (h + 1) * dh)
+        for i in range(T):
+            js = [j for j in range(M + T) if allowed[0, i, j]]
+            scores = torch.stack([((q[i, sl] + attn.u[h]) @ k[j, sl] + (q[i, sl] + attn.v[h]) @ r[M + i - j, sl])
+                                  / dh**0.5 for j in js])
+            expected[i, sl] = torch.softmax(scores, 0) @ v[js, sl]
+    torch.testing.assert_close(out[0], attn.o(expected), rtol=0, atol=1e-5)
+
+
+def test_gru_gate_formula_and_identity_at_a_large_bias():
+    """g(x, y) = (1 - z) x + z h with r = s(W_r y + U_r x), z = s(W_z y + U_z x - b_g), h = tanh(W_g y + U_g (r x))
+    (Parisotto et al. 2020, eq. for the GRU-type gate); a large b_g makes it the identity on x."""
+    torch.manual_seed(0)
+    gate, x, y = GRUGate(D, gate_bias=2.0), torch.randn(4, D), torch.randn(4, D)
+    W_r, W_z, W_g = gate.w.weight.chunk(3, 0)
+    U_r, U_z = gate.u.weight.chunk(2, 0)
+    r = torch.sigmoid(y @ W_r.T + x @ U_r.T)
+    z = torch.sigmoid(y @ W_z.T + x @ U_z.T - 2.0)
+    h = torch.tanh(y @ W_g.T + (r * x) @ gate.u_g.weight.T)
+    torch.testing.assert_close(gate(x, y), (1 - z) * x + z * h)
+    with torch.no_grad():
+        gate.bias.fill_(30.0)
+    torch.testing.assert_close(gate(x, y), x)
 
 
 @pytest.mark.parametrize("path", ["step", "chunk"])
