@@ -85,7 +85,7 @@ class StoriEnv(gym.Env):
 
         h, w = self.ale.getScreenDims()
         self._frames = np.zeros((2, h, w, 3), dtype=np.uint8)  # the last two frames of a step (masked)
-        self._clean = np.zeros((2, h, w, 3), dtype=np.uint8)  # the same, unmasked (full variant)
+        self._clean = np.zeros((2, h, w, 3), dtype=np.uint8)  # the same, unmasked (no mask active)
         self._pooled = np.zeros((h, w, 3), dtype=np.uint8)
         self._pre = Preprocess(h, w, p["grayscale"], p["screen_size"])
         image = gym.spaces.Box(0, 255, self._pre.shape, dtype=np.uint8)
@@ -134,12 +134,11 @@ class StoriEnv(gym.Env):
 
     # --- observation ---------------------------------------------------------------------------------------------
     def _capture(self, slot: int) -> None:
-        clean = self._clean[slot]
-        self.ale.getScreenRGB(clean)
-        if self._masks and self._on:
-            frame = self._frames[slot]
-            frame[:] = clean
-            self.wrapper.mask(frame, self.ale)
+        if self._masks and self._on:  # the masked frame only: nothing reads the clean one then
+            self.ale.getScreenRGB(self._frames[slot])
+            self.wrapper.mask(self._frames[slot], self.ale)
+        else:
+            self.ale.getScreenRGB(self._clean[slot])
 
     def _observe(self, slots: tuple[int, ...]):
         source = self._frames if self._masks and self._on else self._clean

@@ -199,6 +199,11 @@ class MaskObservation(FrameWrapper):
             ale.restoreState(state)
 
 
+_OFFSETS = np.arange(-CROP_RADIUS, CROP_RADIUS + 1)
+#: The pixels within CROP_RADIUS of the centre of a (2r+1, 2r+1) square.
+_DISC = (_OFFSETS[:, None] ** 2 + _OFFSETS[None, :] ** 2 <= CROP_RADIUS**2).astype(np.uint8)
+
+
 def crop(frame: np.ndarray, mode: int, rng: np.random.Generator) -> None:
     """Crop ``frame`` (H, W, 3) in place: mode 1 left, 2 right, 3 top, 4 bottom half zeroed; 5 random disc kept."""
     h, w = frame.shape[:2]
@@ -212,8 +217,11 @@ def crop(frame: np.ndarray, mode: int, rng: np.random.Generator) -> None:
         frame[h // 2:] = 0
     elif mode == 5:
         cx, cy = int(rng.integers(w)), int(rng.integers(h))
-        ys, xs = np.ogrid[:h, :w]
-        frame[(xs - cx) ** 2 + (ys - cy) ** 2 > CROP_RADIUS**2] = 0
+        r = CROP_RADIUS
+        keep = np.zeros((h, w), dtype=np.uint8)  # 1 inside the disc (clipped to the frame), 0 outside
+        y0, y1, x0, x1 = max(cy - r, 0), min(cy + r + 1, h), max(cx - r, 0), min(cx + r + 1, w)
+        keep[y0:y1, x0:x1] = _DISC[y0 - cy + r:y1 - cy + r, x0 - cx + r:x1 - cx + r]
+        np.multiply(frame, keep[..., None], out=frame)
 
 
 def make_wrapper(concept: Concept, game: Game, num_actions: int, noop) -> FrameWrapper:
