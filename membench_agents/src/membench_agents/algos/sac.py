@@ -527,7 +527,7 @@ class SAC:
         last = None
         if any_done:  # the final observations of the episodes that ended (rows of the done environments)
             idx = torch.nonzero(done).squeeze(1)
-            last = obs_to_tensor(take_rows(final_obs(info), idx.cpu().numpy()), dev)
+            last = obs_to_tensor(take_rows(final_obs(info), idx if self.torch_env else idx.cpu().numpy()), dev)
         self.replay.add(obs, action, reward, terminated, es, done, last)
         self.ep_return += reward.to(torch.float64)
         self.ep_length += 1
