@@ -73,8 +73,9 @@ class CountEnv(gym.Env):
 
 
 def _count_sac(core: str = "mlp", n: int = 2, terminate: bool = False, horizon: int = 3, **kw) -> SAC:
+    kw = {"learning_starts": 10**6, **kw}
     cfg = SACConfig(num_envs=n, total_steps=1000, buffer_size=64 * n, core=core, hidden_size=8, batch_size=8,
-                    learning_starts=10**6, device="cpu", **kw)
+                    device="cpu", **kw)
     return SAC(SyncVectorEnv([lambda: CountEnv(horizon, terminate=terminate)] * n, **SAME_STEP), cfg)
 
 
@@ -187,6 +188,25 @@ def test_terminal_steps_are_not_bootstrapped_and_truncated_ones_are():
         last = batch["obs"][0, :, 0] == 2  # the episode's last step
         assert last.any() and bool(batch["terminated"][0][last].all()) == terminate
         assert not batch["terminated"][0][~last].any()
+
+
+def test_target_critics_give_the_bootstrap_and_follow_by_polyak_averaging():
+    algo = _count_sac(learning_starts=0, tau=0.25)
+    for _ in range(12):
+        algo._collect()
+    batch = algo.replay.sample(32, 2, 0, algo.generator)
+    state = torch.get_rng_state(), algo.generator.get_state()
+    loss, _ = algo.critic_loss(batch)
+    with torch.no_grad():
+        for p in algo.critic_targets.parameters():
+            p.add_(0.5)
+    torch.set_rng_state(state[0])
+    algo.generator.set_state(state[1])
+    assert not torch.equal(algo.critic_loss(batch)[0], loss)  # the targets come from the target critics
+    before = [p.clone() for p in algo.critic_targets.parameters()]
+    algo.update()
+    for old, online, target in zip(before, algo.critics.parameters(), algo.critic_targets.parameters(), strict=True):
+        torch.testing.assert_close(target, 0.75 * old + 0.25 * online)
 
 
 # -- spaces: Box bounds, dict observations, torch tensors ----------------------------------------------------
