@@ -435,6 +435,16 @@ def _leaves(tree) -> list[Tensor]:
 # ---------------------------------------------------------------------------------------------------------
 # the algorithm
 # ---------------------------------------------------------------------------------------------------------
+def adam(params, lr: float) -> torch.optim.Adam:
+    """Adam (torch defaults), with the fused kernel where this torch build has one for the device."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr)
+
+
+
 class SAC:
     """Soft Actor-Critic on a SAME_STEP-autoreset vector env (see the module docstring).
 
@@ -467,8 +477,8 @@ class SAC:
         self.actor = Actor(*net_args).to(dev)
         self.critics = nn.ModuleList([Critic(*net_args), Critic(*net_args)]).to(dev)
         self.critic_targets = copy.deepcopy(self.critics).requires_grad_(False)
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=cfg.policy_lr)
-        self.critic_optimizer = torch.optim.Adam(self.critics.parameters(), lr=cfg.q_lr)
+        self.actor_optimizer = adam(self.actor.parameters(), cfg.policy_lr)
+        self.critic_optimizer = adam(self.critics.parameters(), cfg.q_lr)
         # the entropy coefficient alpha = exp(log_alpha), tuned towards the target entropy
         if cfg.target_entropy is not None:
             self.target_entropy = float(cfg.target_entropy)
@@ -479,7 +489,7 @@ class SAC:
         self.log_alpha = torch.zeros(1, device=dev, requires_grad=True)
         if not cfg.autotune:
             self.log_alpha.data.fill_(math.log(cfg.alpha) if cfg.alpha > 0 else -math.inf)
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr)
+        self.alpha_optimizer = adam([self.log_alpha], cfg.q_lr)
         self.generator = torch.Generator(device=dev).manual_seed(cfg.seed)  # actions, noise, replay sampling
 
         N = cfg.num_envs
@@ -633,10 +643,12 @@ class SAC:
         q_loss.backward()
         self.critic_optimizer.step()
         # actor (with the updated critics) and the entropy coefficient
+        self.critics.requires_grad_(False)  # the actor's gradient passes through the critics without filling theirs
         pi_loss, alpha_loss, pi_stats = self.actor_loss(batch)
         self.actor_optimizer.zero_grad()
         pi_loss.backward()
         self.actor_optimizer.step()
+        self.critics.requires_grad_(True)
         if cfg.autotune:
             self.alpha_optimizer.zero_grad()
             alpha_loss.backward()
