@@ -52,6 +52,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     for a in (
         Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.trainers:PPOTrainer",
                   "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
+        Algorithm("sac", "membench_agents.algos.sac:SACConfig", "membench_agents.algos.sac:SACTrainer",
+                  "membench SAC hyperparameters (fields of membench_agents.algos.sac.SACConfig)"),
     )
 }
 
@@ -79,6 +81,9 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("ppo-lstm", "ppo", core="lstm", description="membench PPO with an LSTM core (truncated BPTT)"),
         AgentInfo("ppo-gru", "ppo", core="gru", description="membench PPO with a GRU core (truncated BPTT)"),
         AgentInfo("ppo-gtrxl", "ppo", core="gtrxl", description="membench PPO with a GTrXL core (gated transformer)"),
+        AgentInfo("sac", "sac", core="mlp", description="membench SAC (Box or Discrete actions), no memory"),
+        AgentInfo("sac-lstm", "sac", core="lstm", description="membench SAC, LSTM cores (sequence replay, burn-in)"),
+        AgentInfo("sac-gru", "sac", core="gru", description="membench SAC, GRU cores (sequence replay, burn-in)"),
         AgentInfo("sb3-ppo", "sb3", sb3_algo="PPO", description="stable-baselines3 PPO (reference, no memory)"),
         AgentInfo(
             "sb3-recurrentppo", "sb3", sb3_algo="RecurrentPPO", description="sb3-contrib RecurrentPPO (reference LSTM)"

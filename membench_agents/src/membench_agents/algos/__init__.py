@@ -1,5 +1,6 @@
 """Training algorithms."""
 
 from membench_agents.algos.ppo import PPO, PPOConfig
+from membench_agents.algos.sac import SAC, SACConfig, SACTrainer  # noqa: F401  (re-exported)
 
 __all__ = ["PPO", "PPOConfig"]
