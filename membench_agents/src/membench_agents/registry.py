@@ -71,7 +71,8 @@ class AgentInfo:
 
     @property
     def recurrent(self) -> bool:
-        return self.core in ("lstm", "gru") or self.sb3_algo == "RecurrentPPO"
+        """Whether the agent carries a state between steps (a recurrent or transformer-memory core)."""
+        return self.core in ("lstm", "gru", "gtrxl") or self.sb3_algo == "RecurrentPPO"
 
 
 AGENTS: dict[str, AgentInfo] = {
