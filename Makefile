@@ -12,7 +12,8 @@ STAMP  := $(VENV)/.membench-setup
 # Versions measured together on the 2-core CPU reference machine (see docs in README). moviepy: the tests of
 # gymnasium's RecordVideo on our IDs (membench-envs itself does not depend on it).
 PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 mazelib==0.9.16 minigrid==3.2.0 \
-        stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0 moviepy==2.2.1
+        stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0 moviepy==2.2.1 \
+        ale-py==0.12.1
 
 # Small nets on 2 cores: 1 thread is faster than 2 and does not collapse under contention.
 export OMP_NUM_THREADS ?= 1
@@ -34,7 +35,7 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q $(PINS) pytest ruff
-	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo]' -e './membench_agents[sb3]'
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari]' -e './membench_agents[sb3]'
 	touch $(STAMP)
 
 # Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.

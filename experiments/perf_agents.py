@@ -1,4 +1,5 @@
-"""`make bench-perf` section "agents": training throughput of membench PPO-LSTM vs sb3-contrib RecurrentPPO.
+"""`make bench-perf` section "agents": training throughput of membench PPO-LSTM vs sb3-contrib RecurrentPPO, and
+of membench PPO-GTrXL beside PPO-LSTM.
 
 Same task (MIKASA/TMazePassive-v0), same step budget, same number of environments, rollout length,
 epochs and LSTM width (the matched cell configs experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml
@@ -12,8 +13,15 @@ its CPU fast path (membench_agents.algos.ppo_fast_cpu, PPOConfig.fast_cpu="auto"
 many updates it ran there (0 would mean the readable path ran instead). --fast-cpu off times the readable
 path (algos/ppo.py alone).
 
+In the same run, membench PPO-GTrXL (agent ppo-gtrxl) trains on the same cell with PPO-LSTM's settings (every
+``ppo`` value of the ppo-lstm cell; only the memory core differs: GTrXL with the options of
+experiments/defaults/ppo-gtrxl.yaml, width 128). GTrXL has no CPU fast path, so its SPS is printed beside both
+PPO-LSTM's (whichever path --fast-cpu picked) and, for a like-for-like ratio, beside PPO-LSTM on the readable path
+(fast_cpu="off"), a third membench run. Both train --gtrxl-steps steps (default 20,480: ten rollouts, to keep
+the section short; SPS does not depend on the budget, the success rate does); --no-gtrxl skips these two runs.
+
 Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sparse] [--sb3-default-arch]
-                                        [--fast-cpu auto|on|off]
+                                        [--fast-cpu auto|on|off] [--gtrxl-steps N] [--no-gtrxl]
   (default: L = 10 with the dense variant's shaping (env_kwargs penalty=True, i.e. MIKASA/TMazePassiveDense-v0),
   so that both agents can learn and their final success rates can be compared; --sparse: the registered
   sparse reward, where neither agent gets a reward at L = 10 within the budget. --sb3-default-arch:
@@ -34,6 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TASK = "MIKASA/TMazePassive-v0"
 AGENTS = ("ppo-lstm", "sb3-recurrentppo")
+#: the GTrXL comparison: PPO-GTrXL, and PPO-LSTM on the readable path (its like-for-like reference)
+GTRXL_RUNS = ("ppo-gtrxl", "ppo-lstm-readable")
 TARGET_RATIO = 4.0
 
 
@@ -50,6 +60,9 @@ def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_d
     if agent == "ppo-lstm" and fast_cpu != "auto":
         sets.append(f"ppo.fast_cpu={fast_cpu}")
     cfg = resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
+    if agent == "ppo-gtrxl":  # the ppo-lstm cell's PPO settings: only the memory core differs
+        lstm = config("ppo-lstm", steps, seed, corridor_length, sparse=sparse)["ppo"]
+        cfg["ppo"].update({k: v for k, v in lstm.items() if k not in ("gtrxl", "fast_cpu")})
     if sb3_default_arch and agent == "sb3-recurrentppo":
         # RecurrentPPO's own default architecture: separate actor and critic LSTMs, 64-64 MLP heads
         cfg["sb3"]["policy_kwargs"] = {"lstm_hidden_size": cfg["sb3"]["policy_kwargs"]["lstm_hidden_size"]}
@@ -81,6 +94,8 @@ def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_
     torch.set_num_threads(1)
     from membench_agents import runs
 
+    if agent == "ppo-lstm-readable":
+        agent, fast_cpu = "ppo-lstm", "off"
     cfg = config(agent, steps, seed, corridor_length, sb3_default_arch, sparse, fast_cpu)
     trainer = runs.make_trainer(cfg, seed)
     # Time spent stepping the training environments during training iterations: their class's step method is
@@ -136,7 +151,10 @@ def main() -> int:
                          "neither agent then sees a reward within the budget")
     ap.add_argument("--fast-cpu", choices=("auto", "on", "off"), default="auto",
                     help="membench PPO's PPOConfig.fast_cpu (off: time the readable path)")
-    ap.add_argument("--one", choices=AGENTS, help=argparse.SUPPRESS)
+    ap.add_argument("--gtrxl-steps", type=int, default=20_480,
+                    help="budget of the PPO-GTrXL run and its readable PPO-LSTM reference (whole rollouts)")
+    ap.add_argument("--no-gtrxl", action="store_true", help="skip the PPO-GTrXL runs")
+    ap.add_argument("--one", choices=AGENTS + GTRXL_RUNS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length, args.sb3_default_arch,
@@ -146,7 +164,9 @@ def main() -> int:
     probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length, sparse=args.sparse)["ppo"]
     per_iteration = probe["num_envs"] * probe["num_steps"]
     args.steps = -(-args.steps // per_iteration) * per_iteration  # whole rollouts for both agents
-    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length, sparse=args.sparse) for a in AGENTS}
+    args.gtrxl_steps = max(1, -(-args.gtrxl_steps // per_iteration)) * per_iteration
+    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length, sparse=args.sparse)
+            for a in (*AGENTS, "ppo-gtrxl")}
     task = TASK + (f" (corridor_length={args.corridor_length}" if args.corridor_length else " (L=10")
     task += ", sparse reward)" if args.sparse else ", dense shaping: penalty=True)"
     arch = "RecurrentPPO default policy" if args.sb3_default_arch else "architectures matched (one LSTM, linear heads)"
@@ -155,8 +175,9 @@ def main() -> int:
         print(f"  {name:<15} {x}")
     results = {}
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    for agent in AGENTS:
-        cmd = [sys.executable, __file__, "--one", agent, "--steps", str(args.steps), "--seed", str(args.seed)]
+    for agent in AGENTS + (() if args.no_gtrxl else GTRXL_RUNS):
+        steps = args.gtrxl_steps if agent in GTRXL_RUNS else args.steps
+        cmd = [sys.executable, __file__, "--one", agent, "--steps", str(steps), "--seed", str(args.seed)]
         if args.corridor_length is not None:
             cmd += ["--corridor-length", str(args.corridor_length)]
         if args.sb3_default_arch:
@@ -169,11 +190,12 @@ def main() -> int:
             print(out.stderr, file=sys.stderr)
             return 1
         results[agent] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\n{'agent':<18} {'steps':>8} {'train s':>8} {'of it env s':>12} {'SPS':>9} {'success (100 seeds)':>20} "
+    print(f"\n{'agent':<20} {'steps':>8} {'train s':>8} {'of it env s':>12} {'SPS':>9} {'success (100 seeds)':>20} "
           f"{'return':>7}")
     for agent, r in results.items():
         succ = "n/a" if r["success_rate"] is None else f"{r['success_rate']:.2f}"
-        print(f"{agent:<18} {r['steps']:>8,} {r['train_time_s']:>8.1f} {r['env_time_s']:>12.2f} {r['sps']:>9,.0f} "
+        label = agent.replace("-readable", " (readable)")
+        print(f"{label:<20} {r['steps']:>8,} {r['train_time_s']:>8.1f} {r['env_time_s']:>12.2f} {r['sps']:>9,.0f} "
               f"{succ:>20} {r['mean_return']:>7.3f}")
     ours, ref = results["ppo-lstm"], results["sb3-recurrentppo"]
     print(f"\nmembench PPO-LSTM: {ours['fast_cpu_updates']} of its updates ran on the CPU fast path "
@@ -188,6 +210,14 @@ def main() -> int:
     no_env = (ref["train_time_s"] - ref["env_time_s"]) / (ours["train_time_s"] - ours["env_time_s"])
     print(f"without environment stepping (membench native batched env, {ours['env_time_s']:.2f} s; RecurrentPPO "
           f"SB3 DummyVecEnv, {ref['env_time_s']:.2f} s): {no_env:.1f}x")
+    if not args.no_gtrxl:
+        g, plain = results["ppo-gtrxl"], results["ppo-lstm-readable"]
+        gt = cfgs["ppo-gtrxl"]["ppo"]["gtrxl"]
+        print(f"\nmembench PPO-GTrXL ({gt['n_layers']} layers, {gt['n_heads']} heads, window {gt['window']}, width "
+              f"{cfgs['ppo-gtrxl']['ppo']['hidden_size']}; readable path, no CPU fast path) on the same cell:")
+        print(f"  SPS {g['sps']:,.0f}: {g['sps'] / ours['sps']:.2f}x PPO-LSTM (fast_cpu={args.fast_cpu}, "
+              f"{ours['sps']:,.0f} SPS), {g['sps'] / plain['sps']:.2f}x PPO-LSTM on the readable path "
+              f"({plain['sps']:,.0f} SPS)")
     return 0
 
 

@@ -53,7 +53,7 @@ def test_the_interface_is_initial_state_forward_and_step():
 
 
 def test_registry_and_factory():
-    assert set(CORES) == {"mlp", "lstm", "gru"}
+    assert set(CORES) == {"mlp", "lstm", "gru", "gtrxl"}
     assert isinstance(make_core("mlp", F, H), MLPCore)
     assert isinstance(make_core("LSTM", F, H), LSTMCore)
     assert isinstance(make_core("gru", F, H), GRUCore)

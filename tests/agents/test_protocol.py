@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from membench_agents.cli import main
+from membench_agents.config import resolve
 from membench_agents.errors import ConfigError
 from membench_agents.protocol import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
 from membench_agents.registry import AGENTS, AgentInfo
@@ -117,6 +118,12 @@ def test_k_of_an_attention_agent_comes_from_its_config():
     gtrxl = AgentInfo("ppo-gtrxl", "ppo", core="gtrxl")
     ctx = agent_context(gtrxl, {"ppo": {"hidden_size": 64, "gtrxl": {"window": 16}}})
     assert (ctx.K, ctx.field) == (16, ("ppo", "gtrxl", "window"))
+    # GTrXL's layers each attend over K steps of the layer below's memory: it reaches n_layers (K - 1) + 1 back
+    ctx = agent_context(gtrxl, {"ppo": {"hidden_size": 64, "gtrxl": {"window": 16, "n_layers": 2}}})
+    assert (ctx.K, ctx.K_eff) == (16, 31)
+    # the registered agent, with its defaults (experiments/defaults/ppo-gtrxl.yaml: 2 layers, window 16)
+    ctx = agent_context("ppo-gtrxl", resolve(TMAZE, "ppo-gtrxl").config)
+    assert (ctx.K, ctx.K_eff) == (16, 31)
     assert with_context(_dtqn(8), DTQN, 4) == ["dtqn.context_len=4"]
 
 

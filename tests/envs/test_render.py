@@ -55,8 +55,9 @@ def test_rgb_frames_have_a_fixed_shape_and_follow_the_state(env_id):
     again = _episode_frames(_make(env_id), seed=0)
     assert all(np.array_equal(a, b) for a, b in zip(frames, again, strict=True))
     # ...and other episodes (other seeds, same actions) draw other frames at the same time steps.
-    others = [_episode_frames(_make(env_id), seed=s, steps=3) for s in (1, 2, 3)]
-    assert any(not np.array_equal(f[k], frames[k]) for f in others for k in range(4)), "frames ignore the state"
+    # (5 steps: STORI's Breakout shows the same picture until the ball is served, at step 4 of these actions.)
+    others = [_episode_frames(_make(env_id), seed=s, steps=5) for s in (1, 2, 3)]
+    assert any(not np.array_equal(f[k], frames[k]) for f in others for k in range(6)), "frames ignore the state"
     env.close()
 
 

@@ -141,16 +141,18 @@ class ActorCritic(nn.Module):
 
     Args:
         observation_space, action_space: the single-environment spaces.
-        core: memory core name ("mlp", "lstm", "gru").
+        core: memory core name ("mlp", "lstm", "gru", "gtrxl").
         hidden_size: width of the memory core (its output features).
         norm_obs: normalise float vector observations with running statistics (updated by the caller with
             :meth:`update_obs_stats`; PPO freezes them during a rollout so act and update agree).
         encoder_size: width of the MLP on vector (and one-hot) observations; 0 (default): none, the
             flat vector goes straight into the memory core, whose input layer embeds it.
+        core_kwargs: options of the memory core (:func:`membench_agents.memory.make_core`).
     """
 
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "lstm",
-                 hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0):
+                 hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0,
+                 core_kwargs: dict | None = None):
         super().__init__()
         self.observation_space = observation_space
         self.action_space = action_space
@@ -158,7 +160,7 @@ class ActorCritic(nn.Module):
         self.core_name = str(core).lower()
         self.obs_norm = ObsNormalizer(observation_space, enabled=norm_obs)
         self.encoder = make_encoder(observation_space, hidden_size=encoder_size)
-        self.core = make_core(core, self.encoder.out_dim, hidden_size)
+        self.core = make_core(core, self.encoder.out_dim, hidden_size, **(core_kwargs or {}))
         H = self.core.out_dim
         # one linear layer for policy outputs and value (one matmul per step); rows initialised separately
         self.head = nn.Linear(H, self.n_out + 1)

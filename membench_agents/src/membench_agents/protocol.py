@@ -8,11 +8,12 @@ Algorithm 1's warnings). This module supplies their two inputs for a run config:
   registered ID of the same family, e.g. POPGym's ``difficulty``);
 - **K and K_eff of the agent** (:func:`agent_context`), by one rule:
 
-  1. a recurrent agent (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per forward step) and
+  1. a recurrent agent without an attention window (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per forward step) and
      K_eff = μ(K) unbounded (the hidden state carries any past step): the paper's RNN;
   2. an agent whose config sets an attention window (the first of :data:`CONTEXT_KEYS` found in its
      hyperparameter section, or in that section's sub-section named after its core): K = that window and
-     K_eff = K (attention over the last K steps only, nothing carried beyond them);
+     K_eff = K (attention over the last K steps only, nothing carried beyond them), except GTrXL, whose
+     ``n_layers`` layers each attend over K steps of the layer below's memory: K_eff = n_layers (K - 1) + 1;
   3. a feed-forward agent (MLP core, SB3 PPO): K = K_eff = 1;
   4. anything else: K cannot be read from the config and must be given (``--K``).
 
@@ -179,16 +180,22 @@ def agent_context(info: AgentInfo | str, cfg: Mapping[str, Any] | None = None, K
     if K is not None and (isinstance(K, bool) or not isinstance(K, int) or K < 1):
         raise ConfigError(f"--K must be an integer >= 1, got {K!r}")
     found: AgentContext | None = None
-    if info.recurrent:
-        found = AgentContext(1, UNBOUNDED, "recurrent core: one step enters per forward step (K = 1); the hidden "
-                                            "state reaches back without bound (K_eff = μ(K) unbounded)")
-    elif (path := context_field(info, cfg)) is not None:
+    if (path := context_field(info, cfg)) is not None:
         value = _get(cfg, path)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"{'.'.join(path)} (the context length K of {info.name}) must be an integer >= 1, "
                               f"got {value!r}")
-        found = AgentContext(value, value, f"{'.'.join(path)} = {value} (attention over the last K steps, K_eff = K)",
-                             field=path)
+        layers = _get(cfg, path[:-1]).get("n_layers") if info.core == "gtrxl" else None
+        if layers:  # GTrXL: each layer attends over K steps of the layer below's memory
+            reach = int(layers) * (value - 1) + 1
+            found = AgentContext(value, reach, f"{'.'.join(path)} = {value}: each of {layers} layers attends over the "
+                                 f"last K steps of the layer below (K_eff = n_layers (K - 1) + 1 = {reach})", field=path)
+        else:
+            found = AgentContext(value, value, f"{'.'.join(path)} = {value} (attention over the last K steps, "
+                                 "K_eff = K)", field=path)
+    elif info.recurrent:
+        found = AgentContext(1, UNBOUNDED, "recurrent core: one step enters per forward step (K = 1); the hidden "
+                                            "state reaches back without bound (K_eff = μ(K) unbounded)")
     elif info.core == "mlp" or info.sb3_algo == "PPO":
         found = AgentContext(1, 1, "no memory: the policy sees the current step only (K = K_eff = 1)")
     if found is None:

@@ -52,6 +52,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     for a in (
         Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.trainers:PPOTrainer",
                   "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
+        Algorithm("sac", "membench_agents.algos.sac:SACConfig", "membench_agents.algos.sac:SACTrainer",
+                  "membench SAC hyperparameters (fields of membench_agents.algos.sac.SACConfig)"),
         Algorithm("dtqn", "membench_agents.algos.dtqn:DTQNConfig", "membench_agents.algos.dtqn:DTQNTrainer",
                   "DTQN hyperparameters (fields of membench_agents.algos.dtqn.DTQNConfig; context_len is K)"),
     )
@@ -71,7 +73,8 @@ class AgentInfo:
 
     @property
     def recurrent(self) -> bool:
-        return self.core in ("lstm", "gru") or self.sb3_algo == "RecurrentPPO"
+        """Whether the agent carries a state between steps (a recurrent or transformer-memory core)."""
+        return self.core in ("lstm", "gru", "gtrxl") or self.sb3_algo == "RecurrentPPO"
 
 
 AGENTS: dict[str, AgentInfo] = {
@@ -80,6 +83,10 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("ppo-mlp", "ppo", core="mlp", description="membench PPO, no memory (MLP core)"),
         AgentInfo("ppo-lstm", "ppo", core="lstm", description="membench PPO with an LSTM core (truncated BPTT)"),
         AgentInfo("ppo-gru", "ppo", core="gru", description="membench PPO with a GRU core (truncated BPTT)"),
+        AgentInfo("ppo-gtrxl", "ppo", core="gtrxl", description="membench PPO with a GTrXL core (gated transformer)"),
+        AgentInfo("sac", "sac", core="mlp", description="membench SAC (Box or Discrete actions), no memory"),
+        AgentInfo("sac-lstm", "sac", core="lstm", description="membench SAC, LSTM cores (sequence replay, burn-in)"),
+        AgentInfo("sac-gru", "sac", core="gru", description="membench SAC, GRU cores (sequence replay, burn-in)"),
         AgentInfo("dtqn", "dtqn", description="DTQN: Q-learning, causal transformer over the last K observations"),
         AgentInfo("sb3-ppo", "sb3", sb3_algo="PPO", description="stable-baselines3 PPO (reference, no memory)"),
         AgentInfo(

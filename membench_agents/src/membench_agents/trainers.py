@@ -114,7 +114,7 @@ class PPOTrainer:
         try:
             from membench_agents.policy import ActorCritic
 
-            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size)
+            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
         except ValueError as e:
             raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
 

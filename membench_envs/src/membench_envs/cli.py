@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--suite", help=f"one of: {', '.join(catalogue.suites())}")
     p_list.add_argument("--memory-type", choices=catalogue.MEMORY_TYPES)
     p_list.add_argument("--namespace", help="e.g. MIKASA, POPGym")
+    p_list.add_argument("--stochasticity", type=int, choices=catalogue.STOCHASTICITY_TYPES, metavar="TYPE",
+                        help="STORI taxonomy type, 0-5 (e.g. 5: missing state variables)")
     p_list.add_argument("--markdown", action="store_true", help="markdown instead of aligned text")
     p_list.add_argument("--ids", action="store_true", help="print only the IDs, one per line")
     p_info = sub.add_parser("info", help="everything the catalogue knows about one ID")
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.cmd == "list":
-            specs = catalogue.select(args.suite, args.memory_type, args.namespace)
+            specs = catalogue.select(args.suite, args.memory_type, args.namespace, stochasticity=args.stochasticity)
             print("\n".join(s.id for s in specs) if args.ids else format_table(specs, markdown=args.markdown))
             if not args.ids:
                 print(f"\n{len(specs)} environment(s)")

@@ -1,4 +1,4 @@
-"""PPO with any memory core (mlp, lstm, gru), discrete or continuous actions, truncated BPTT.
+"""PPO with any memory core (mlp, lstm, gru, gtrxl), discrete or continuous actions, truncated BPTT.
 
 This file is the reference implementation, to be read top to bottom like CleanRL's ``ppo_atari_lstm.py``:
 :meth:`PPO._rollout`, :meth:`PPO._advantages` (GAE), :meth:`PPO._update` (the op-by-op loss of
@@ -8,11 +8,13 @@ updates.
 
 What it does beyond CleanRL:
 
-* Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the recurrent state at the start
-  of each chunk is stored, and the update re-runs each chunk from it. Episode starts inside a chunk reset
-  the state, so no gradient crosses them; the recurrent cores run a chunk's episode segments as ONE padded
-  ``nn.LSTM`` / ``nn.GRU`` call (:mod:`membench_agents.memory.rnn`). Minibatches are sets of chunks; a
-  memoryless core uses chunks of one step (ordinary shuffled PPO minibatches).
+* Truncated BPTT: the rollout is cut into chunks of ``bptt_length`` steps; the core's state at the start
+  of each chunk is stored (any core: a tuple of tensors with the batch on dim 0), and the update re-runs each
+  chunk from it. Episode starts inside a chunk reset the state, so no gradient crosses them; the recurrent
+  cores run a chunk's episode segments as ONE padded ``nn.LSTM`` / ``nn.GRU`` call
+  (:mod:`membench_agents.memory.rnn`); GTrXL's state is its memory of past steps, so the chunk sees the
+  context the rollout saw (:mod:`membench_agents.memory.gtrxl`). Minibatches are sets of chunks; a memoryless
+  core uses chunks of one step (ordinary shuffled PPO minibatches).
 * Truncation (``truncated`` and not ``terminated``): the reward is bootstrapped with ``gamma *
   V(final_obs)`` (SAME_STEP autoreset: ``info["final_obs"]``).
 * Discrete actions are sampled by Gumbel-max (:meth:`ActorCritic.act`).
@@ -43,7 +45,7 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,8 @@ from membench_agents.envs import (
     to_tensor,
 )
 from membench_agents.memory import CORES
+from membench_agents.memory.gtrxl import OPTIONS as GTRXL_OPTIONS
+from membench_agents.memory.gtrxl import check_options as check_gtrxl_options
 from membench_agents.policy import ActorCritic, RunningMeanStd
 
 FAST_CPU_MODES = ("auto", "on", "off")
@@ -91,6 +95,9 @@ class PPOConfig:
     """truncated-BPTT chunk length (must divide num_steps); None = the whole rollout"""
     core: str = "lstm"
     hidden_size: int = 128
+    gtrxl: dict[str, Any] = field(default_factory=dict)
+    """options of the gtrxl core (set only with core "gtrxl"): n_layers, n_heads, window (steps each attention
+    layer sees), ff_size, gate_bias; unset ones take :class:`~membench_agents.memory.GTrXLCore`'s defaults"""
     encoder_size: int = 0
     """width of the MLP on vector observations; 0: none (the memory core embeds them; images use a CNN)"""
     norm_obs: bool = False
@@ -147,6 +154,11 @@ class PPOConfig:
             fail("target_kl", "> 0 or None")
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
+        if not isinstance(self.gtrxl, dict):
+            fail("gtrxl", "a mapping of GTrXL options (" + ", ".join(GTRXL_OPTIONS) + ")")
+        if self.gtrxl and self.core.lower() != "gtrxl":
+            raise ValueError(f"PPOConfig.gtrxl configures the gtrxl core, but core is {self.core!r}; remove it")
+        check_gtrxl_options(self.gtrxl, self.hidden_size, "PPOConfig.gtrxl")
         if self.fast_cpu not in FAST_CPU_MODES:
             fail("fast_cpu", "one of " + ", ".join(repr(m) for m in FAST_CPU_MODES))
         if self.num_threads is not None and (isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int)
@@ -161,6 +173,11 @@ class PPOConfig:
         if self.num_minibatches > n:
             raise ValueError(f"num_minibatches ({self.num_minibatches}) exceeds the number of training sequences "
                              f"({n} = num_envs x num_steps / bptt_length; 1-step sequences for the mlp core)")
+
+    @property
+    def core_kwargs(self) -> dict[str, Any]:
+        """The memory core's options (the ``gtrxl`` mapping for the gtrxl core; none for the others)."""
+        return dict(self.gtrxl) if self.core.lower() == "gtrxl" else {}
 
     @property
     def num_sequences(self) -> int:
@@ -275,7 +292,8 @@ class PPO:
         np.random.seed(cfg.seed % 2**32)
         torch.manual_seed(cfg.seed)
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
-                                  cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size).to(self.device)
+                                  cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size,
+                                  core_kwargs=cfg.core_kwargs).to(self.device)
         self.optimizer = make_optimizer(self.policy.parameters(), cfg.learning_rate)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
@@ -328,7 +346,7 @@ class PPO:
         self.rew_buf = torch.zeros((T, N), device=dev)
         self._es_store = torch.zeros((T + 1, N), dtype=torch.bool, device=dev)
         self.es_buf, self.done_buf = self._es_store[:T], self._es_store[1:]
-        # the recurrent state at the start of every BPTT chunk
+        # the core's state at the start of every BPTT chunk (every state tensor has the batch on dim 0)
         self.state_buf = tuple(torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev)
                                for s in self.next_state)
 

@@ -1,5 +1,9 @@
 """Memory cores: one interface (``initial_state``, ``forward(x, state, episode_start)``, ``step``) for every agent.
 
+A core's state is a tuple of tensors, each with the batch on dim 0 (an algorithm may store, index and
+concatenate states along that dim without knowing what they hold): ``(h, c)`` for the LSTM, ``(h,)`` for the
+GRU, ``()`` for the MLP, ``(memory, valid)`` for GTrXL.
+
 >>> core = make_core("lstm", input_dim=8, hidden_size=32)
 >>> state = core.initial_state(4, "cpu")
 >>> feats, state = core(torch.zeros(10, 4, 8), state, torch.zeros(10, 4, dtype=torch.bool))
@@ -12,14 +16,16 @@ from collections.abc import Callable
 import torch  # noqa: F401  (used in the doctest)
 
 from membench_agents.memory.base import MemoryCore, MLPCore, State
+from membench_agents.memory.gtrxl import GTrXLCore
 from membench_agents.memory.rnn import SEQUENCE_MODES, GRUCore, LSTMCore, SegmentPlan, layout_segments, plan_segments
 
-#: name -> constructor(input_dim, hidden_size)
-CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore}
+#: name -> constructor(input_dim, hidden_size, **options)
+CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore, "gtrxl": GTrXLCore}
 
 
 def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCore:
-    """Build the memory core ``name`` ("mlp": no memory, "lstm", "gru")."""
+    """Build the memory core ``name`` ("mlp": no memory, "lstm", "gru", "gtrxl"); ``kwargs``: its options
+    (GTrXL: n_layers, n_heads, window, ff_size, gate_bias)."""
     key = name.lower() if isinstance(name, str) else name
     if key not in CORES:
         raise ValueError(f"unknown memory core {name!r}; valid names: {', '.join(CORES)}")
@@ -28,5 +34,5 @@ def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCo
     return CORES[key](int(input_dim), int(hidden_size), **kwargs)
 
 
-__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "LSTMCore", "MLPCore", "MemoryCore", "SegmentPlan", "State",
-           "layout_segments", "make_core", "plan_segments"]
+__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "GTrXLCore", "LSTMCore", "MLPCore", "MemoryCore", "SegmentPlan",
+           "State", "layout_segments", "make_core", "plan_segments"]

@@ -3,7 +3,7 @@
 Every registered ID has exactly one :class:`TaskSpec` here. The README tables, ``membench-envs list``,
 the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
 
-The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``robo``);
+The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``robo``, ``stori``);
 they are plain data and never import a simulator backend.
 """
 
@@ -43,7 +43,11 @@ PAPERS: Mapping[str, str] = MappingProxyType(
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "popgym", "minigrid", "robo", "robo_shell_game")
+_SUITE_MODULES = ("native", "popgym", "minigrid", "robo", "robo_shell_game", "stori")
+
+#: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
+#: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
+STOCHASTICITY_TYPES = (0, 1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class TaskSpec:
     its type, range and default: what :func:`membench_envs.envs._params.check_kwargs` enforces at ``make``."""
     vector_params: tuple[Param, ...] = ()
     """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
+    stochasticity: int | None = None
+    """The STORI taxonomy type (:data:`STOCHASTICITY_TYPES`) of the ID's stochasticity, or None (not a STORI preset)."""
 
     def __post_init__(self) -> None:
         bad = [m for m in self.memory_types if m not in MEMORY_TYPES]
@@ -96,6 +102,8 @@ class TaskSpec:
             raise ValueError(f"{self.id}: unknown source paper {self.source!r}")
         if self.xi is not None and not (1 <= self.xi[0] <= self.xi[1]):
             raise ValueError(f"{self.id}: correlation horizons must satisfy 1 <= min <= max, got {self.xi}")
+        if self.stochasticity is not None and self.stochasticity not in STOCHASTICITY_TYPES:
+            raise ValueError(f"{self.id}: stochasticity {self.stochasticity!r} not in {STOCHASTICITY_TYPES}")
         if "/" not in self.id:
             raise ValueError(f"{self.id}: membench IDs are namespaced (e.g. 'MIKASA/...')")
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
@@ -166,8 +174,13 @@ def select(
     memory_type: str | None = None,
     namespace: str | None = None,
     extra: str | None = None,
+    stochasticity: int | None = None,
 ) -> list[TaskSpec]:
-    """Filter the catalogue. Each filter is case-insensitive; None means no filter."""
+    """Filter the catalogue. Each filter is case-insensitive; None means no filter. ``stochasticity``: the STORI
+    taxonomy type (0-5) of the ID."""
+    if stochasticity is not None and stochasticity not in STOCHASTICITY_TYPES:
+        raise ValueError(f"unknown stochasticity type {stochasticity!r}; valid: "
+                         f"{', '.join(map(str, STOCHASTICITY_TYPES))}")
     if memory_type is not None and memory_type.lower() not in MEMORY_TYPES:
         raise ValueError(f"unknown memory type {memory_type!r}; valid: {', '.join(MEMORY_TYPES)}")
     if suite is not None and suite.lower() not in {s.lower() for s in suites()}:
@@ -181,6 +194,8 @@ def select(
         if namespace is not None and spec.namespace.lower() != namespace.rstrip("/").lower():
             continue
         if extra is not None and (spec.extra or "core") != extra:
+            continue
+        if stochasticity is not None and spec.stochasticity != stochasticity:
             continue
         out.append(spec)
     return out

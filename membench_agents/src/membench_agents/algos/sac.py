@@ -1,0 +1,819 @@
+"""Soft Actor-Critic: continuous (Box) and discrete actions, automatic entropy tuning, optional recurrent core.
+
+This file is the reference implementation, to be read top to bottom like CleanRL's ``sac_continuous_action.py``:
+the networks (:class:`Actor`, :class:`Critic`), the replay (:class:`EpisodicReplay`), then :class:`SAC`:
+:meth:`SAC._collect` (one environment step), :meth:`SAC.update` (one gradient step: critic loss, actor loss,
+entropy-coefficient loss, Polyak averaging of the target critics).
+
+* Continuous actions (Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications"): a Gaussian
+  policy squashed by tanh onto the Box bounds (the critics see the squashed action in [-1, 1]), twin Q
+  critics with target copies updated by Polyak averaging (``tau``), the entropy coefficient alpha tuned
+  towards ``target_entropy`` (default ``-dim(A)``).
+* Discrete actions (Christodoulou 2019, "Soft Actor-Critic for Discrete Action Settings"): the policy is a
+  categorical, the critics output Q(s, .) for every action, and every expectation over actions (soft value
+  of the target, actor loss, alpha loss) is an exact sum over the actions. The default target entropy is
+  ``target_entropy_scale * log|A|`` (the paper uses 0.98; the default is 0.5, under which alpha settles on
+  CartPole-v1: see ``SACConfig.target_entropy_scale``).
+* Memory (``core`` "lstm" / "gru"; "mlp" = none): actor and both critics each own an encoder and a memory
+  core from :mod:`membench_agents.memory`. The replay keeps every environment's stream of steps in order
+  (episodes one after another, each ending with its final observation), and an update samples windows of
+  ``burn_in + sequence_length + 1`` consecutive slots: the cores start from the initial state at the window
+  start, the first ``burn_in`` steps only warm that state (run without gradient, no loss), the loss covers
+  the next ``sequence_length`` steps, and the last slot is the next observation of the last loss step. The
+  state is reset at every episode start inside a window (and by the actor when acting), so nothing leaks
+  across episodes. With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so
+  the update is CleanRL's.
+
+Truncation (``truncated`` and not ``terminated``) bootstraps from the final observation (``info["final_obs"]``
+under SAME_STEP autoreset); termination does not. Torch environments (ManiSkill's GPU simulation) keep their
+tensors on the device: observations go into the replay on the training device without a detour through
+numpy. :meth:`SAC.state_dict` holds everything to resume exactly (networks, optimizers, the replay as tensors,
+RNGs) except the environments, whose state the run layer saves as plain data.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+from torch import Tensor, nn
+
+from membench_agents.algos.ppo import resolve_device, tree_map
+from membench_agents.encoders import make_encoder
+from membench_agents.envs import (
+    check_autoreset,
+    episode_successes,
+    final_obs,
+    is_torch,
+    obs_to_tensor,
+    take_rows,
+    to_tensor,
+)
+from membench_agents.memory import CORES, State, make_core
+
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
+
+
+@dataclass
+class SACConfig:
+    """SAC hyperparameters (defaults: CleanRL's ``sac_continuous_action.py``; see the agent defaults files)."""
+
+    num_envs: int = 1
+    total_steps: int = 1_000_000
+    """environment steps of the whole run (over all environments)"""
+    buffer_size: int = 1_000_000
+    """replay capacity in environment steps (over all environments; each environment keeps buffer_size /
+    num_envs slots, final observations included)"""
+    learning_starts: int = 5000
+    """environment steps of uniformly random actions before the first update"""
+    batch_size: int = 256
+    """sampled windows per update (each: burn_in + sequence_length + 1 slots)"""
+    gradient_steps: int = 1
+    """updates after every vector step (of num_envs environment steps)"""
+    gamma: float = 0.99
+    tau: float = 0.005
+    """Polyak coefficient of the target critics (target <- (1 - tau) target + tau online), every update"""
+    policy_lr: float = 3e-4
+    q_lr: float = 1e-3
+    """learning rate of both critics and of the entropy coefficient"""
+    alpha: float = 0.2
+    """the entropy coefficient when autotune is off (its initial value is 1.0 when on)"""
+    autotune: bool = True
+    target_entropy: float | None = None
+    """None: -dim(A) for Box actions, target_entropy_scale * log|A| for Discrete"""
+    target_entropy_scale: float = 0.5
+    """discrete actions: the target entropy as a fraction of the uniform policy's entropy log|A|. Christodoulou
+    used 0.98, CleanRL's Atari SAC 0.89; on CartPole-v1 (two actions) 0.89 asks for an entropy the learning
+    policy does not keep, and alpha grows without bound (measured: alpha 56 and a rising critic loss after 10k
+    steps), while at 0.5 alpha settles (about 0.15)"""
+    core: str = "mlp"
+    """memory core of actor and critics: "mlp" (none), "lstm", "gru"."""
+    hidden_size: int = 256
+    """width of the two hidden layers of every MLP head (and of the memory core)"""
+    encoder_size: int = 0
+    """width of the MLP on vector observations; 0: none (images always get a CNN)"""
+    sequence_length: int = 1
+    """loss steps per sampled window (1 for the mlp core: ordinary transitions)"""
+    burn_in: int = 0
+    """steps at the start of each window that only warm the recurrent state (no gradient, no loss)"""
+    iteration_steps: int = 1000
+    """environment steps per Trainer iteration (one log row, a checkpoint opportunity)"""
+    seed: int = 0
+    device: str = "auto"
+    """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
+    deterministic: bool = False
+    """use torch deterministic algorithms"""
+    num_threads: int | None = 1
+    """torch.set_num_threads (None: leave it)"""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first field outside its range."""
+        def fail(name: str, what: str) -> None:
+            raise ValueError(f"SACConfig.{name} must be {what}, got {getattr(self, name)!r}")
+
+        def integer(name: str, low: int) -> int:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                fail(name, f"an integer >= {low}")
+            return v
+
+        def number(name: str) -> float:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                fail(name, "a finite number")
+            return float(v)
+
+        for name in ("num_envs", "total_steps", "buffer_size", "batch_size", "gradient_steps", "hidden_size",
+                     "sequence_length", "iteration_steps"):
+            integer(name, 1)
+        for name in ("learning_starts", "encoder_size", "burn_in"):
+            integer(name, 0)
+        integer("seed", -(2**63))
+        for name in ("autotune", "deterministic"):
+            if not isinstance(getattr(self, name), bool):
+                fail(name, "true or false")
+        if not 0.0 <= number("gamma") <= 1.0:
+            fail("gamma", "in [0, 1]")
+        if not 0.0 < number("tau") <= 1.0:
+            fail("tau", "in (0, 1]")
+        for name in ("policy_lr", "q_lr"):
+            if number(name) <= 0:
+                fail(name, "> 0")
+        if number("alpha") < 0:
+            fail("alpha", ">= 0")
+        if not 0.0 < number("target_entropy_scale") <= 1.0:
+            fail("target_entropy_scale", "in (0, 1]")
+        if self.target_entropy is not None:
+            number("target_entropy")
+        if not isinstance(self.core, str) or self.core.lower() not in CORES:
+            raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
+        if self.num_threads is not None:
+            integer("num_threads", 1)
+        if self.buffer_size // self.num_envs < 2 * self.window:
+            raise ValueError(f"SACConfig.buffer_size ({self.buffer_size}) leaves {self.buffer_size // self.num_envs} "
+                             f"slots per environment; it needs at least 2 x the window (burn_in + sequence_length + 1 "
+                             f"= {self.window}) per environment")
+
+    @property
+    def window(self) -> int:
+        """Replay slots per sampled window: burn-in, loss steps, and the next observation of the last one."""
+        return self.burn_in + self.sequence_length + 1
+
+
+def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
+    """Raise ValueError (one sentence) when SAC cannot handle the spaces."""
+    if isinstance(action_space, gym.spaces.Box):
+        if not (np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))):
+            raise ValueError(f"SAC squashes actions onto the Box bounds with tanh, so they must be finite; got "
+                             f"{action_space}")
+        if np.any(action_space.high <= action_space.low):
+            raise ValueError(f"the action Box {action_space} has an empty dimension (high <= low)")
+    elif not isinstance(action_space, gym.spaces.Discrete):
+        raise ValueError(f"unsupported action space {action_space}: SAC has a tanh-Gaussian policy for Box actions "
+                         "and a categorical policy for Discrete actions (MultiDiscrete: flatten it to Discrete)")
+    make_encoder(observation_space, 0)  # raises for observation spaces no encoder handles
+
+
+# ---------------------------------------------------------------------------------------------------------
+# networks: encoder -> memory core (none for "mlp") -> 2-layer ReLU MLP -> head
+# ---------------------------------------------------------------------------------------------------------
+class _Body(nn.Module):
+    """Observation encoder and optional memory core; ``forward`` maps ``obs [T, B, ...]`` to ``[T, B, F]``."""
+
+    def __init__(self, observation_space: gym.Space, core: str, hidden_size: int, encoder_size: int):
+        super().__init__()
+        self.encoder = make_encoder(observation_space, hidden_size=encoder_size)
+        recurrent = CORES[core.lower()].recurrent
+        self.core = make_core(core, self.encoder.out_dim, hidden_size) if recurrent else None
+        self.out_dim = self.core.out_dim if recurrent else self.encoder.out_dim
+
+    @property
+    def recurrent(self) -> bool:
+        return self.core is not None
+
+    def initial_state(self, n: int, device) -> State:
+        return self.core.initial_state(n, device) if self.core is not None else ()
+
+    def forward(self, obs, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        x = self.encoder(obs)
+        if self.core is None:
+            return x, ()
+        return self.core(x, state, episode_start)
+
+    def step(self, obs, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
+        """One step for a batch ``obs [B, ...]``."""
+        x = self.encoder(obs)
+        if self.core is None:
+            return x, ()
+        return self.core.step(x, state, episode_start)
+
+
+def mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, out_dim))
+
+
+class Actor(nn.Module):
+    """The policy. Box: tanh-squashed Gaussian, actions in [-1, 1] (``env_action`` maps them onto the bounds);
+    Discrete: categorical over action indices (``env_action`` adds the space's ``start``).
+
+    It is also the policy :func:`membench_agents.evaluation.evaluate` runs: :meth:`act`, :meth:`initial_state`,
+    :meth:`env_action`, :attr:`device`.
+    """
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "mlp",
+                 hidden_size: int = 256, encoder_size: int = 0):
+        super().__init__()
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        self.body = _Body(observation_space, core, hidden_size, encoder_size)
+        if self.discrete:
+            self.n_actions = int(action_space.n)
+            self.net = mlp(self.body.out_dim, hidden_size, self.n_actions)  # logits
+            self.register_buffer("action_start", torch.tensor(int(action_space.start)))
+        else:
+            self.action_shape = tuple(action_space.shape)
+            self.n_actions = int(np.prod(self.action_shape))
+            self.net = mlp(self.body.out_dim, hidden_size, 2 * self.n_actions)  # mean and log-std
+            low = np.asarray(action_space.low, dtype=np.float32).reshape(-1)
+            high = np.asarray(action_space.high, dtype=np.float32).reshape(-1)
+            self.register_buffer("action_scale", torch.as_tensor((high - low) / 2.0))
+            self.register_buffer("action_bias", torch.as_tensor((high + low) / 2.0))
+
+    @property
+    def device(self) -> torch.device:
+        return self.net[0].weight.device
+
+    @property
+    def recurrent(self) -> bool:
+        return self.body.recurrent
+
+    def initial_state(self, n: int, device=None) -> State:
+        return self.body.initial_state(n, self.device if device is None else device)
+
+    def distribution(self, feats: Tensor) -> tuple[Tensor, Tensor]:
+        """Box: (mean, log_std); Discrete: (logits, log-probabilities)."""
+        out = self.net(feats)
+        if self.discrete:
+            return out, torch.log_softmax(out, -1)
+        mean, log_std = out.chunk(2, -1)
+        log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (torch.tanh(log_std) + 1)  # in [MIN, MAX]
+        return mean, log_std
+
+    def sample(self, feats: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """Box only: a reparameterised squashed action in [-1, 1] and its log-probability (tanh corrected)."""
+        mean, log_std = self.distribution(feats)
+        std = log_std.exp()
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        u = mean + std * noise
+        a = torch.tanh(u)
+        # log N(u; mean, std) - log |d(scale * tanh(u)) / du|, summed over action dimensions
+        log_prob = -0.5 * noise.square() - log_std - 0.5 * math.log(2 * math.pi)
+        log_prob = log_prob - torch.log(self.action_scale * (1 - a.square()) + 1e-6)
+        return a, log_prob.sum(-1)
+
+    @torch.no_grad()
+    def act(self, obs, state: State, episode_start: Tensor, deterministic: bool = False,
+            generator: torch.Generator | None = None) -> tuple[Tensor, Tensor | None, None, State]:
+        """One step for a batch ``obs [B, ...]``: (action, log_prob or None, None, state). Box actions are in
+        [-1, 1]; Discrete actions are indices (pass both through :meth:`env_action`)."""
+        es = episode_start if episode_start.dtype == torch.bool else episode_start != 0
+        feats, state = self.body.step(obs, state, es.to(self.device))
+        if self.discrete:
+            logits, _ = self.distribution(feats)
+            if deterministic:
+                return logits.argmax(-1), None, None, state
+            gumbel = -torch.empty_like(logits).exponential_(generator=generator).log()  # Gumbel-max sampling
+            return (logits + gumbel).argmax(-1), None, None, state
+        if deterministic:
+            mean, _ = self.distribution(feats)
+            return torch.tanh(mean), None, None, state
+        a, log_prob = self.sample(feats, generator)
+        return a, log_prob, None, state
+
+    def env_action(self, action: Tensor) -> Tensor:
+        """Box: [-1, 1] -> the space's bounds (shape of the space); Discrete: index -> index + start."""
+        if self.discrete:
+            return action + self.action_start
+        a = action * self.action_scale + self.action_bias
+        return a.reshape(*a.shape[:-1], *self.action_shape)
+
+
+class Critic(nn.Module):
+    """One soft Q-function. Box: Q(s, a) from [features, a] (a in [-1, 1]) -> ``[T, B]``; Discrete: Q(s, .) for
+    every action -> ``[T, B, |A|]``."""
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "mlp",
+                 hidden_size: int = 256, encoder_size: int = 0):
+        super().__init__()
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        self.body = _Body(observation_space, core, hidden_size, encoder_size)
+        if self.discrete:
+            self.net = mlp(self.body.out_dim, hidden_size, int(action_space.n))
+        else:
+            self.net = mlp(self.body.out_dim + int(np.prod(action_space.shape)), hidden_size, 1)
+
+    def q(self, feats: Tensor, action: Tensor | None = None) -> Tensor:
+        if self.discrete:
+            return self.net(feats)
+        return self.net(torch.cat([feats, action], -1)).squeeze(-1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# replay: each environment's steps in order, episodes ending with their final observation
+# ---------------------------------------------------------------------------------------------------------
+class EpisodicReplay:
+    """A ring of ``capacity`` slots per environment, on the training device.
+
+    Every environment step writes one slot (the observation acted on, the action, reward, ``terminated``,
+    ``episode_start``); when the episode ends, one more slot holds its final observation (``is_final``; no
+    action). So the slot after any step holds that step's next observation, and windows of consecutive slots
+    are sequences of steps with their next observations, episode starts marked. Arrays: ``[num_envs,
+    capacity, ...]``; ``pos`` is each environment's next slot and ``size`` how many of its slots hold data.
+    """
+
+    FIELDS = ("actions", "rewards", "terminated", "episode_start", "is_final")
+
+    def __init__(self, num_envs: int, capacity: int, obs_example, action_shape: tuple[int, ...],
+                 action_dtype: torch.dtype, device: torch.device):
+        N, C, dev = num_envs, capacity, device
+        self.num_envs, self.capacity, self.device = N, C, dev
+        self.obs = tree_map(lambda o: torch.zeros((N, C, *o.shape[1:]), dtype=o.dtype, device=dev), obs_example)
+        self.actions = torch.zeros((N, C, *action_shape), dtype=action_dtype, device=dev)
+        self.rewards = torch.zeros((N, C), device=dev)
+        self.terminated = torch.zeros((N, C), dtype=torch.bool, device=dev)
+        self.episode_start = torch.zeros((N, C), dtype=torch.bool, device=dev)
+        self.is_final = torch.zeros((N, C), dtype=torch.bool, device=dev)
+        self.pos = torch.zeros(N, dtype=torch.long, device=dev)
+        self.size = torch.zeros(N, dtype=torch.long, device=dev)
+
+    def _write(self, envs: Tensor, obs, **fields: Tensor) -> None:
+        slot = self.pos[envs]
+        for buf, o in zip(_leaves(self.obs), _leaves(obs), strict=True):
+            buf[envs, slot] = o.to(buf.dtype)
+        for name in self.FIELDS:
+            getattr(self, name)[envs, slot] = fields[name]
+        self.pos[envs] = (slot + 1) % self.capacity
+        self.size[envs] = torch.clamp(self.size[envs] + 1, max=self.capacity)
+
+    def add(self, obs, actions: Tensor, rewards: Tensor, terminated: Tensor, episode_start: Tensor,
+            done: Tensor, last_obs) -> None:
+        """One vector step: ``obs`` acted on, then for the environments whose episode ended (``done``), the
+        final observation ``last_obs`` (rows of the done environments only)."""
+        all_envs = torch.arange(self.num_envs, device=self.device)
+        false = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self._write(all_envs, obs, actions=actions, rewards=rewards, terminated=terminated,
+                    episode_start=episode_start, is_final=false)
+        if last_obs is not None:
+            idx = torch.nonzero(done).squeeze(1)
+            n = len(idx)
+            false = false[:n]
+            self._write(idx, last_obs, actions=torch.zeros_like(actions[:n]), rewards=torch.zeros_like(rewards[:n]),
+                        terminated=false, episode_start=false, is_final=~false)
+
+    def can_sample(self, window: int) -> bool:
+        """Whether every environment holds a window with a step at any slot (``window + 1`` slots suffice: two
+        final observations are never adjacent)."""
+        return bool((self.size > window).all())
+
+    def sample(self, batch_size: int, window: int, first_loss: int, generator: torch.Generator) -> dict[str, Any]:
+        """``batch_size`` windows of ``window`` consecutive slots, time-major (``[window, batch, ...]``).
+
+        Environments are drawn uniformly, then a start uniformly among the windows inside the stored data whose
+        slot ``first_loss`` is a step (not a final observation)."""
+        N, C, dev = self.num_envs, self.capacity, self.device
+        env = torch.randint(N, (batch_size,), generator=generator, device=dev)
+        start = torch.zeros(batch_size, dtype=torch.long, device=dev)
+        todo = torch.ones(batch_size, dtype=torch.bool, device=dev)
+        while True:  # rejection sampling: redraw the windows whose first loss slot holds a final observation
+            n_valid = self.size[env] - window + 1
+            oldest = (self.pos[env] - self.size[env]) % C
+            u = torch.rand(batch_size, generator=generator, device=dev)
+            draw = (oldest + (u * n_valid).long().clamp(max=n_valid - 1)) % C
+            start = torch.where(todo, draw, start)
+            todo = self.is_final[env, (start + first_loss) % C]
+            if not bool(todo.any()):
+                break
+        slots = (start.unsqueeze(0) + torch.arange(window, device=dev).unsqueeze(1)) % C  # [W, B]
+        rows = env.unsqueeze(0).expand_as(slots)
+        batch = {name: getattr(self, name)[rows, slots] for name in self.FIELDS}
+        batch["obs"] = tree_map(lambda b: b[rows, slots], self.obs)
+        return batch
+
+    def state_dict(self) -> dict[str, Any]:
+        """The filled part of the ring as tensors (loadable with ``weights_only=True``)."""
+        used = int(self.size.max()) if self.size.numel() else 0
+        return {"pos": self.pos.clone(), "size": self.size.clone(), "used": used,
+                "obs": tree_map(lambda b: b[:, :used].clone(), self.obs),
+                **{name: getattr(self, name)[:, :used].clone() for name in self.FIELDS}}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        used = int(d["used"])
+        for buf, saved in zip(_leaves(self.obs), _leaves(d["obs"]), strict=True):
+            buf[:, :used] = saved.to(self.device)
+        for name in self.FIELDS:
+            getattr(self, name)[:, :used] = d[name].to(self.device)
+        self.pos.copy_(d["pos"])
+        self.size.copy_(d["size"])
+
+
+def _leaves(tree) -> list[Tensor]:
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in _leaves(tree[k])]
+    return [tree]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the algorithm
+# ---------------------------------------------------------------------------------------------------------
+def adam(params, lr: float) -> torch.optim.Adam:
+    """Adam (torch defaults), with the fused kernel where this torch build has one for the device."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr)
+
+
+
+class SAC:
+    """Soft Actor-Critic on a SAME_STEP-autoreset vector env (see the module docstring).
+
+    Attributes: ``actor``, ``critics`` (two :class:`Critic`), ``critic_targets``, ``log_alpha``, ``replay``,
+    ``envs``, ``device``, ``global_step``, ``updates``. The environment is reset with ``config.seed`` at
+    construction.
+    """
+
+    def __init__(self, envs: VectorEnv, config: SACConfig):
+        config.validate()
+        check_autoreset(envs)
+        if envs.num_envs != config.num_envs:
+            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        obs_space, act_space = envs.single_observation_space, envs.single_action_space
+        check_spaces(obs_space, act_space)
+        self.config = cfg = config
+        self.envs = envs
+        if cfg.num_threads is not None:
+            torch.set_num_threads(int(cfg.num_threads))
+        if cfg.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            torch.use_deterministic_algorithms(True)
+        self.device = dev = resolve_device(cfg.device)
+        random.seed(cfg.seed)
+        np.random.seed(cfg.seed % 2**32)
+        torch.manual_seed(cfg.seed)
+        self.discrete = isinstance(act_space, gym.spaces.Discrete)
+        core = cfg.core.lower()
+        net_args = (obs_space, act_space, core, cfg.hidden_size, cfg.encoder_size)
+        self.actor = Actor(*net_args).to(dev)
+        self.critics = nn.ModuleList([Critic(*net_args), Critic(*net_args)]).to(dev)
+        self.critic_targets = copy.deepcopy(self.critics).requires_grad_(False)
+        self.actor_optimizer = adam(self.actor.parameters(), cfg.policy_lr)
+        self.critic_optimizer = adam(self.critics.parameters(), cfg.q_lr)
+        # the entropy coefficient alpha = exp(log_alpha), tuned towards the target entropy
+        if cfg.target_entropy is not None:
+            self.target_entropy = float(cfg.target_entropy)
+        elif self.discrete:
+            self.target_entropy = cfg.target_entropy_scale * math.log(self.actor.n_actions)
+        else:
+            self.target_entropy = -float(self.actor.n_actions)
+        self.log_alpha = torch.zeros(1, device=dev, requires_grad=True)
+        if not cfg.autotune:
+            self.log_alpha.data.fill_(math.log(cfg.alpha) if cfg.alpha > 0 else -math.inf)
+        self.alpha_optimizer = adam([self.log_alpha], cfg.q_lr)
+        self.generator = torch.Generator(device=dev).manual_seed(cfg.seed)  # actions, noise, replay sampling
+
+        N = cfg.num_envs
+        self.num_vector_steps = -(-cfg.total_steps // N)
+        self.global_step = 0
+        self.updates = 0
+        obs, _ = envs.reset(seed=cfg.seed)
+        self.torch_env = is_torch(obs)
+        self.env_device = _first(obs).device if self.torch_env else None
+        self.next_obs = obs_to_tensor(obs, dev)
+        self.next_state = self.actor.initial_state(N, dev)
+        self.next_episode_start = torch.ones(N, dtype=torch.bool, device=dev)
+        self.ep_return = torch.zeros(N, dtype=torch.float64, device=dev)
+        self.ep_length = torch.zeros(N, dtype=torch.long, device=dev)
+        a_shape = () if self.discrete else (self.actor.n_actions,)
+        a_dtype = torch.long if self.discrete else torch.float32
+        self.replay = EpisodicReplay(N, cfg.buffer_size // N, self.next_obs, a_shape, a_dtype, dev)
+
+    @property
+    def alpha(self) -> Tensor:
+        return self.log_alpha.detach().exp()
+
+    # -- 1. acting --------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _collect(self) -> list[tuple[float, int, bool | None]]:
+        """One vector step into the replay; returns the episodes that ended."""
+        cfg, dev = self.config, self.device
+        obs, es = self.next_obs, self.next_episode_start
+        if self.global_step < cfg.learning_starts:  # uniformly random actions (the actor's state still runs)
+            if self.actor.recurrent:  # keep the acting state current for when the actor takes over
+                _, _, _, self.next_state = self.actor.act(obs, self.next_state, es, generator=self.generator)
+            if self.discrete:
+                action = torch.randint(self.actor.n_actions, (cfg.num_envs,), generator=self.generator, device=dev)
+            else:
+                action = torch.rand((cfg.num_envs, self.actor.n_actions), generator=self.generator, device=dev) * 2 - 1
+        else:
+            action, _, _, self.next_state = self.actor.act(obs, self.next_state, es, generator=self.generator)
+        env_action = self.actor.env_action(action)
+        env_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
+        next_obs, reward, terminated, truncated, info = self.envs.step(env_action)
+        reward = to_tensor(reward, dev, torch.float32).reshape(-1)
+        terminated = to_tensor(terminated, dev, torch.bool).reshape(-1)
+        done = terminated | to_tensor(truncated, dev, torch.bool).reshape(-1)
+        any_done = bool(done.any())
+        last = None
+        if any_done:  # the final observations of the episodes that ended (rows of the done environments)
+            idx = torch.nonzero(done).squeeze(1)
+            last = obs_to_tensor(take_rows(final_obs(info), idx if self.torch_env else idx.cpu().numpy()), dev)
+        self.replay.add(obs, action, reward, terminated, es, done, last)
+        self.ep_return += reward.to(torch.float64)
+        self.ep_length += 1
+        episodes = []
+        if any_done:
+            idx = torch.nonzero(done).squeeze(1)
+            succ = episode_successes(info, idx.cpu().numpy())
+            episodes = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
+            self.ep_return[done] = 0.0
+            self.ep_length[done] = 0
+        self.next_obs = obs_to_tensor(next_obs, dev)
+        self.next_episode_start = done
+        self.global_step += cfg.num_envs
+        return episodes
+
+    # -- 2. the update ---------------------------------------------------------------------------------
+    def features(self, body: _Body, obs, episode_start: Tensor, which: str) -> Tensor:
+        """Features of ``body`` on windows ``obs [W, B, ...]``: at the loss steps (``which="current"``: slots
+        burn_in .. W-2) or at their next observations (``"next"``: slots burn_in+1 .. W-1).
+
+        A recurrent body runs the whole window from the initial state: the first ``burn_in`` slots without
+        gradient (they only warm the state), the rest with it. A memoryless body encodes just the slots asked."""
+        b = self.config.burn_in
+        if not body.recurrent:
+            part = slice(b, -1) if which == "current" else slice(b + 1, None)
+            return body(tree_map(lambda o: o[part], obs), (), episode_start[part])[0]
+        es = episode_start.clone()
+        es[0] = True  # every window starts from the initial state
+        state = body.initial_state(es.shape[1], self.device)
+        if b > 0:
+            with torch.no_grad():
+                _, state = body(tree_map(lambda o: o[:b], obs), state, es[:b])
+        feats, _ = body(tree_map(lambda o: o[b:], obs), state, es[b:])
+        return feats[:-1] if which == "current" else feats[1:]
+
+    def critic_loss(self, batch: dict[str, Any]) -> tuple[Tensor, dict[str, float]]:
+        """The soft Bellman error of both critics over the loss steps of a batch of windows."""
+        cfg, b = self.config, self.config.burn_in
+        obs, es = batch["obs"], batch["episode_start"]
+        # loss steps: slots b .. W-2 that are steps (not final observations); their next observation is the
+        # slot after. Tensors below are over slots b .. W-1 (index 0 = slot b), cut into [:-1] and [1:].
+        mask = (~batch["is_final"][b:-1]).float()
+        actions, rewards = batch["actions"][b:-1], batch["rewards"][b:-1]
+        not_term = (~batch["terminated"][b:-1]).float()
+        with torch.no_grad():
+            next_feats = self.features(self.actor.body, obs, es, "next")
+            target_feats = [self.features(t.body, obs, es, "next") for t in self.critic_targets]
+            if self.discrete:  # exact expectation over the next actions
+                _, next_logp = self.actor.distribution(next_feats)
+                q_next = torch.min(*(t.q(f) for t, f in zip(self.critic_targets, target_feats, strict=True)))
+                v_next = (next_logp.exp() * (q_next - self.alpha * next_logp)).sum(-1)
+            else:
+                next_a, next_logp = self.actor.sample(next_feats, self.generator)
+                q_next = torch.min(*(t.q(f, next_a) for t, f in zip(self.critic_targets, target_feats, strict=True)))
+                v_next = q_next - self.alpha * next_logp
+            target = rewards + cfg.gamma * not_term * v_next
+        n = mask.sum().clamp(min=1.0)
+        losses, q_means = [], []
+        for critic in self.critics:
+            feats = self.features(critic.body, obs, es, "current")
+            if self.discrete:
+                q = critic.q(feats).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+            else:
+                q = critic.q(feats, actions)
+            losses.append(((q - target).square() * mask).sum() / n)
+            q_means.append((q.detach() * mask).sum() / n)
+        loss = losses[0] + losses[1]
+        return loss, {"qf1_loss": losses[0].detach(), "qf2_loss": losses[1].detach(), "qf1_values": q_means[0]}
+
+    def actor_loss(self, batch: dict[str, Any]) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
+        """The policy loss E[alpha log pi - min Q] and the entropy-coefficient loss, over the loss steps."""
+        b = self.config.burn_in
+        obs, es = batch["obs"], batch["episode_start"]
+        mask = (~batch["is_final"][b:-1]).float()
+        n = mask.sum().clamp(min=1.0)
+        feats = self.features(self.actor.body, obs, es, "current")
+        with torch.no_grad():  # the critics are fixed here: only the actor learns from this loss
+            critic_feats = [self.features(c.body, obs, es, "current") for c in self.critics]
+        if self.discrete:
+            _, logp = self.actor.distribution(feats)
+            probs = logp.exp()
+            q = torch.min(*(c.q(f) for c, f in zip(self.critics, critic_feats, strict=True)))
+            per_step = (probs * (self.alpha * logp - q)).sum(-1)
+            mean_logp = (probs * logp).sum(-1).detach()  # E_pi[log pi] = -entropy, exactly
+        else:
+            a, logp = self.actor.sample(feats, self.generator)
+            q = torch.min(*(c.q(f, a) for c, f in zip(self.critics, critic_feats, strict=True)))
+            per_step = self.alpha * logp - q
+            mean_logp = logp.detach()
+        loss = (per_step * mask).sum() / n
+        # alpha grows while the entropy (-E[log pi]) is below the target, shrinks while above
+        alpha_loss = (-self.log_alpha.exp() * (mean_logp + self.target_entropy) * mask).sum() / n
+        return loss, alpha_loss, {"entropy": -(mean_logp * mask).sum() / n}
+
+    def update(self) -> dict[str, Tensor]:
+        """One gradient step of the critics, the actor and alpha; then the target critics move towards the
+        critics by ``tau``. Returns the losses (tensors, detached)."""
+        cfg = self.config
+        batch = self.replay.sample(cfg.batch_size, cfg.window, cfg.burn_in, self.generator)
+        # critics
+        q_loss, stats = self.critic_loss(batch)
+        self.critic_optimizer.zero_grad()
+        q_loss.backward()
+        self.critic_optimizer.step()
+        # actor (with the updated critics) and the entropy coefficient
+        self.critics.requires_grad_(False)  # the actor's gradient passes through the critics without filling theirs
+        pi_loss, alpha_loss, pi_stats = self.actor_loss(batch)
+        self.actor_optimizer.zero_grad()
+        pi_loss.backward()
+        self.actor_optimizer.step()
+        self.critics.requires_grad_(True)
+        if cfg.autotune:
+            self.alpha_optimizer.zero_grad()
+            alpha_loss.backward()
+            self.alpha_optimizer.step()
+        # Polyak averaging of the target critics
+        with torch.no_grad():
+            for p, tp in zip(self.critics.parameters(), self.critic_targets.parameters(), strict=True):
+                tp.lerp_(p, cfg.tau)
+        self.updates += 1
+        return {**stats, **pi_stats, "actor_loss": pi_loss.detach(), "alpha_loss": alpha_loss.detach(),
+                "alpha": self.alpha[0]}
+
+    # ------------------------------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.global_step >= self.num_vector_steps * self.config.num_envs
+
+    def train_iteration(self) -> dict[str, Any]:
+        """``iteration_steps`` environment steps (fewer at the end of the budget), each followed by
+        ``gradient_steps`` updates once ``learning_starts`` steps are in the replay. Returns the metrics:
+        ``global_step``, ``sps``, ``episodes``, and the mean losses of the iteration's updates (``value_loss``:
+        the critics' loss, ``policy_loss``: the actor's, ``entropy``, ``alpha``, ``qf1_values``)."""
+        cfg = self.config
+        t0 = time.perf_counter()
+        self.actor.train()
+        episodes: list[tuple[float, int, bool | None]] = []
+        stats: list[dict[str, Tensor]] = []
+        start_step = self.global_step
+        target = min(self.num_vector_steps * cfg.num_envs, self.global_step + cfg.iteration_steps)
+        while self.global_step < target:
+            episodes.extend(self._collect())
+            if self.global_step >= cfg.learning_starts and self.replay.can_sample(cfg.window):
+                for _ in range(cfg.gradient_steps):
+                    stats.append(self.update())
+        elapsed = max(time.perf_counter() - t0, 1e-9)
+        metrics: dict[str, Any] = {"global_step": self.global_step, "episodes": episodes, "updates": self.updates,
+                                   "sps": (self.global_step - start_step) / elapsed, "time": elapsed}
+        if stats:
+            mean = {k: float(torch.stack([s[k] for s in stats]).mean()) for k in stats[0]}
+            metrics.update(value_loss=mean["qf1_loss"] + mean["qf2_loss"], policy_loss=mean["actor_loss"],
+                           entropy=mean["entropy"], alpha=mean["alpha"], qf1_values=mean["qf1_values"],
+                           alpha_loss=mean["alpha_loss"])
+        return metrics
+
+    # ------------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly except the environments: networks, optimizers, alpha, the replay,
+        RNGs, the acting state. Tensors and plain data only (loadable with ``weights_only=True``)."""
+        return {
+            "config": dataclasses.asdict(self.config),
+            "actor": self.actor.state_dict(),
+            "critics": self.critics.state_dict(),
+            "critic_targets": self.critic_targets.state_dict(),
+            "log_alpha": self.log_alpha.detach().clone(),
+            "actor_optimizer": self.actor_optimizer.state_dict(),
+            "critic_optimizer": self.critic_optimizer.state_dict(),
+            "alpha_optimizer": self.alpha_optimizer.state_dict(),
+            "replay": self.replay.state_dict(),
+            "global_step": self.global_step,
+            "updates": self.updates,
+            "next_obs": tree_map(lambda o: o.clone(), self.next_obs),
+            "next_state": tuple(s.clone() for s in self.next_state),
+            "next_episode_start": self.next_episode_start.clone(),
+            "ep_return": self.ep_return.clone(),
+            "ep_length": self.ep_length.clone(),
+            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
+                    "generator": self.generator.get_state()},
+        }
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` into a SAC built with the same config (``self.envs`` is kept)."""
+        dev = self.device
+        self.actor.load_state_dict(d["actor"])
+        self.critics.load_state_dict(d["critics"])
+        self.critic_targets.load_state_dict(d["critic_targets"])
+        with torch.no_grad():
+            self.log_alpha.copy_(d["log_alpha"])
+        self.actor_optimizer.load_state_dict(d["actor_optimizer"])
+        self.critic_optimizer.load_state_dict(d["critic_optimizer"])
+        self.alpha_optimizer.load_state_dict(d["alpha_optimizer"])
+        self.replay.load_state_dict(d["replay"])
+        self.global_step = int(d["global_step"])
+        self.updates = int(d["updates"])
+        self.next_obs = tree_map(lambda o: o.to(dev), d["next_obs"])
+        self.next_state = tuple(s.to(dev) for s in d["next_state"])
+        self.next_episode_start = d["next_episode_start"].to(dev)
+        self.ep_return = d["ep_return"].to(dev)
+        self.ep_length = d["ep_length"].to(dev)
+        rng = d["rng"]
+        torch.set_rng_state(rng["torch"])
+        np.random.set_state(rng["numpy"])
+        random.setstate(rng["python"])
+        self.generator.set_state(rng["generator"])
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the run layer's interface (membench_agents.trainers.Trainer)
+# ---------------------------------------------------------------------------------------------------------
+class SACTrainer:
+    """A membench SAC run (one seed): agents ``sac`` (no memory), ``sac-lstm``, ``sac-gru``."""
+
+    def __init__(self, cfg: dict[str, Any], seed: int):
+        from membench_agents.config import ConfigError
+        from membench_agents.envs import make_vector_env
+        from membench_agents.trainers import algo_config, env_kwargs_of
+
+        self.cfg = cfg
+        sc = algo_config(cfg, seed)
+        self.envs = make_vector_env(cfg["env"], num_envs=sc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
+        try:
+            self.algo = SAC(self.envs, sc)
+        except ValueError as e:
+            self.envs.close()
+            raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
+
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
+        """Pre-flight: one clear ConfigError when SAC cannot handle the spaces (before a run folder exists)."""
+        from membench_agents.config import ConfigError
+
+        try:
+            check_spaces(obs_space, action_space)
+        except ValueError as e:
+            raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
+
+    @property
+    def global_step(self) -> int:
+        return int(self.algo.global_step)
+
+    @property
+    def target_steps(self) -> int:
+        return int(self.algo.num_vector_steps * self.algo.config.num_envs)
+
+    @property
+    def finished(self) -> bool:
+        return self.algo.finished
+
+    @property
+    def policy(self) -> Actor:
+        return self.algo.actor
+
+    def iterate(self) -> dict[str, Any]:
+        return self.algo.train_iteration()
+
+    def state_dict(self) -> dict[str, Any]:
+        # the environments are saved as plain data by the training loop (envstate), never pickled
+        return {"kind": "sac", "algo": self.algo.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.algo.load_state_dict(state["algo"])
+
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+        from membench_agents.evaluation import evaluate
+        from membench_agents.trainers import env_kwargs_of
+
+        return evaluate(self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
+                        deterministic=deterministic, num_envs=min(num_envs, len(seeds)))
+
+    def close(self) -> None:
+        self.envs.close()
+
+
+def _first(x) -> Tensor:
+    return _first(next(iter(x.values()))) if isinstance(x, dict) else x
+
+
+__all__ = ["Actor", "Critic", "EpisodicReplay", "SAC", "SACConfig", "SACTrainer", "check_spaces"]

@@ -1,0 +1,233 @@
+"""STORI's stochasticity types as frame-level wrappers of the ALE emulator (frame skip 1, sticky actions off).
+
+:class:`membench_envs.stori.env.StoriEnv` runs the agent's frame skip on top: for each emulator frame it asks the
+active wrapper for the executed action (type 1), lets it act around the frame (type 2) and, for the frames that make
+the observation, lets it mask the screen (type 5). Type 3 (concept drift) switches one of these on and off by agent
+step (:meth:`membench_envs.stori.config.StoriConfig.concept_on`); type 4 is no wrapper. Every random draw comes from
+the generator handed to :meth:`FrameWrapper.start`, never from numpy's or Python's global RNG.
+
+Where this differs from the authors' public code, the class docstring says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from membench_envs.stori.config import Concept
+from membench_envs.stori.games import CROP_RADIUS, Game
+
+#: The block bitmap of Breakout: RAM[0:36].
+BREAKOUT_BLOCKS = slice(0, 36)
+#: Boxing RAM addresses.
+BOXING_PLAYER_COLOUR, BOXING_ENEMY_COLOUR = 1, 2
+BOXING_PLAYER_SCORE, BOXING_ENEMY_SCORE = 18, 19
+BOXING_PLAYER_XY, BOXING_ENEMY_XY = (32, 34), (33, 35)
+
+
+class FrameWrapper:
+    """One stochasticity effect on the emulator. The env calls, for every emulator frame while it is active:
+    ``a = action(a)``, ``before(ale)``, ``r = ale.act(...)``, ``r = after(ale, r)``; and ``mask(frame, ale)`` on the
+    frames that make the observation. ``start`` is called when the effect becomes active (episode start, or the
+    drift's switch to it) with the env's generator for this effect."""
+
+    masks_observation = False
+
+    def __init__(self, concept: Concept, game: Game, num_actions: int):
+        self.concept, self.game, self.num_actions = concept, game, num_actions
+        self.prob = concept.prob
+        self.rng = np.random.default_rng(0)
+
+    def start(self, ale, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def action(self, a: int) -> int:
+        return a
+
+    def before(self, ale) -> None:
+        pass
+
+    def after(self, ale, reward: float) -> float:
+        return reward
+
+    def mask(self, frame: np.ndarray, ale) -> None:
+        pass
+
+
+# --- type 1 ----------------------------------------------------------------------------------------------------------
+class RandomAction(FrameWrapper):
+    """Type 1: each emulator frame, with probability p, the agent's action is replaced by one drawn uniformly from the
+    action space (the agent's own action can be drawn: the action changes with probability p·(1 − 1/|A|)). This is
+    not sticky actions (no repeat of the previous action)."""
+
+    def action(self, a: int) -> int:
+        if self.rng.random() < self.prob:
+            return int(self.rng.integers(self.num_actions))
+        return a
+
+
+# --- type 2 ----------------------------------------------------------------------------------------------------------
+class BreakoutEvents(FrameWrapper):
+    """Type 2 on Breakout (modes in :data:`membench_envs.stori.games.BREAKOUT`).
+
+    Mode 1/2 (block hit cancel): after a frame, if the block bitmap differs from its value when the effect started
+    and some block byte changed during the frame, then with probability p those bytes are written back (mode 2 also
+    sets the frame's reward to 0; the on-screen score and ALE's score keep the hit). Mode 3 (regenerate): after a
+    frame, if some block byte differs from its start value, then with probability p one of them, drawn uniformly,
+    is written back to its start value. The start value is the RAM when the effect starts: the episode start, or the
+    step a drift switches to this concept (as the authors' code, which builds a new wrapper at the switch)."""
+
+    def start(self, ale, rng: np.random.Generator) -> None:
+        super().start(ale, rng)
+        self.original = ale.getRAM()[BREAKOUT_BLOCKS].copy()
+        self.previous = self.original
+
+    def before(self, ale) -> None:
+        if self.concept.mode in (1, 2):
+            self.previous = ale.getRAM()[BREAKOUT_BLOCKS].copy()
+
+    def after(self, ale, reward: float) -> float:
+        mode = self.concept.mode
+        if mode == 0:
+            return reward
+        blocks = ale.getRAM()[BREAKOUT_BLOCKS]
+        if mode == 3:
+            changed = np.flatnonzero(blocks != self.original)
+            if changed.size and self.rng.random() < self.prob:
+                i = int(changed[self.rng.integers(changed.size)])
+                ale.setRAM(BREAKOUT_BLOCKS.start + i, int(self.original[i]))
+            return reward
+        if np.array_equal(blocks, self.original):
+            return reward
+        changed = np.flatnonzero(blocks != self.previous)
+        if changed.size and self.rng.random() < self.prob:
+            for i in changed:
+                ale.setRAM(BREAKOUT_BLOCKS.start + int(i), int(self.previous[i]))
+            if mode == 2:
+                return 0.0
+        return reward
+
+
+class BoxingEvents(FrameWrapper):
+    """Type 2 on Boxing (modes in :data:`membench_envs.stori.games.BOXING`).
+
+    Mode 1 (colour flip): before each frame, with probability p a persistent flag toggles; then the colour bytes are
+    written: swapped while the flag is set, their start values otherwise (every frame, as the authors' code). Mode 3
+    (displace): before each frame, with probability p, the player is moved to the enemy's start position and the
+    enemy to the player's. Mode 2 (hit cancel): after a frame where exactly one score byte changed, with probability
+    p it is written back and the frame pays 0.
+
+    Fixed bug of the authors' code (mode 2): ALE scores Boxing from those RAM bytes, so after the write-back it pays
+    the opposite reward on the next frame; the authors' code zeroes the hit frame's reward only, which makes a
+    cancelled hit of the player cost −1 (and one of the enemy pay +1). Here the next frame's compensation is
+    cancelled too, so a cancelled hit pays 0 in total, as the paper describes ("reverts score changes"). The
+    published results do not use this mode."""
+
+    def start(self, ale, rng: np.random.Generator) -> None:
+        super().start(ale, rng)
+        ram = ale.getRAM()
+        self.original = ram.copy()
+        self.flipped = False
+        self.compensation = 0.0
+
+    def before(self, ale) -> None:
+        mode = self.concept.mode
+        if mode == 1:
+            if self.rng.random() < self.prob:
+                self.flipped = not self.flipped
+            p, e = int(self.original[BOXING_PLAYER_COLOUR]), int(self.original[BOXING_ENEMY_COLOUR])
+            ale.setRAM(BOXING_PLAYER_COLOUR, e if self.flipped else p)
+            ale.setRAM(BOXING_ENEMY_COLOUR, p if self.flipped else e)
+        elif mode == 2:
+            ram = ale.getRAM()
+            self.previous = (int(ram[BOXING_PLAYER_SCORE]), int(ram[BOXING_ENEMY_SCORE]))
+        elif mode == 3 and self.rng.random() < self.prob:
+            for (px, py), (qx, qy) in ((BOXING_PLAYER_XY, BOXING_ENEMY_XY), (BOXING_ENEMY_XY, BOXING_PLAYER_XY)):
+                ale.setRAM(px, int(self.original[qx]))
+                ale.setRAM(py, int(self.original[qy]))
+
+    def after(self, ale, reward: float) -> float:
+        if self.concept.mode != 2:
+            return reward
+        reward, self.compensation = reward + self.compensation, 0.0
+        ram = ale.getRAM()
+        now = (int(ram[BOXING_PLAYER_SCORE]), int(ram[BOXING_ENEMY_SCORE]))
+        changed = [k for k in (0, 1) if now[k] != self.previous[k]]
+        if len(changed) == 1 and self.rng.random() < self.prob:
+            k = changed[0]
+            ale.setRAM((BOXING_PLAYER_SCORE, BOXING_ENEMY_SCORE)[k], self.previous[k])
+            self.compensation = reward  # ALE pays -reward on the next frame (its score is read from RAM)
+            return 0.0
+        return reward
+
+
+# --- type 5 ----------------------------------------------------------------------------------------------------------
+class MaskObservation(FrameWrapper):
+    """Type 5: each observed frame, with probability p, is modified in place (each of the frames max-pooled into one
+    observation is drawn independently, as in the authors' set-up, so a fixed region is hidden from a pooled
+    observation with probability about p²).
+
+    - ``crop``: mode 1-4 zero the left / right / top / bottom half (``width // 2``, ``height // 2``); mode 5 keeps
+      only the pixels within 75 px (Euclidean, inclusive) of a centre drawn uniformly over the pixels.
+    - ``blackout``: the game's regions for the mode are filled with its blackout colour (inclusive bounds).
+    - ``ram``: save the emulator state (with its RNG), write the mode's RAM values, emulate one NOOP frame, take its
+      screen, restore the state: only the observation changes, never the trajectory. As in the authors' code, the
+      observed frame is the one after that NOOP frame (one frame ahead, with the object hidden)."""
+
+    masks_observation = True
+
+    def __init__(self, concept: Concept, game: Game, num_actions: int, noop):
+        super().__init__(concept, game, num_actions)
+        self.kind, self.mode, self.noop = concept.kind, concept.mode, noop
+        self.colour = np.array(game.blackout_colour, dtype=np.uint8)
+        self.regions = game.blackout[self.mode][1] if self.kind == "blackout" else ()
+        self.edits = tuple(game.ram_edits[self.mode][1].items()) if self.kind == "ram" else ()
+
+    def mask(self, frame: np.ndarray, ale) -> None:
+        if self.mode == 0 or self.rng.random() >= self.prob:
+            return
+        if self.kind == "crop":
+            crop(frame, self.mode, self.rng)
+        elif self.kind == "blackout":
+            for x0, x1, y0, y1 in self.regions:
+                frame[y0:y1 + 1, x0:x1 + 1] = self.colour
+        else:
+            state = ale.cloneState(include_rng=True)
+            for address, value in self.edits:
+                ale.setRAM(address, value)
+            ale.act(self.noop)
+            ale.getScreenRGB(frame)
+            ale.restoreState(state)
+
+
+_OFFSETS = np.arange(-CROP_RADIUS, CROP_RADIUS + 1)
+#: The pixels within CROP_RADIUS of the centre of a (2r+1, 2r+1) square.
+_DISC = (_OFFSETS[:, None] ** 2 + _OFFSETS[None, :] ** 2 <= CROP_RADIUS**2).astype(np.uint8)
+
+
+def crop(frame: np.ndarray, mode: int, rng: np.random.Generator) -> None:
+    """Crop ``frame`` (H, W, 3) in place: mode 1 left, 2 right, 3 top, 4 bottom half zeroed; 5 random disc kept."""
+    h, w = frame.shape[:2]
+    if mode == 1:
+        frame[:, : w // 2] = 0
+    elif mode == 2:
+        frame[:, w // 2:] = 0
+    elif mode == 3:
+        frame[: h // 2] = 0
+    elif mode == 4:
+        frame[h // 2:] = 0
+    elif mode == 5:
+        cx, cy = int(rng.integers(w)), int(rng.integers(h))
+        r = CROP_RADIUS
+        keep = np.zeros((h, w), dtype=np.uint8)  # 1 inside the disc (clipped to the frame), 0 outside
+        y0, y1, x0, x1 = max(cy - r, 0), min(cy + r + 1, h), max(cx - r, 0), min(cx + r + 1, w)
+        keep[y0:y1, x0:x1] = _DISC[y0 - cy + r:y1 - cy + r, x0 - cx + r:x1 - cx + r]
+        np.multiply(frame, keep[..., None], out=frame)
+
+
+def make_wrapper(concept: Concept, game: Game, num_actions: int, noop) -> FrameWrapper:
+    """The frame wrapper of one type-1, -2 or -5 concept on ``game``."""
+    if concept.type == 1:
+        return RandomAction(concept, game, num_actions)
+    if concept.type == 2:
+        return {"Breakout": BreakoutEvents, "Boxing": BoxingEvents}[game.name](concept, game, num_actions)
+    return MaskObservation(concept, game, num_actions, noop)
