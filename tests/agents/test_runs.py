@@ -169,3 +169,12 @@ def test_ppo_and_sb3_trainers_implement_the_trainer_protocol():
     assert isinstance(sb3, Trainer) and sb3.envs is sb3.venv
     sb3.close()
     assert not isinstance(object(), Trainer)
+
+
+def test_an_algorithms_own_scalars_are_logged_beside_the_shared_losses():
+    from membench_agents.training import _algo_scalars
+
+    metrics = {"alpha": 0.2, "epsilon": np.float32(0.5), "gradient_steps": 7, "policy_loss": 1.0, "sps": 900.0,
+               "time_update": 0.1, "global_step": 64, "learning_rate": 3e-4, "episodes": [(1.0, 3, True)],
+               "converged": True, "q_mean": float("nan"), "note": "text"}
+    assert _algo_scalars(metrics) == {"alpha": 0.2, "epsilon": 0.5, "gradient_steps": 7.0}

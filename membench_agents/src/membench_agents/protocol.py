@@ -8,8 +8,8 @@ Algorithm 1's warnings). This module supplies their two inputs for a run config:
   registered ID of the same family, e.g. POPGym's ``difficulty``);
 - **K and K_eff of the agent** (:func:`agent_context`), by one rule:
 
-  1. a recurrent agent without an attention window (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per forward step) and
-     K_eff = μ(K) unbounded (the hidden state carries any past step): the paper's RNN;
+  1. a recurrent agent without an attention window (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per
+     forward step) and K_eff = μ(K) unbounded (the hidden state carries any past step): the paper's RNN;
   2. an agent whose config sets an attention window (the first of :data:`CONTEXT_KEYS` found in its
      hyperparameter section, or in that section's sub-section named after its core): K = that window and
      K_eff = K (attention over the last K steps only, nothing carried beyond them), except GTrXL, whose
@@ -188,8 +188,9 @@ def agent_context(info: AgentInfo | str, cfg: Mapping[str, Any] | None = None, K
         layers = _get(cfg, path[:-1]).get("n_layers") if info.core == "gtrxl" else None
         if layers:  # GTrXL: each layer attends over K steps of the layer below's memory
             reach = int(layers) * (value - 1) + 1
-            found = AgentContext(value, reach, f"{'.'.join(path)} = {value}: each of {layers} layers attends over the "
-                                 f"last K steps of the layer below (K_eff = n_layers (K - 1) + 1 = {reach})", field=path)
+            source = (f"{'.'.join(path)} = {value}: each of {layers} layers attends over the last K steps of the "
+                      f"layer below (K_eff = n_layers (K - 1) + 1 = {reach})")
+            found = AgentContext(value, reach, source, field=path)
         else:
             found = AgentContext(value, value, f"{'.'.join(path)} = {value} (attention over the last K steps, "
                                  "K_eff = K)", field=path)

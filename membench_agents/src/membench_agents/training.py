@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import signal
@@ -37,6 +38,20 @@ from membench_agents.trainers import Trainer, make_trainer
 #: History fields that depend on the wall clock (left out when comparing two runs).
 TIMING_KEYS = ("sps", "time")
 _LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance")
+#: Metrics of ``Trainer.iterate`` that are not algorithm scalars (bookkeeping, timings, the episode list).
+_NOT_ALGO_SCALARS = frozenset({"global_step", "iteration", "sps", "rollout_sps", "learning_rate", "episodes"})
+
+
+def _algo_scalars(metrics: dict[str, Any]) -> dict[str, float]:
+    """An algorithm's own scalars beyond the shared loss keys (SAC's alpha, DTQN's epsilon and q_mean, ...):
+    every finite real number it returns, less bookkeeping and wall-clock timings."""
+    out = {}
+    for k, v in metrics.items():
+        if k in _NOT_ALGO_SCALARS or k in _LOSS_KEYS or k.startswith("time"):
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v):
+            out[k] = float(v)
+    return out
 _EVAL_KEYS = ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value", "eval")
 
 
@@ -328,6 +343,8 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
             for k in _LOSS_KEYS:
                 if k in row:
                     writer.add_scalar(f"losses/{k}", row[k], step)
+            for k, v in _algo_scalars(metrics).items():
+                writer.add_scalar(f"algo/{k}", v, step)
             if every_eval and (step // every_eval > before // every_eval or trainer.finished):
                 periodic_eval()
             if report is not None:
