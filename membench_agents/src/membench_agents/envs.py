@@ -84,6 +84,20 @@ def is_torch(x) -> bool:
     return isinstance(x, torch.Tensor)
 
 
+def first_leaf(x):
+    """The first array or tensor of an observation (a possibly nested dict of them, or one)."""
+    return first_leaf(next(iter(x.values()))) if isinstance(x, dict) else x
+
+
+def to_numpy(x):
+    """An observation (or any array-like; dicts recursively) as numpy arrays: tensors leave their device."""
+    if isinstance(x, dict):
+        return {k: to_numpy(v) for k, v in x.items()}
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
 def to_tensor(x, device, dtype: torch.dtype | None = None) -> torch.Tensor:
     """An array / scalar list / tensor -> tensor on ``device`` (zero-copy for CPU numpy arrays)."""
     if isinstance(x, torch.Tensor):

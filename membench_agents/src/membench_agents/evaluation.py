@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from membench_agents.envs import episode_successes, is_torch, make_vector_env, obs_to_tensor, to_tensor
+from membench_agents.envs import episode_successes, first_leaf, is_torch, make_vector_env, obs_to_tensor, to_tensor
 from membench_agents.policy import ActorCritic
 
 #: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
@@ -63,7 +63,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
             padded = wave + [wave[-1]] * (n - k)  # spare envs re-run the last seed; their results are dropped
             obs, _ = envs.reset(seed=padded)
             torch_env = is_torch(obs)
-            env_device = _first_tensor(obs).device if torch_env else None
+            env_device = first_leaf(obs).device if torch_env else None
             obs = obs_to_tensor(obs, dev)
             state = policy.initial_state(n, dev)
             es = torch.ones(n, dtype=torch.bool, device=dev)
@@ -114,10 +114,6 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
         "mean_length": float(np.mean(lengths)),
         "success_rate": float(np.mean(defined)) if defined else None,
     }
-
-
-def _first_tensor(x):
-    return _first_tensor(next(iter(x.values()))) if isinstance(x, dict) else x
 
 
 __all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate"]

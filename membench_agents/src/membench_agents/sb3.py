@@ -25,6 +25,7 @@ import torch
 from gymnasium import spaces
 
 from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs, obs_type
+from membench_agents.envs import to_numpy
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -275,14 +276,6 @@ class SB3Trainer:
         self.venv.close()
 
 
-def _to_numpy(x):
-    if isinstance(x, dict):
-        return {k: _to_numpy(v) for k, v in x.items()}
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
 class SB3Policy(torch.nn.Module):
     """An SB3 model behind the policy interface of :func:`membench_agents.evaluation.evaluate`.
 
@@ -304,9 +297,9 @@ class SB3Policy(torch.nn.Module):
         return None
 
     def act(self, obs, state, episode_start, deterministic: bool = False, generator=None):  # noqa: ARG002
-        obs_np = _to_numpy(obs)
+        obs_np = to_numpy(obs)
         if self.recurrent:
-            actions, state = self.model.predict(obs_np, state=state, episode_start=_to_numpy(episode_start),
+            actions, state = self.model.predict(obs_np, state=state, episode_start=to_numpy(episode_start),
                                                 deterministic=deterministic)
         else:
             actions, _ = self.model.predict(obs_np, deterministic=deterministic)

@@ -69,7 +69,14 @@ from torch.nn import functional as F
 
 from membench_agents.algos.ppo import resolve_device, tree_map
 from membench_agents.encoders import make_encoder
-from membench_agents.envs import check_autoreset, episode_successes, final_obs, obs_to_tensor, take_rows
+from membench_agents.envs import (
+    check_autoreset,
+    episode_successes,
+    final_obs,
+    obs_to_tensor,
+    take_rows,
+    to_numpy,
+)
 
 TARGET_WINDOWS = ("acting", "shifted")
 
@@ -421,14 +428,6 @@ class EpisodicReplay:
 
 
 # -- 4. the algorithm ---------------------------------------------------------------------------------------------
-def _to_numpy(x):
-    if isinstance(x, dict):
-        return {k: _to_numpy(v) for k, v in x.items()}
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
 def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
     """ValueError, naming the space, for what DTQN cannot handle."""
     if not isinstance(action_space, gym.spaces.Discrete):
@@ -473,7 +472,7 @@ class DTQN:
         self.updates_done = 0  # gradient steps due so far (those skipped while no window was stored count too)
         self.replay = EpisodicReplay(self.policy._obs_example, N, cfg.buffer_size // N, cfg.context_len)
         obs, _ = envs.reset(seed=cfg.seed)
-        self.obs = _to_numpy(obs)
+        self.obs = to_numpy(obs)
         self.replay.start(self.obs)
         self.state = self.policy.initial_state(N, self.device)
         self.episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
@@ -493,12 +492,12 @@ class DTQN:
         action, _, _, self.state = self.policy.act(obs, self.state, self.episode_start, deterministic=False,
                                                    generator=self.act_generator)
         next_obs, reward, terminated, truncated, info = self.envs.step(self.policy.env_action(action).cpu().numpy())
-        reward = _to_numpy(reward).astype(np.float64).reshape(-1)
-        terminated = _to_numpy(terminated).astype(bool).reshape(-1)
-        done = terminated | _to_numpy(truncated).astype(bool).reshape(-1)
+        reward = to_numpy(reward).astype(np.float64).reshape(-1)
+        terminated = to_numpy(terminated).astype(bool).reshape(-1)
+        done = terminated | to_numpy(truncated).astype(bool).reshape(-1)
         idx = np.flatnonzero(done)
-        final = _to_numpy(take_rows(final_obs(info), idx)) if idx.size else None
-        next_obs = _to_numpy(next_obs)
+        final = to_numpy(take_rows(final_obs(info), idx)) if idx.size else None
+        next_obs = to_numpy(next_obs)
         self.replay.add(action.cpu().numpy(), reward, terminated, done, next_obs, final)
         self.obs = next_obs
         self.episode_start = torch.as_tensor(done, device=self.device)

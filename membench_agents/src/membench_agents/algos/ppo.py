@@ -57,6 +57,7 @@ from membench_agents.envs import (
     check_autoreset,
     episode_successes,
     final_obs,
+    first_leaf,
     is_torch,
     obs_to_tensor,
     take_rows,
@@ -203,12 +204,6 @@ def tree_map(fn, x):
     return fn(x)
 
 
-def _first_tensor(x) -> Tensor:
-    if isinstance(x, dict):
-        return _first_tensor(next(iter(x.values())))
-    return x
-
-
 def _like(value, ref):
     """``value`` as the same kind (numpy array or tensor on ref's device) as ``ref``."""
     if isinstance(ref, np.ndarray):
@@ -308,7 +303,7 @@ class PPO:
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
         if self.torch_env:  # running episode statistics live where the env's outputs live
-            env_dev = self.env_device = _first_tensor(obs).device
+            env_dev = self.env_device = first_leaf(obs).device
             self.ep_return = torch.zeros(N, dtype=torch.float64, device=env_dev)
             self.ep_length = torch.zeros(N, dtype=torch.long, device=env_dev)
         else:

@@ -54,6 +54,7 @@ from membench_agents.envs import (
     check_autoreset,
     episode_successes,
     final_obs,
+    first_leaf,
     is_torch,
     obs_to_tensor,
     take_rows,
@@ -498,7 +499,7 @@ class SAC:
         self.updates = 0
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
-        self.env_device = _first(obs).device if self.torch_env else None
+        self.env_device = first_leaf(obs).device if self.torch_env else None
         self.next_obs = obs_to_tensor(obs, dev)
         self.next_state = self.actor.initial_state(N, dev)
         self.next_episode_start = torch.ones(N, dtype=torch.bool, device=dev)
@@ -810,10 +811,6 @@ class SACTrainer:
 
     def close(self) -> None:
         self.envs.close()
-
-
-def _first(x) -> Tensor:
-    return _first(next(iter(x.values()))) if isinstance(x, dict) else x
 
 
 __all__ = ["Actor", "Critic", "EpisodicReplay", "SAC", "SACConfig", "SACTrainer", "check_spaces"]
