@@ -65,13 +65,6 @@ class Trainer(Protocol):
         """Release the environments."""
 
 
-def _ppo_modules():
-    from membench_agents.algos.ppo import PPO, PPOConfig
-    from membench_agents.envs import make_vector_env
-
-    return PPO, PPOConfig, make_vector_env
-
-
 def algo_config(cfg: dict[str, Any], seed: int):
     """The config dataclass of the agent's algorithm (``PPOConfig``, ...) for training seed ``seed``, loaded
     strictly by the typed schema (unknown or wrong keys: one clear error)."""
@@ -91,32 +84,45 @@ def env_kwargs_of(cfg: dict[str, Any]) -> dict[str, Any]:
     return make_kwargs(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
 
 
-class PPOTrainer:
-    """A membench PPO run (one seed)."""
+class AlgoTrainer:
+    """The :class:`Trainer` of a membench algorithm (one seed): the run config's vector env and the algorithm
+    built on it, with the run layer's interface delegated to the algorithm.
+
+    A subclass names its ``kind`` and builds the algorithm in :meth:`build` (``Algo(envs, config)``); it sets
+    ``check_spaces`` (``(observation_space, action_space) -> None``, raising ValueError) or overrides
+    :meth:`check`. The defaults of :attr:`target_steps` and :attr:`finished` suit algorithms that train whole
+    iterations of ``num_envs x num_steps`` steps (``iteration`` of ``num_iterations``); others override them.
+    """
+
+    kind: str
+    check_spaces: Any = None
 
     def __init__(self, cfg: dict[str, Any], seed: int):
-        PPO, _, make_vector_env = _ppo_modules()
+        from membench_agents.envs import make_vector_env
+
         self.cfg = cfg
-        pc = ppo_config(cfg, seed)
-        self.envs = make_vector_env(cfg["env"], num_envs=pc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
+        config = algo_config(cfg, seed)
+        self.envs = make_vector_env(cfg["env"], num_envs=config.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
         try:
-            self.algo = PPO(self.envs, pc)
+            self.algo = self.build(self.envs, config)
         except ValueError as e:
             self.envs.close()
             raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
 
+    def build(self, envs, config):
+        """The algorithm for this run's environments and config."""
+        raise NotImplementedError
+
     @classmethod
     def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
-        """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
-        agent = cfg["agent"]
-        check_ppo_spaces(agent, obs_space, action_space)
-        pc = ppo_config(cfg, cfg["seeds"][0])
+        """Pre-flight: one clear ConfigError when the algorithm cannot handle the spaces (before a run folder
+        exists)."""
+        if cls.check_spaces is None:
+            return
         try:
-            from membench_agents.policy import ActorCritic
-
-            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
+            cls.check_spaces(obs_space, action_space)
         except ValueError as e:
-            raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
+            raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
 
     @property
     def global_step(self) -> int:
@@ -128,7 +134,7 @@ class PPOTrainer:
 
     @property
     def target_steps(self) -> int:
-        """The steps of the whole run: PPO trains ``num_iterations`` full rollouts."""
+        """The steps of the whole run: ``num_iterations`` iterations of ``num_envs x num_steps`` steps."""
         c = self.algo.config
         return int(self.algo.num_iterations * c.num_envs * c.num_steps)
 
@@ -141,7 +147,7 @@ class PPOTrainer:
 
     def state_dict(self) -> dict[str, Any]:
         # the environments are saved as plain data by the training loop (envstate), never pickled
-        return {"kind": "ppo", "algo": self.algo.state_dict()}
+        return {"kind": self.kind, "algo": self.algo.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.algo.load_state_dict(state["algo"])
@@ -156,6 +162,30 @@ class PPOTrainer:
 
     def close(self) -> None:
         self.envs.close()
+
+
+class PPOTrainer(AlgoTrainer):
+    """A membench PPO run (one seed)."""
+
+    kind = "ppo"
+
+    def build(self, envs, config):
+        from membench_agents.algos.ppo import PPO
+
+        return PPO(envs, config)
+
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
+        """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
+        agent = cfg["agent"]
+        check_ppo_spaces(agent, obs_space, action_space)
+        pc = ppo_config(cfg, cfg["seeds"][0])
+        try:
+            from membench_agents.policy import ActorCritic
+
+            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
+        except ValueError as e:
+            raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
 
 
 def trainer_class(agent: str) -> type:
@@ -212,5 +242,5 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
         )
 
 
-__all__ = ["PPOTrainer", "Trainer", "algo_config", "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config",
-           "preflight", "trainer_class"]
+__all__ = ["AlgoTrainer", "PPOTrainer", "Trainer", "algo_config", "check_ppo_spaces", "env_kwargs_of", "make_trainer",
+           "ppo_config", "preflight", "trainer_class"]

@@ -77,6 +77,7 @@ from membench_agents.envs import (
     take_rows,
     to_numpy,
 )
+from membench_agents.trainers import AlgoTrainer
 
 TARGET_WINDOWS = ("acting", "shifted")
 
@@ -639,69 +640,15 @@ class DTQN:
 
 
 # -- 5. the run layer's trainer -------------------------------------------------------------------------------------
-class DTQNTrainer:
+class DTQNTrainer(AlgoTrainer):
     """A DTQN run (one seed) for :mod:`membench_agents.training` (the :class:`membench_agents.trainers.Trainer`
     protocol)."""
 
-    def __init__(self, cfg: dict[str, Any], seed: int):
-        from membench_agents.envs import make_vector_env
-        from membench_agents.errors import ConfigError
-        from membench_agents.trainers import algo_config, env_kwargs_of
+    kind = "dtqn"
+    check_spaces = staticmethod(check_spaces)
 
-        self.cfg = cfg
-        dc = algo_config(cfg, seed)
-        self.envs = make_vector_env(cfg["env"], num_envs=dc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
-        try:
-            self.algo = DTQN(self.envs, dc)
-        except ValueError as e:
-            self.envs.close()
-            raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
-
-    @classmethod
-    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
-        """Pre-flight: one clear ConfigError when DTQN cannot handle the spaces."""
-        from membench_agents.errors import ConfigError
-
-        try:
-            check_spaces(obs_space, action_space)
-        except ValueError as e:
-            raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
-
-    @property
-    def global_step(self) -> int:
-        return int(self.algo.global_step)
-
-    @property
-    def policy(self) -> DTQNPolicy:
-        return self.algo.policy
-
-    @property
-    def target_steps(self) -> int:
-        c = self.algo.config
-        return int(self.algo.num_iterations * c.num_envs * c.num_steps)
-
-    @property
-    def finished(self) -> bool:
-        return self.algo.iteration >= self.algo.num_iterations
-
-    def iterate(self) -> dict[str, Any]:
-        return self.algo.train_iteration()
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"kind": "dtqn", "algo": self.algo.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.algo.load_state_dict(state["algo"])
-
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
-        from membench_agents.evaluation import evaluate
-        from membench_agents.trainers import env_kwargs_of
-
-        return evaluate(self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
-                        deterministic=deterministic, num_envs=min(num_envs, len(seeds)))
-
-    def close(self) -> None:
-        self.envs.close()
+    def build(self, envs, config) -> DTQN:
+        return DTQN(envs, config)
 
 
 __all__ = ["DTQN", "DTQNConfig", "DTQNPolicy", "DTQNTrainer", "DTQNetwork", "EpisodicReplay", "check_spaces"]

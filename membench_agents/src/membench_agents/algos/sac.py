@@ -61,6 +61,7 @@ from membench_agents.envs import (
     to_tensor,
 )
 from membench_agents.memory import CORES, State, make_core
+from membench_agents.trainers import AlgoTrainer
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
@@ -749,36 +750,14 @@ class SAC:
 # ---------------------------------------------------------------------------------------------------------
 # the run layer's interface (membench_agents.trainers.Trainer)
 # ---------------------------------------------------------------------------------------------------------
-class SACTrainer:
+class SACTrainer(AlgoTrainer):
     """A membench SAC run (one seed): agents ``sac`` (no memory), ``sac-lstm``, ``sac-gru``."""
 
-    def __init__(self, cfg: dict[str, Any], seed: int):
-        from membench_agents.config import ConfigError
-        from membench_agents.envs import make_vector_env
-        from membench_agents.trainers import algo_config, env_kwargs_of
+    kind = "sac"
+    check_spaces = staticmethod(check_spaces)
 
-        self.cfg = cfg
-        sc = algo_config(cfg, seed)
-        self.envs = make_vector_env(cfg["env"], num_envs=sc.num_envs, seed=seed, env_kwargs=env_kwargs_of(cfg))
-        try:
-            self.algo = SAC(self.envs, sc)
-        except ValueError as e:
-            self.envs.close()
-            raise ConfigError(f"agent {cfg['agent']!r} cannot be built for {cfg['env']}: {e}") from None
-
-    @classmethod
-    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
-        """Pre-flight: one clear ConfigError when SAC cannot handle the spaces (before a run folder exists)."""
-        from membench_agents.config import ConfigError
-
-        try:
-            check_spaces(obs_space, action_space)
-        except ValueError as e:
-            raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
-
-    @property
-    def global_step(self) -> int:
-        return int(self.algo.global_step)
+    def build(self, envs, config) -> SAC:
+        return SAC(envs, config)
 
     @property
     def target_steps(self) -> int:
@@ -791,26 +770,6 @@ class SACTrainer:
     @property
     def policy(self) -> Actor:
         return self.algo.actor
-
-    def iterate(self) -> dict[str, Any]:
-        return self.algo.train_iteration()
-
-    def state_dict(self) -> dict[str, Any]:
-        # the environments are saved as plain data by the training loop (envstate), never pickled
-        return {"kind": "sac", "algo": self.algo.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.algo.load_state_dict(state["algo"])
-
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
-        from membench_agents.evaluation import evaluate
-        from membench_agents.trainers import env_kwargs_of
-
-        return evaluate(self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
-                        deterministic=deterministic, num_envs=min(num_envs, len(seeds)))
-
-    def close(self) -> None:
-        self.envs.close()
 
 
 __all__ = ["Actor", "Critic", "EpisodicReplay", "SAC", "SACConfig", "SACTrainer", "check_spaces"]
