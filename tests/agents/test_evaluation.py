@@ -93,3 +93,41 @@ def test_env_kwargs_that_lengthen_episodes_are_evaluated_to_the_end():
     out = evaluate(policy, "MIKASA/TMazePassive-v0", {"corridor_length": 30}, list(range(4)))
     assert out["success_rate"] is not None
     assert all(length <= 31 for length in out["lengths"]) and max(out["lengths"]) == 31
+
+
+def test_evaluation_caps_parallel_episodes_where_each_env_is_a_process(monkeypatch):
+    """MIKASA-Robo on a CPU runs one process per env: 100 parallel episodes would start 100 ManiSkill scenes
+    (about 30 GB), so evaluation runs them in waves of at most process_cap; in-process tasks are not capped."""
+    import gymnasium as gym
+
+    import membench_agents.evaluation as evaluation
+    from membench_agents.envs import process_cap
+    from membench_agents.policy import ActorCritic
+
+    pytest.importorskip("mani_skill")
+    import membench_envs.robo.entry as entry
+
+    monkeypatch.setattr(entry, "has_gpu", lambda: False)
+    cap = process_cap("MIKASA/RememberColor3-v0")
+    assert cap is not None and 4 <= cap < 100
+    assert process_cap("MIKASA/TMazePassive-v0") is None
+    monkeypatch.setattr(entry, "has_gpu", lambda: True)
+    assert process_cap("MIKASA/RememberColor3-v0") is None
+    monkeypatch.setattr(entry, "has_gpu", lambda: False)
+
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_make(env_id, n, env_kwargs=None):
+        asked.append(n)
+        raise Stop
+
+    monkeypatch.setattr(evaluation, "make_vector_env", fake_make)
+    space = gym.spaces.Box(-1, 1, (3,))
+    policy = ActorCritic(space, gym.spaces.Discrete(2), "mlp", 8)
+    for env_id, expected in (("MIKASA/RememberColor3-v0", cap), ("MIKASA/TMazePassive-v0", 100)):
+        with pytest.raises(Stop):
+            evaluation.evaluate(policy, env_id, num_envs=100)
+        assert asked[-1] == expected

@@ -192,6 +192,18 @@ def test_continuous_actions_pendulum():
     assert clipped.abs().max() <= 2.0  # Pendulum's torque bound
 
 
+def test_init_log_std_sets_the_initial_gaussian_spread():
+    """MIKASA-Robo's PPO baselines start the Gaussian policy at log-std -0.5; the option reaches the policy."""
+    cfg = PPOConfig(num_envs=2, num_steps=8, total_steps=16, core="mlp", hidden_size=8, num_minibatches=1,
+                    init_log_std=-0.5)
+    ppo = PPO(make_vector_env("Pendulum-v1", cfg.num_envs), cfg)
+    assert torch.equal(ppo.policy.log_std.detach(), torch.full((1,), -0.5))
+    assert torch.equal(PPO(make_vector_env("Pendulum-v1", 2), dataclasses.replace(cfg, init_log_std=0.0))
+                       .policy.log_std.detach(), torch.zeros(1))
+    with pytest.raises(ValueError, match="init_log_std"):
+        PPOConfig(init_log_std="big").validate()
+
+
 def test_dict_observations():
     cfg = PPOConfig(num_envs=2, num_steps=8, total_steps=32, core="gru", hidden_size=16, num_minibatches=2)
     ppo = PPO(_sync(DictCueEnv), cfg)

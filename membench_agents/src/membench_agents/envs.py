@@ -68,6 +68,25 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     return envs
 
 
+def process_cap(env_id: str) -> int | None:
+    """The most copies of ``env_id`` worth running at once when each copy is its own worker process, else None.
+
+    MIKASA-Robo on a machine without a GPU steps one ManiSkill scene per process (about 300 MB each); an
+    evaluation that asks for 100 parallel episodes would start 100 of them. Evaluation caps its parallel
+    episodes at this number (twice the CPU count, at least 4); the episodes still all run, in more waves.
+    """
+    import os
+
+    import membench_envs  # noqa: F401  (registers the membench IDs)
+
+    entry = gym.spec(env_id).vector_entry_point
+    if not (isinstance(entry, str) and entry.startswith("membench_envs.robo")):
+        return None
+    from membench_envs.robo.entry import has_gpu
+
+    return None if has_gpu() else max(4, 2 * (os.cpu_count() or 2))
+
+
 def check_autoreset(envs: VectorEnv) -> None:
     """Agents need SAME_STEP autoreset; reject NEXT_STEP / DISABLED vector envs with a clear message."""
     mode = (getattr(envs, "metadata", None) or {}).get("autoreset_mode")
@@ -163,4 +182,4 @@ def episode_successes(info: dict, done_idx: np.ndarray) -> list[bool | None]:
 
 
 __all__ = ["VECTORIZATION_MODES", "check_autoreset", "episode_successes", "final_obs", "is_torch",
-           "make_vector_env", "obs_to_tensor", "take_rows", "to_tensor"]
+           "make_vector_env", "obs_to_tensor", "process_cap", "take_rows", "to_tensor"]

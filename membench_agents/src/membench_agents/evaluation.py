@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from membench_agents.envs import episode_successes, first_leaf, is_torch, make_vector_env, obs_to_tensor, to_tensor
+from membench_agents.envs import (
+    episode_successes,
+    first_leaf,
+    is_torch,
+    make_vector_env,
+    obs_to_tensor,
+    process_cap,
+    to_tensor,
+)
 from membench_agents.policy import ActorCritic
 
 #: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
@@ -36,13 +44,17 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     ``seed`` seeds the action sampling when ``deterministic`` is False. ``max_steps`` caps one wave
     (default 100000); an episode cut by it counts with its partial return.
     ``envs``: an existing SAME_STEP vector env to use instead of making one (its num_envs wins).
+    ``num_envs`` is how many episodes run at once; where every environment is its own process (MIKASA-Robo
+    without a GPU) it is capped at :func:`membench_agents.envs.process_cap`.
     """
     seeds = [int(s) for s in episode_seeds]
     if not seeds:
         raise ValueError("episode_seeds is empty")
     dev = torch.device(device) if device is not None else policy.device
     if envs is None:
-        envs = make_vector_env(env_id, min(int(num_envs), len(seeds)), env_kwargs=env_kwargs)
+        cap = process_cap(env_id)
+        n_par = min(int(num_envs), len(seeds), cap if cap is not None else len(seeds))
+        envs = make_vector_env(env_id, n_par, env_kwargs=env_kwargs)
         own = True
     else:
         own = False

@@ -148,11 +148,12 @@ class ActorCritic(nn.Module):
         encoder_size: width of the MLP on vector (and one-hot) observations; 0 (default): none, the
             flat vector goes straight into the memory core, whose input layer embeds it.
         core_kwargs: options of the memory core (:func:`membench_agents.memory.make_core`).
+        init_log_std: initial log standard deviation of the Gaussian policy (Box actions only).
     """
 
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "lstm",
                  hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0,
-                 core_kwargs: dict | None = None):
+                 core_kwargs: dict | None = None, init_log_std: float = 0.0):
         super().__init__()
         self.observation_space = observation_space
         self.action_space = action_space
@@ -181,7 +182,7 @@ class ActorCritic(nn.Module):
         else:
             self.kind = "continuous"
             self.action_shape = tuple(action_space.shape)
-            self.log_std = nn.Parameter(torch.zeros(self.n_out))
+            self.log_std = nn.Parameter(torch.full((self.n_out,), float(init_log_std)))
             low = torch.as_tensor(np.asarray(action_space.low, dtype=np.float32)).reshape(-1)
             high = torch.as_tensor(np.asarray(action_space.high, dtype=np.float32)).reshape(-1)
             self.register_buffer("action_low", low)

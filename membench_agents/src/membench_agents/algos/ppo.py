@@ -104,6 +104,8 @@ class PPOConfig:
     norm_obs: bool = False
     norm_reward: bool = False
     norm_adv: bool = True
+    init_log_std: float = 0.0
+    """initial log standard deviation of the Gaussian policy (Box actions); MIKASA-Robo's baselines use -0.5"""
     target_kl: float | None = None
     """stop the epochs of an update early when the approximate KL exceeds this"""
     seed: int = 0
@@ -151,6 +153,7 @@ class PPOConfig:
         for name in ("ent_coef", "vf_coef"):
             if number(name) < 0:
                 fail(name, ">= 0")
+        number("init_log_std")
         if self.target_kl is not None and number("target_kl") <= 0:
             fail("target_kl", "> 0 or None")
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
@@ -288,7 +291,7 @@ class PPO:
         torch.manual_seed(cfg.seed)
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size,
-                                  core_kwargs=cfg.core_kwargs).to(self.device)
+                                  core_kwargs=cfg.core_kwargs, init_log_std=cfg.init_log_std).to(self.device)
         self.optimizer = make_optimizer(self.policy.parameters(), cfg.learning_rate)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
