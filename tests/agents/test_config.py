@@ -366,3 +366,25 @@ def test_a_new_ppo_field_needs_no_change_in_the_loader(monkeypatch):
     c = resolve(TMAZE, "ppo-mlp", overrides=["ppo.fast_cpu=off"])
     assert c.config["ppo"]["fast_cpu"] == "off" and c.run_config.ppo_config(0).fast_cpu == "off"
     one_error(r"ppo\.fast_cpu must be a string, got 1", TMAZE, "ppo-mlp", overrides=["ppo.fast_cpu=1"])
+
+
+def test_robo_full_cells_cover_every_robot_id_and_match_their_generator():
+    """Every MIKASA-Robo ID has its `full` PPO-MLP and SAC cells, as experiments/robo_full_configs.py writes them
+    (the published budgets: Remember* 5M with gamma 0.8, ShellGamePick 100M, ...)."""
+    import importlib.util
+
+    from membench_envs.catalogue.robo import PRESETS
+
+    spec = importlib.util.spec_from_file_location("robo_full_configs", EXPERIMENTS / "robo_full_configs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    cells = gen.cells()
+    assert len(cells) == 2 * len(PRESETS)
+    for path, text in cells.items():
+        assert path.is_file() and path.read_text() == text, f"{path} is stale: run python {gen.__file__}"
+    by_id = {p.name: resolve(p.id, "ppo-mlp", obs_variant="full", experiments=EXPERIMENTS).config for p in PRESETS}
+    assert by_id["RememberColor3"]["total_steps"] == 5_000_000 and by_id["RememberColor3"]["ppo"]["gamma"] == 0.8
+    assert by_id["ShellGamePick"]["total_steps"] == 100_000_000
+    assert by_id["ChainOfColors7"]["total_steps"] == 100_000_000 and by_id["ChainOfColors7"]["ppo"]["gamma"] == 0.9
+    sac = resolve("MIKASA/RememberColor3-v0", "sac", obs_variant="full", experiments=EXPERIMENTS).config
+    assert sac["env_kwargs"] == {"reward_mode": "normalized_dense"} and sac["total_steps"] == 1_000_000
