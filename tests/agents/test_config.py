@@ -83,6 +83,31 @@ def test_defaults_pick_the_obs_and_action_type_sections(exp):
     assert config.agent_defaults(exp, "ppo-gru", "vector", "discrete") == {}  # no file: built-in only
 
 
+def test_suite_section_applies_to_the_ids_of_that_suite_only(exp):
+    """`suite.STORI` in a defaults file (the Atari preprocessing) reaches STORI IDs and no others; a suite the
+    catalogue does not know is one error naming the valid ones."""
+    write(exp / "defaults" / "ppo-lstm.yaml", """
+base:
+  total_steps: 1000
+  ppo: {num_envs: 4}
+suite:
+  STORI: {env_kwargs: {grayscale: true, screen_size: 84}, ppo: {num_envs: 8}}
+""")
+    stori = resolve("STORI/Breakout-5A-v0", "ppo-lstm", experiments=exp).config
+    assert stori["env_kwargs"] == {"grayscale": True, "screen_size": 84} and stori["ppo"]["num_envs"] == 8
+    tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", experiments=exp).config
+    assert tmaze["env_kwargs"] == {} and tmaze["ppo"]["num_envs"] == 4
+    write(exp / "defaults" / "ppo-lstm.yaml", "suite:\n  STROI: {total_steps: 5}\n")
+    with pytest.raises(ConfigError, match="'suite.STROI'.*STORI"):
+        resolve("STORI/Breakout-5A-v0", "ppo-lstm", experiments=exp)
+
+
+def test_shipped_stori_defaults_use_grey_84x84_frames_and_the_100k_budget():
+    for agent in ("ppo-mlp", "ppo-lstm", "dtqn"):
+        c = resolve("STORI/Boxing-Type1-v0", agent, experiments=EXPERIMENTS).config
+        assert c["env_kwargs"] == {"grayscale": True, "screen_size": 84} and c["total_steps"] == 100_000, agent
+
+
 def test_cell_path_scheme():
     p = config.cell_path(Path("experiments"), "MIKASA/TMazePassive-v0", "ppo-lstm")
     assert p == Path("experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml")

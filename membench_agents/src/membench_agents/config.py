@@ -38,8 +38,10 @@ import yaml
 
 from membench_agents.env_info import (
     check_env_id,
+    env_suites,
     env_types,
     is_membench_id,
+    known_suites,
     make_kwargs,
     obs_type,
     obs_variants,
@@ -208,16 +210,18 @@ def validate(cfg: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
     return RunConfig.from_dict(cfg, source).to_dict()
 
 
-def agent_defaults(experiments: Path | None, agent: str, obs_type: str, action_type: str) -> dict[str, Any]:
-    """``experiments/defaults/<agent>.yaml``: base, then the obs-type section, then the action-type section."""
+def agent_defaults(experiments: Path | None, agent: str, obs_type: str, action_type: str,
+                   suites: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``experiments/defaults/<agent>.yaml``: base, then the obs-type section, then the action-type section, then
+    the ``suite`` section of each catalogue suite of the ID (e.g. ``suite.STORI``: Atari preprocessing)."""
     if experiments is None:
         return {}
     path = experiments / "defaults" / f"{agent}.yaml"
     if not path.is_file():
         return {}
     data = load_yaml(path)
-    for section, valid in (("", ("base", "obs_type", "action_type")), ("obs_type", _OBS_TYPES),
-                           ("action_type", _ACTION_TYPES)):
+    for section, valid in (("", ("base", "obs_type", "action_type", "suite")), ("obs_type", _OBS_TYPES),
+                           ("action_type", _ACTION_TYPES), ("suite", known_suites())):
         keys = data if not section else (data.get(section) or {})
         if not isinstance(keys, Mapping):
             raise ConfigError(f"{path}: '{section}' must be a mapping of {', '.join(valid)}, got {keys!r}")
@@ -228,6 +232,8 @@ def agent_defaults(experiments: Path | None, agent: str, obs_type: str, action_t
     out = dict(data.get("base") or {})
     out = merge(out, (data.get("obs_type") or {}).get(obs_type) or {})
     out = merge(out, (data.get("action_type") or {}).get(action_type) or {})
+    for suite in suites:
+        out = merge(out, (data.get("suite") or {}).get(suite) or {})
     return out
 
 
@@ -283,7 +289,7 @@ def resolve(
                 sources.append(str(p))
                 break
     obs, act = env_types(env, explicit.get("env_kwargs") or {})
-    defaults = agent_defaults(exp, info.name, obs, act)
+    defaults = agent_defaults(exp, info.name, obs, act, env_suites(env))
     if defaults:
         path = str(exp / "defaults" / f"{info.name}.yaml")
         check_layer(defaults, info, path)

@@ -72,6 +72,23 @@ def env_types(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple
         env.close()
 
 
+def env_suites(env_id: str) -> tuple[str, ...]:
+    """The catalogue suites of a membench ID (``("STORI",)``, ...); () for other gymnasium IDs."""
+    import membench_envs
+
+    try:
+        return tuple(membench_envs.info(env_id).suites)
+    except KeyError:
+        return ()
+
+
+def known_suites() -> tuple[str, ...]:
+    """Every suite name of the membench catalogue (the keys a defaults file's ``suite`` section may use)."""
+    from membench_envs import catalogue
+
+    return tuple(catalogue.suites())
+
+
 def make_kwargs(env_id: str, obs_variant: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments for ``gym.make``: membench IDs take ``obs_variant``; other gymnasium IDs only the
     default (partial) variant, which is then not passed."""
