@@ -413,3 +413,15 @@ def test_robo_full_cells_cover_every_robot_id_and_match_their_generator():
     assert by_id["ChainOfColors7"]["total_steps"] == 100_000_000 and by_id["ChainOfColors7"]["ppo"]["gamma"] == 0.9
     sac = resolve("MIKASA/RememberColor3-v0", "sac", obs_variant="full", experiments=EXPERIMENTS).config
     assert sac["env_kwargs"] == {"reward_mode": "normalized_dense"} and sac["total_steps"] == 1_000_000
+
+
+def test_every_bench_spec_names_cells_that_resolve_on_its_env():
+    """Each experiments/bench/*.yaml (`membench bench --spec`) lists full cell configs of its own env."""
+    specs = sorted((EXPERIMENTS / "bench").glob("*.yaml"))
+    assert {p.stem for p in specs} >= {"default", "stori-breakout-type1", "stori-breakout-5a"}
+    for path in specs:
+        spec = config.load_yaml(path)
+        assert spec["cells"], path
+        for cell in spec["cells"]:
+            c = resolve(config_file=EXPERIMENTS / "bench" / cell).config
+            assert c["env"] == spec["env"], (path, cell)
