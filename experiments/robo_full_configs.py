@@ -10,6 +10,13 @@ overrides) at the published budgets, with two CPU-scale changes written into eve
   batch shape;
 * actor and critic share one 256-256-256 tanh trunk (membench's ActorCritic) where the baselines use two.
 
+Episodes run the full T steps (``terminate_on_success: false``), as in the baselines (ManiSkill's vector env with
+``ignore_terminations=True``), and success is read at the last step. With episodes that end on success and a dense
+reward, success is a bad deal for the agent: at gamma 0.8, hovering next to the right cube earns about 1 per step
+(a value near 5) while touching it earns the maximum once and ends the episode. Measured on RememberColor3 (full,
+the settings below with episodes ending on success): the return rose from 9.7 to 13.3 over 1.1M steps while the
+evaluated success fell from 0.17 (250k steps) to 0.03 (750k).
+
 SAC: the paper reports SAC only as "more sample-efficient than PPO-MLP, weak on complex tasks" and publishes no
 budget or hyperparameters, so the SAC cells are our choice (stated in each file): 1M steps, gamma 0.8 as the
 baselines' Remember* runs, 4 environments, one gradient step per two environment steps, batch 256.
@@ -62,12 +69,13 @@ def ppo_cell(env_id: str, name: str) -> str:
         "# Other fields: their ppo_memtasks.py defaults (lr 3e-4, no annealing, 4 epochs, clip 0.2, ent 0,",
         "# vf 0.5, grad norm 0.5, target KL 0.2, MLP 256x3 tanh, log-std -0.5, normalized_dense reward, no",
         "# observation/reward normalisation). CPU scale: 16 envs and 4 minibatches instead of 1024 and 32",
-        "# (on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32).",
+        "# (on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32). Fixed-length episodes as the",
+        "# baselines' (terminate_on_success false; success is read at the last step).",
         "# Written by experiments/robo_full_configs.py.",
         f"env: {env_id}",
         "agent: ppo-mlp",
         "obs_variant: full",
-        "env_kwargs: {reward_mode: normalized_dense}",
+        "env_kwargs: {reward_mode: normalized_dense, terminate_on_success: false}",
         f"total_steps: {steps}",
         "ppo:",
     ] + [f"  {k}: {_yaml(v)}" for k, v in ppo.items()]
@@ -86,7 +94,7 @@ def sac_cell(env_id: str, name: str) -> str:
         f"env: {env_id}",
         "agent: sac",
         "obs_variant: full",
-        "env_kwargs: {reward_mode: normalized_dense}",
+        "env_kwargs: {reward_mode: normalized_dense, terminate_on_success: false}",
         "total_steps: 1000000",
         "sac:",
     ] + [f"  {k}: {_yaml(v)}" for k, v in sac.items()]

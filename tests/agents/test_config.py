@@ -412,7 +412,8 @@ def test_robo_full_cells_cover_every_robot_id_and_match_their_generator():
     assert by_id["ShellGamePick"]["total_steps"] == 100_000_000
     assert by_id["ChainOfColors7"]["total_steps"] == 100_000_000 and by_id["ChainOfColors7"]["ppo"]["gamma"] == 0.9
     sac = resolve("MIKASA/RememberColor3-v0", "sac", obs_variant="full", experiments=EXPERIMENTS).config
-    assert sac["env_kwargs"] == {"reward_mode": "normalized_dense"} and sac["total_steps"] == 1_000_000
+    assert sac["env_kwargs"] == {"reward_mode": "normalized_dense", "terminate_on_success": False}
+    assert sac["total_steps"] == 1_000_000 and by_id["RememberColor3"]["env_kwargs"] == sac["env_kwargs"]
 
 
 def test_every_bench_spec_names_cells_that_resolve_on_its_env():
