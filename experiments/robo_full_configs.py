@@ -30,6 +30,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import yaml
+
 CONFIGS = Path(__file__).resolve().parent / "configs"
 M = 1_000_000
 
@@ -56,6 +58,16 @@ def ppo_budget(name: str) -> tuple[int, dict, str]:
     return 50 * M, {}, "no run-script override published: the baseline's default total_timesteps 50M"
 
 
+#: Dense reward normalised to [0, 1] and fixed-length episodes, as the baselines (both agents).
+ENV_KWARGS = {"reward_mode": "normalized_dense", "terminate_on_success": False}
+
+
+def _cell(comments: list[str], body: dict) -> str:
+    """One config file: the comment lines, then ``body`` as YAML (keys in the order given)."""
+    header = "".join(f"# {line}\n" for line in comments + ["Written by experiments/robo_full_configs.py."])
+    return header + yaml.safe_dump(body, sort_keys=False)
+
+
 def ppo_cell(env_id: str, name: str) -> str:
     steps, extra, source = ppo_budget(name)
     ppo = {"num_envs": 16, "num_steps": 90, "learning_rate": 3.0e-4, "anneal_lr": False, "gamma": 0.99,
@@ -63,50 +75,28 @@ def ppo_cell(env_id: str, name: str) -> str:
            "update_epochs": 4, "num_minibatches": 4, "target_kl": 0.2, "hidden_size": 256, "encoder_size": 256,
            "init_log_std": -0.5, "norm_obs": False, "norm_reward": False}
     ppo.update(extra)
-    lines = [
-        f"# {env_id}, full (state) variant, PPO-MLP: the paper's solvability check (100% success in state mode).",
-        f"# Budget and overrides: the authors' baselines ({source}).",
-        "# Other fields: their ppo_memtasks.py defaults (lr 3e-4, no annealing, 4 epochs, clip 0.2, ent 0,",
-        "# vf 0.5, grad norm 0.5, target KL 0.2, MLP 256x3 tanh, log-std -0.5, normalized_dense reward, no",
-        "# observation/reward normalisation). CPU scale: 16 envs and 4 minibatches instead of 1024 and 32",
-        "# (on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32). Fixed-length episodes as the",
-        "# baselines' (terminate_on_success false; success is read at the last step).",
-        "# Written by experiments/robo_full_configs.py.",
-        f"env: {env_id}",
-        "agent: ppo-mlp",
-        "obs_variant: full",
-        "env_kwargs: {reward_mode: normalized_dense, terminate_on_success: false}",
-        f"total_steps: {steps}",
-        "ppo:",
-    ] + [f"  {k}: {_yaml(v)}" for k, v in ppo.items()]
-    return "\n".join(lines) + "\n"
+    return _cell([
+        f"{env_id}, full (state) variant, PPO-MLP: the paper's solvability check (100% success in state mode).",
+        f"Budget and overrides: the authors' baselines ({source}).",
+        "Other fields: their ppo_memtasks.py defaults (lr 3e-4, no annealing, 4 epochs, clip 0.2, ent 0,",
+        "vf 0.5, grad norm 0.5, target KL 0.2, MLP 256x3 tanh, log-std -0.5, normalized_dense reward, no",
+        "observation/reward normalisation). CPU scale: 16 envs and 4 minibatches instead of 1024 and 32",
+        "(on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32). Fixed-length episodes as the",
+        "baselines' (terminate_on_success false; success is read at the last step).",
+    ], {"env": env_id, "agent": "ppo-mlp", "obs_variant": "full", "env_kwargs": ENV_KWARGS, "total_steps": steps,
+        "ppo": ppo})
 
 
 def sac_cell(env_id: str, name: str) -> str:
     sac = {"num_envs": 4, "buffer_size": 1_000_000, "learning_starts": 4000, "batch_size": 256,
            "gradient_steps": 2, "gamma": 0.8, "tau": 0.005, "policy_lr": 3.0e-4, "q_lr": 3.0e-4, "autotune": True,
            "hidden_size": 256}
-    lines = [
-        f"# {env_id}, full (state) variant, SAC. The paper publishes no SAC budget or hyperparameters; these are",
-        "# membench's choice: 1M steps, gamma 0.8 (as the baselines' Remember* PPO runs), 4 envs with 2 gradient",
-        "# steps per vector step (one update per two env steps), batch 256, networks 256-256, normalized_dense reward.",
-        "# Written by experiments/robo_full_configs.py.",
-        f"env: {env_id}",
-        "agent: sac",
-        "obs_variant: full",
-        "env_kwargs: {reward_mode: normalized_dense, terminate_on_success: false}",
-        "total_steps: 1000000",
-        "sac:",
-    ] + [f"  {k}: {_yaml(v)}" for k, v in sac.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _yaml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+    return _cell([
+        f"{env_id}, full (state) variant, SAC. The paper publishes no SAC budget or hyperparameters; these are",
+        "membench's choice: 1M steps, gamma 0.8 (as the baselines' Remember* PPO runs), 4 envs with 2 gradient",
+        "steps per vector step (one update per two env steps), batch 256, networks 256-256, normalized_dense reward.",
+    ], {"env": env_id, "agent": "sac", "obs_variant": "full", "env_kwargs": ENV_KWARGS, "total_steps": 1_000_000,
+        "sac": sac})
 
 
 def cells() -> dict[Path, str]:
