@@ -98,11 +98,8 @@ def test_env_kwargs_that_lengthen_episodes_are_evaluated_to_the_end():
 def test_evaluation_caps_parallel_episodes_where_each_env_is_a_process(monkeypatch):
     """MIKASA-Robo on a CPU runs one process per env: 100 parallel episodes would start 100 ManiSkill scenes
     (about 30 GB), so evaluation runs them in waves of at most process_cap; in-process tasks are not capped."""
-    import gymnasium as gym
-
     import membench_agents.evaluation as evaluation
     from membench_agents.envs import process_cap
-    from membench_agents.policy import ActorCritic
 
     pytest.importorskip("mani_skill")
     import membench_envs.robo.entry as entry

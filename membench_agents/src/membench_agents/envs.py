@@ -181,5 +181,5 @@ def episode_successes(info: dict, done_idx: np.ndarray) -> list[bool | None]:
     return [v if m else None for v, m in zip(values, ok, strict=True)]
 
 
-__all__ = ["VECTORIZATION_MODES", "check_autoreset", "episode_successes", "final_obs", "is_torch",
-           "make_vector_env", "obs_to_tensor", "process_cap", "take_rows", "to_tensor"]
+__all__ = ["VECTORIZATION_MODES", "check_autoreset", "episode_successes", "final_obs", "first_leaf", "is_torch",
+           "make_vector_env", "obs_to_tensor", "process_cap", "take_rows", "to_numpy", "to_tensor"]

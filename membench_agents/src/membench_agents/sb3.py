@@ -325,7 +325,7 @@ def evaluate_model(
     rng_state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
     try:
         return evaluate(SB3Policy(model), env_id, make_kwargs(env_id, obs_variant, env_kwargs), list(episode_seeds),
-                        device="cpu", deterministic=deterministic, num_envs=min(num_envs, len(episode_seeds)))
+                        device="cpu", deterministic=deterministic, num_envs=num_envs)
     finally:
         random.setstate(rng_state[0])
         np.random.set_state(rng_state[1])

@@ -157,7 +157,7 @@ class AlgoTrainer:
 
         return evaluate(
             self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
-            deterministic=deterministic, num_envs=min(num_envs, len(seeds)),
+            deterministic=deterministic, num_envs=num_envs,
         )
 
     def close(self) -> None:
