@@ -130,6 +130,39 @@ def test_an_edited_config_yaml_is_one_clear_error(finished_run, tmp_path, capsys
     assert (run / "results.json").read_text() == results_before  # not relabelled
 
 
+def _as_if_trained_on(run: Path, device: str) -> None:
+    """Relabel every config copy of a run folder (config.yaml, checkpoints, eval.json, results.json) with
+    ``device``: on a machine without a GPU this is what a folder trained on one looks like."""
+    from membench_agents.checkpoint import save_checkpoint
+
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**cfg, "device": device}))
+    for ck in run.glob("seed_*/checkpoint.pt"):
+        payload = load_checkpoint(ck)
+        payload["config"]["device"] = device
+        save_checkpoint(ck, {k: v for k, v in payload.items() if k != "format"})
+    for js in [*run.glob("seed_*/eval.json"), run / "results.json"]:
+        data = json.loads(js.read_text())
+        data["config"]["device"] = device
+        js.write_text(json.dumps(data))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a GPU")
+def test_a_run_trained_on_cuda_evaluates_on_a_machine_without_one(finished_run, tmp_path, capsys):
+    run = _copy(finished_run, tmp_path)
+    stored = json.loads((run / "results.json").read_text())["per_run"]
+    _as_if_trained_on(run, "cuda")
+    code, out, err = _cli(capsys, "eval", str(run), "--json")
+    assert code == 0, err
+    assert "the run trained on cuda; this machine has no CUDA GPU, so it is evaluated on the cpu" in err
+    result = json.loads(out)
+    assert result["per_run"] == pytest.approx(stored) and result["reproduces_results"] is None
+    code, out, err = _cli(capsys, "eval", str(run), "--device", "cpu")  # asked for: no note
+    assert code == 0 and err == "" and "seed 0:" in out
+    code, out, err = _cli(capsys, "eval", str(run), "--device", "gpu")
+    assert code == 2 and "device must be cpu, cuda, cuda:N or auto, got 'gpu'" in err
+
+
 def test_resume_api_refuses_a_config_other_than_the_folders(finished_run, tmp_path):
     run = _copy(finished_run, tmp_path)
     cfg = runs.run_config(run)

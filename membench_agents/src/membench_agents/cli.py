@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-start", type=int, help="first episode seed (default: the run's protocol)")
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--device", help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
+                                    "trained on cuda and this machine has no CUDA GPU)")
 
     p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
                        allow_abbrev=False)
@@ -200,13 +202,14 @@ def cmd_eval(args) -> int:
     if args.stochastic:
         ev["deterministic"] = False
     seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
+    device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
     if stored is not None and stored.get("config", cfg) != cfg:
         raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
                              f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
     per_seed = []
     for s in cfg["seeds"]:
-        trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s)
+        trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s, device=device)
         if not payload["run"].get("finished"):
             print(f"warning: seed {s} has not finished training (step {payload['global_step']})", file=sys.stderr)
         with runs.preserve_rng():
@@ -215,7 +218,8 @@ def cmd_eval(args) -> int:
         per_seed.append(res)
         trainer.close()
     agg = runs.aggregate(per_seed)
-    same_protocol = ev == cfg["eval"]
+    # Another device gives the same policy up to floating-point rounding: no exact comparison then.
+    same_protocol = ev == cfg["eval"] and device is None
     matches = None
     if stored is not None and same_protocol:
         matches = bool(
@@ -238,6 +242,23 @@ def cmd_eval(args) -> int:
             print(f"reproduces results.json: {'yes' if matches else 'NO'} "
                   f"(stored {stored['mean']:.3f} ± {stored['sem']:.3f})")
     return 0 if matches in (None, True) else 1
+
+
+def _eval_device(asked: str | None, trained: str) -> str | None:
+    """The device `membench eval` rebuilds the policies on: None keeps the run's own."""
+    if asked is not None:
+        from membench_agents.schema import check_device
+
+        check_device(asked)
+        return None if asked == trained else asked
+    if trained.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            print(f"note: the run trained on {trained}; this machine has no CUDA GPU, so it is evaluated on the cpu",
+                  file=sys.stderr)
+            return "cpu"
+    return None
 
 
 def cmd_report(args) -> int:

@@ -440,6 +440,13 @@ def check_layer(data: Any, info: AgentInfo, source: str) -> dict[str, Any]:
 _DEVICE = re.compile(r"cpu|auto|cuda(:\d+)?")
 
 
+def check_device(device: str) -> str:
+    """A run's ``device`` string, or one clear error."""
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise ConfigError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
+    return device
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One reproducible cell: environment, agent, budget, seeds, protocol and the agent's hyperparameters.
@@ -478,8 +485,7 @@ class RunConfig:
             )
         if "obs_variant" in self.env_kwargs:
             raise ConfigError("set the observation variant with `obs_variant:`, not inside env_kwargs")
-        if not _DEVICE.fullmatch(self.device):
-            raise ConfigError(f"device must be cpu, cuda, cuda:N or auto, got {self.device!r}")
+        check_device(self.device)
         cls = SB3Config if info.kind == "sb3" else ALGORITHMS[info.kind].config_class()
         algo = self.algo if self.algo is not None else cls()
         if not isinstance(algo, cls):

@@ -396,13 +396,15 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     return summary
 
 
-def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int) -> tuple[Trainer, dict[str, Any]]:
+def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
+                 device: str | None = None) -> tuple[Trainer, dict[str, Any]]:
     """Rebuild a seed's trainer from its checkpoint (for `membench eval`: the policy; the environments are
-    not restored). The checkpoint must have been trained with ``cfg``."""
+    not restored). The checkpoint must have been trained with ``cfg``. ``device`` (e.g. ``"cpu"`` for a run
+    trained on ``"cuda"``) places the rebuilt networks elsewhere than the config's device."""
     path = Path(seed_dir) / CHECKPOINT
     payload = load_checkpoint(path)
     _check_payload(payload, cfg, seed, path)
-    trainer = make_trainer(cfg, seed)
+    trainer = make_trainer(cfg if device is None else {**cfg, "device": device}, seed)
     trainer.load_state_dict(payload["trainer"])
     return trainer, payload
 
