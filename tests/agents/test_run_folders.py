@@ -140,11 +140,24 @@ def _as_if_trained_on(run: Path, device: str) -> None:
     for ck in run.glob("seed_*/checkpoint.pt"):
         payload = load_checkpoint(ck)
         payload["config"]["device"] = device
+        payload["trainer"]["algo"]["rng"]["generator"] = torch.zeros(16, dtype=torch.uint8)  # a CUDA generator's state
         save_checkpoint(ck, {k: v for k, v in payload.items() if k != "format"})
     for js in [*run.glob("seed_*/eval.json"), run / "results.json"]:
         data = json.loads(js.read_text())
         data["config"]["device"] = device
         js.write_text(json.dumps(data))
+
+
+def test_a_generator_state_of_another_device_is_not_restored_but_warned():
+    from membench_agents.checkpoint import GeneratorStateWarning, restore_generator
+
+    g = torch.Generator().manual_seed(3)
+    state = g.get_state()
+    torch.rand(2, generator=g)
+    assert restore_generator(g, state) and torch.equal(g.get_state(), state)
+    with pytest.warns(GeneratorStateWarning, match="16-byte torch generator state does not fit this cpu generator"):
+        assert not restore_generator(g, torch.zeros(16, dtype=torch.uint8))
+    assert torch.equal(g.get_state(), state)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a GPU")

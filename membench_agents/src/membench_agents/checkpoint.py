@@ -37,6 +37,30 @@ CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_FORMAT = 2
 
 
+class GeneratorStateWarning(UserWarning):
+    """A torch generator state saved on another device type than the one it is restored on."""
+
+
+def restore_generator(generator: Any, state: Any) -> bool:
+    """``generator.set_state(state)`` where the state fits the generator; False (and a
+    :class:`GeneratorStateWarning`) where it was saved on another device type.
+
+    A torch generator's state is device-specific (a CPU generator's is 5056 bytes, a CUDA one's 16), so a run
+    trained on a GPU and rebuilt on a CPU (``membench eval`` on a machine without a GPU, or a ``device: auto``
+    run resumed on one) keeps the fresh generator of its seed: evaluation is unaffected (it draws from its own
+    seeded generator), and such a resume continues correctly but not bit for bit.
+    """
+    if state.numel() == generator.get_state().numel():
+        generator.set_state(state)
+        return True
+    import warnings
+
+    warnings.warn(f"a {state.numel()}-byte torch generator state does not fit this {generator.device} generator; "
+                  "it continues from its seed (exact resume holds on the device type a run was trained on)",
+                  GeneratorStateWarning, stacklevel=2)
+    return False
+
+
 class CheckpointError(ConfigError):
     """A checkpoint that cannot be used (unreadable, refused, from another config); one line for the user."""
 

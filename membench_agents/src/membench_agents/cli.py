@@ -188,7 +188,10 @@ def cmd_train(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    import warnings
+
     from membench_agents import runs
+    from membench_agents.checkpoint import GeneratorStateWarning
     from membench_agents.report import load_results
     from membench_agents.rundir import RESULTS, RunFolderError, diff_text
 
@@ -209,7 +212,9 @@ def cmd_eval(args) -> int:
                              f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
     per_seed = []
     for s in cfg["seeds"]:
-        trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s, device=device)
+        with warnings.catch_warnings():  # a generator state of another device: evaluation does not use it
+            warnings.simplefilter("ignore", GeneratorStateWarning)
+            trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s, device=device)
         if not payload["run"].get("finished"):
             print(f"warning: seed {s} has not finished training (step {payload['global_step']})", file=sys.stderr)
         with runs.preserve_rng():

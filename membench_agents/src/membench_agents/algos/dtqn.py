@@ -68,6 +68,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from membench_agents.algos.ppo import resolve_device, tree_map
+from membench_agents.checkpoint import restore_generator
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
     check_autoreset,
@@ -635,7 +636,7 @@ class DTQN:
         torch.set_rng_state(rng["torch"])
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
-        self.act_generator.set_state(rng["act"])
+        restore_generator(self.act_generator, rng["act"])
         self.sample_generator.set_state(rng["sample"])
 
 

@@ -53,6 +53,7 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
+from membench_agents.checkpoint import restore_generator
 from membench_agents.envs import (
     check_autoreset,
     episode_successes,
@@ -561,5 +562,5 @@ class PPO:
         torch.set_rng_state(rng["torch"])
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
-        self.generator.set_state(rng["generator"])
+        restore_generator(self.generator, rng["generator"])
         self.shuffle_generator.set_state(rng["shuffle"])

@@ -49,6 +49,7 @@ from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
 from membench_agents.algos.ppo import resolve_device, tree_map
+from membench_agents.checkpoint import restore_generator
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
     check_autoreset,
@@ -748,7 +749,7 @@ class SAC:
         torch.set_rng_state(rng["torch"])
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
-        self.generator.set_state(rng["generator"])
+        restore_generator(self.generator, rng["generator"])
 
 
 
