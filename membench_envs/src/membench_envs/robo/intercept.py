@@ -150,8 +150,8 @@ class _RollingBallEnv(MemoryTabletopEnv):
 
     @property
     def ball_position(self) -> torch.Tensor:
-        """(num_envs, 3) the ball's centre now."""
-        return self.memory_object_positions[:, 0]
+        """(num_envs, 3) the ball's centre now (read from the simulator, also right after a pose is written)."""
+        return self.ball.pose.p
 
     def _can_succeed(self) -> torch.Tensor:
         """Success counts from t = 1: the reset observation may carry the previous episode's contacts."""
