@@ -376,6 +376,9 @@ def test_grab_success_is_a_grasp_held_still_and_strict_lifts(envs, strict):
     assert all(r[0] for r in held_low), log  # grasped on the table
     assert any(r[1] for r in held_low), log  # and the arm came to rest
     assert all(r[3] == (r[0] and r[1] and not strict) for r in held_low), log
+    lifting = [rows[t] for t in range(23, 28)]
+    assert any(r[0] and not r[1] for r in lifting), log  # grasped while the arm moves ...
+    assert not any(r[3] for r in lifting if not r[1]), log  # ... is no success
     held_high = [rows[t] for t in range(34, 40)]
     assert all(r[0] and r[2] >= 0.05 for r in held_high), log  # still grasped, lifted
     assert any(r[3] for r in held_high), log  # success with the ball lifted, in both rules
@@ -400,7 +403,7 @@ def test_no_success_at_reset(envs):
     assert _episode(env, policy, seed=0)  # ends grasped (terminates on success)
     assert bool(env.unwrapped.evaluate()["success"][0])
     _, info = env.reset(seed=1)
-    assert not info["success"] and not info["success_once"]
+    assert not info["success"] and not info["success_once"] and not info["is_ball_grasped"]
 
 
 # --------------------------------------------------------------------------------------------------------------
