@@ -267,7 +267,8 @@ class InterceptGrabEnv(_RollingBallEnv):
         return self.agent.robot.get_qpos()[:, -2:].sum(dim=1)
 
     def _evaluate_task(self) -> dict:
-        grasped = self.agent.is_grasping(self.ball)
+        # at t = 0 PhysX still reports the previous episode's last contacts: no grasp can exist at reset
+        grasped = self.agent.is_grasping(self.ball) & self._can_succeed()
         static = self.agent.is_static(self.STATIC_THRESH)
         ball = self.ball_position
         lift = ball[:, 2] - self.ball_radius  # height of the ball's bottom above the table
