@@ -421,8 +421,9 @@ _INTERCEPT_NOTES = (
     "velocity (U(0, 0.05), U(v_min, v_max), 0) m/s and rolls in +y from t = 0; it is on the table, in view of the "
     "scene, on every step (it enters the base camera's image after a few steps; nothing is ever hidden). The oracle "
     "initial_velocity is that velocity, float32 (3,). Memory: a single frame shows where the ball is, not where it "
-    "goes; its velocity needs two frames at least (Table 1: Spatial). Success never counts at t = 0 (the reset "
-    "observation), so contacts or poses left from the previous episode cannot make a reset look solved. "
+    "goes; its velocity needs two frames at least (Table 1: Spatial; xi = 2 on every step, see xi_note). Success never counts at t = 0 (the reset "
+    "observation): PhysX still reports the previous episode's last contacts there, which read as a grasp. The draws "
+    "use the episode seed (upstream: torch's global RNG). "
 )
 
 
@@ -438,11 +439,11 @@ INTERCEPT = Family(
                "m/s along +y, visible all episode); estimate its velocity from several frames and knock it into the "
                f"target zone (radius {k['goal_radius']:g} m) 0.2 m to the side of its start"),
     _INTERCEPT_NOTES
-    + "The goal is a red-white target disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, "
+    + "The ball starts at z = 0.04 and drops onto the table during the first step. The goal is a red-white target disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, "
     "y = U(-0.2, 0.2). Success (default, the public code's rule): the ball's centre within goal_radius (0.1 m) of "
     "the goal's centre in the table plane (xy distance < 0.1 m) on the current step, from t = 1; the robot need not "
     "be still. strict_success=True (the paper: the ball 'must come to rest within the target area (radius 0.1m)'): "
-    "also the ball's speed below 0.05 m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m along "
+    f"also the ball's speed below {STRICT_REST_SPEED:g} m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m along "
     "(ball - goal); 'reached' latches once the TCP is within 0.04 m of it; 5 (1 - tanh d_xy(ball, goal)) if reached, "
     "else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
 )
@@ -458,7 +459,7 @@ INTERCEPT_GRAB = Family(
     "ManiSkill's is_grasping(ball) (both fingers push on the ball with >= 0.5 N, within 85 degrees of their closing "
     "direction) and every arm joint slower than 0.2 rad/s, from t = 1; no lift is checked. strict_success=True (Table "
     "1: 'catch the ball with the gripper and lift it up'; K.6: 'the robot must be static with the ball firmly "
-    "grasped'): also the ball's bottom at least 0.05 m above the table. Dense reward (max 300): "
+    f"grasped'): also the ball's bottom at least {STRICT_GRAB_LIFT:g} m above the table. Dense reward (max 300): "
     "10 (1 - tanh 3d) + 10 [ball between the fingers] + 30 (1 - d/0.06) [d <= 0.025] + 90 exp(-5 max(|w - 0.04| - "
     "0.02, 0)) [between] + 45 [between and w <= 0.06] + 100 [grasped], d = |ball - tcp|, w = finger opening; "
     "success gives 300.",
