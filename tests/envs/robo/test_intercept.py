@@ -248,6 +248,16 @@ def test_oracle_variant_carries_the_float_velocity(envs):
     np.testing.assert_array_equal(obs["oracle"], info["oracle"])
 
 
+@pytest.mark.parametrize("env_id", ["MIKASA/InterceptSlow-v0", "MIKASA/InterceptGrabFast-v0"])
+def test_gymnasium_env_checker_and_rgb_variant(envs, env_id):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(envs(env_id, obs_variant="full"), skip_render_check=True)  # includes: info values never alias
+    env = envs(env_id, obs_variant="rgb")
+    obs, info = env.reset(seed=0)
+    assert set(obs) == {"rgb"} and obs["rgb"].shape == (128, 128, 6) and info["oracle"].dtype == np.float32
+
+
 @pytest.mark.parametrize("env_id", ["MIKASA/InterceptFast-v0", "MIKASA/InterceptGrabSlow-v0"])
 def test_same_seed_same_trajectory(envs, env_id):
     env = envs(env_id, obs_variant="full")
