@@ -418,10 +418,10 @@ _INTERCEPT_PARAMS: tuple[Param, ...] = (
 _INTERCEPT_SPEEDS = {"Slow": (0.25, 0.5), "Medium": (0.5, 0.75), "Fast": (0.75, 1.0)}
 _INTERCEPT_NOTES = (
     "As the public code: the red ball (radius 0.02 m) starts at x = U(-0.35, -0.05), y = U(-0.9, -0.65) with initial "
-    "velocity (U(0, 0.05), U(v_min, v_max), 0) m/s and rolls in +y from t = 0; it is on the table, in view of the "
-    "scene, on every step (it enters the base camera's image after a few steps; nothing is ever hidden). The oracle "
-    "initial_velocity is that velocity, float32 (3,). Memory: a single frame shows where the ball is, not where it "
-    "goes; its velocity needs two frames at least (Table 1: Spatial; xi = 2 on every step, see xi_note). Success never counts at t = 0 (the reset "
+    "velocity (U(0, 0.05), U(v_min, v_max), 0) m/s and rolls in +y from t = 0; it is never hidden (it can start "
+    "outside the base camera's 90-degree view and roll into it). The oracle initial_velocity is that velocity, "
+    "float32 (3,). Memory: a single frame shows where the ball is, not where it goes; its velocity needs two frames "
+    "at least (Table 1: Spatial; xi = 2 on every step, see xi_note). Success never counts at t = 0 (the reset "
     "observation): PhysX still reports the previous episode's last contacts there, which read as a grasp. The draws "
     "use the episode seed (upstream: torch's global RNG). "
 )
@@ -439,13 +439,14 @@ INTERCEPT = Family(
                "m/s along +y, visible all episode); estimate its velocity from several frames and knock it into the "
                f"target zone (radius {k['goal_radius']:g} m) 0.2 m to the side of its start"),
     _INTERCEPT_NOTES
-    + "The ball starts at z = 0.04 and drops onto the table during the first step. The goal is a red-white target disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, "
-    "y = U(-0.2, 0.2). Success (default, the public code's rule): the ball's centre within goal_radius (0.1 m) of "
-    "the goal's centre in the table plane (xy distance < 0.1 m) on the current step, from t = 1; the robot need not "
-    "be still. strict_success=True (the paper: the ball 'must come to rest within the target area (radius 0.1m)'): "
-    f"also the ball's speed below {STRICT_REST_SPEED:g} m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m along "
-    "(ball - goal); 'reached' latches once the TCP is within 0.04 m of it; 5 (1 - tanh d_xy(ball, goal)) if reached, "
-    "else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
+    + "The ball starts at z = 0.04 and drops onto the table during the first step. The goal is a red-white target "
+    "disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, y = U(-0.2, 0.2). Success "
+    "(default, the public code's rule): the ball's centre within goal_radius (0.1 m) of the goal's centre in the "
+    "table plane (xy distance < 0.1 m) on the current step, from t = 1; the robot need not be still. "
+    "strict_success=True (the paper: the ball 'must come to rest within the target area (radius 0.1m)'): also the "
+    f"ball's speed below {STRICT_REST_SPEED:g} m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m "
+    "along (ball - goal); 'reached' latches once the TCP is within 0.04 m of it; 5 (1 - tanh d_xy(ball, goal)) if "
+    "reached, else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
 )
 INTERCEPT_GRAB = Family(
     "InterceptGrab", "membench_envs.robo.intercept:InterceptGrabEnv", ("spatial",), ("initial_velocity",),

@@ -62,7 +62,6 @@ from transforms3d.euler import euler2quat
 
 from membench_envs.catalogue.robo import (
     INTERCEPT,
-    INTERCEPT_GRAB,
     STRICT_GRAB_LIFT,
     STRICT_REST_SPEED,
     tracking_timing,
