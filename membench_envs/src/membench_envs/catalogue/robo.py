@@ -64,6 +64,12 @@ STRICT_LIFT = 0.1
 #: ShellGamePush under ``strict_success=True``: the mug moved forward (+x) by at least this much (the paper: "moving
 #: forward the correct mug to the target zone", whose centre is 0.1 m ahead).
 STRICT_PUSH = 0.1
+#: Intercept under ``strict_success=True``: the ball counts as "at rest" in the goal zone below this speed (m/s; the
+#: paper: "the ball must come to rest within the target area", no number given).
+STRICT_REST_SPEED = 0.05
+#: InterceptGrab under ``strict_success=True``: the grasped ball's bottom at least this high above the table (m; Table
+#: 1: "catch the ball with the gripper and lift it up", no number given).
+STRICT_GRAB_LIFT = 0.05
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -100,6 +106,38 @@ class Timing:
             f"(t_r = t+1 = {self.decision + 1}..{self.T}); xi = t_r - t_e - dt + 1 ranges from "
             f"{self.decision + 1}-{late[0]}-{late[1]}+1={lo} to {self.T}-{early[0]}-{early[1]}+1={hi}"
         )
+
+
+@dataclass(frozen=True)
+class TrackingTiming(Timing):
+    """A moving object in view on every observation whose *motion* (not a past cue) must be used: a velocity is read
+    from two frames at least, so the action on observation t needs observation t − 1 as well as t.
+
+    The event slides with the decision: for every t in [decision, T − 1], t_e = t − 1, Δt = 1 (the previous frame)
+    and t_r = t + 1, so ξ = (t + 1) − (t − 1) − 1 + 1 = 2 on every step (more past frames, t_e = t − k + 1 with
+    Δt = k − 1, give the same ξ = 2). ``cues`` holds the first of these events."""
+
+    def events(self, T: int | None = None) -> tuple[tuple[int, int, int], ...]:
+        """Every (t_e, Δt, t_r) pair: the previous frame, recalled by the action on the current one."""
+        T = self.T if T is None else T
+        return tuple((t - 1, 1, t + 1) for t in range(max(1, self.decision), T))
+
+    def xi(self, T: int | None = None) -> tuple[int, int]:
+        values = [t_r - t_e - dt + 1 for t_e, dt, t_r in self.events(T)]
+        return min(values), max(values)
+
+    def xi_note(self) -> str:
+        lo, hi = self.xi()
+        return (
+            f"the ball moves on every observation; its velocity needs two frames, so the action on each observation "
+            f"t={self.decision}..{self.T - 1} recalls the previous one (t_e = t-1, dt = 1, t_r = t+1); "
+            f"xi = (t+1)-(t-1)-1+1 = {lo} on every step: min={lo} max={hi}"
+        )
+
+
+def tracking_timing(T: int = 90) -> Timing:
+    """Intercept / InterceptGrab: one phase (the ball rolls from t = 0); every action from t = 1 needs the motion."""
+    return TrackingTiming((("rolling", 0),), T, ((0, 1),), 1)
 
 
 def remember_timing(time_offset: int, delta_time: int, choice_steps: int = 50, min_T: int = 60) -> Timing:
@@ -371,6 +409,63 @@ CHAIN_OF_COLORS = _colors_family(
     "order fail.",
 )
 
+# --- Intercept / InterceptGrab (App. K.5, K.6, Codes 10, 11) ---------------------------------------------------------
+_INTERCEPT_PARAMS: tuple[Param, ...] = (
+    Param("velocity_range", "floats", (0.0, 0.0), low=0.0, length=2, none_ok=True,
+          doc="(min, max) of the ball's initial speed along +y, m/s (Slow 0.25-0.5, Medium 0.5-0.75, Fast 0.75-1)"),
+    _num("ball_radius", 0.02),
+)
+_INTERCEPT_SPEEDS = {"Slow": (0.25, 0.5), "Medium": (0.5, 0.75), "Fast": (0.75, 1.0)}
+_INTERCEPT_NOTES = (
+    "As the public code: the red ball (radius 0.02 m) starts at x = U(-0.35, -0.05), y = U(-0.9, -0.65) with initial "
+    "velocity (U(0, 0.05), U(v_min, v_max), 0) m/s and rolls in +y from t = 0; it is never hidden (it can start "
+    "outside the base camera's 90-degree view and roll into it). The oracle initial_velocity is that velocity, "
+    "float32 (3,). Memory: a single frame shows where the ball is, not where it goes; its velocity needs two frames "
+    "at least (Table 1: Spatial; xi = 2 on every step, see xi_note). Success never counts at t = 0 (the reset "
+    "observation): PhysX still reports the previous episode's last contacts there, which read as a grasp. The draws "
+    "use the episode seed (upstream: torch's global RNG). "
+)
+
+
+def _intercept_timing(k: Mapping[str, Any]) -> Timing:
+    return tracking_timing()
+
+
+INTERCEPT = Family(
+    "Intercept", "membench_envs.robo.intercept:InterceptEnv", ("spatial",), ("initial_velocity",),
+    _INTERCEPT_PARAMS + (_num("goal_radius", 0.1, "radius of the goal zone (m)"),),
+    _intercept_timing,
+    lambda k: (f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
+               "m/s along +y, visible all episode); estimate its velocity from several frames and knock it into the "
+               f"target zone (radius {k['goal_radius']:g} m) 0.2 m to the side of its start"),
+    _INTERCEPT_NOTES
+    + "The ball starts at z = 0.04 and drops onto the table during the first step. The goal is a red-white target "
+    "disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, y = U(-0.2, 0.2). Success "
+    "(default, the public code's rule): the ball's centre within goal_radius (0.1 m) of the goal's centre in the "
+    "table plane (xy distance < 0.1 m) on the current step, from t = 1; the robot need not be still. "
+    "strict_success=True (the paper: the ball 'must come to rest within the target area (radius 0.1m)'): also the "
+    f"ball's speed below {STRICT_REST_SPEED:g} m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m "
+    "along (ball - goal); 'reached' latches once the TCP is within 0.04 m of it; 5 (1 - tanh d_xy(ball, goal)) if "
+    "reached, else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
+)
+INTERCEPT_GRAB = Family(
+    "InterceptGrab", "membench_envs.robo.intercept:InterceptGrabEnv", ("spatial",), ("initial_velocity",),
+    _INTERCEPT_PARAMS,
+    _intercept_timing,
+    lambda k: (f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
+               "m/s along +y, visible all episode); estimate its velocity from several frames, catch it with the "
+               "gripper and hold still"),
+    _INTERCEPT_NOTES
+    + "The ball starts on the table (z = 0.02). There is no goal. Success (default, the public code's rule): "
+    "ManiSkill's is_grasping(ball) (both fingers push on the ball with >= 0.5 N, within 85 degrees of their closing "
+    "direction) and every arm joint slower than 0.2 rad/s, from t = 1; no lift is checked. strict_success=True (Table "
+    "1: 'catch the ball with the gripper and lift it up'; K.6: 'the robot must be static with the ball firmly "
+    f"grasped'): also the ball's bottom at least {STRICT_GRAB_LIFT:g} m above the table. Dense reward (max 300): "
+    "10 (1 - tanh 3d) + 10 [ball between the fingers] + 30 (1 - d/0.06) [d <= 0.025] + 90 exp(-5 max(|w - 0.04| - "
+    "0.02, 0)) [between] + 45 [between and w <= 0.06] + 100 [grasped], d = |ball - tcp|, w = finger opening; "
+    "success gives 300.",
+)
+
 PRESETS: tuple[Preset, ...] = (
     *(Preset(f"RememberColor{n}", REMEMBER_COLOR, {"colors": n}) for n in (3, 5, 9)),
     *(Preset(f"RememberShape{n}", REMEMBER_SHAPE, {"shapes": n}) for n in (3, 5, 9)),
@@ -385,6 +480,8 @@ PRESETS: tuple[Preset, ...] = (
     *(Preset(f"BunchOfColors{n}", BUNCH_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
     *(Preset(f"SeqOfColors{n}", SEQ_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
     *(Preset(f"ChainOfColors{n}", CHAIN_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
+    *(Preset(f"Intercept{mode}", INTERCEPT, {"velocity_range": v}) for mode, v in _INTERCEPT_SPEEDS.items()),
+    *(Preset(f"InterceptGrab{mode}", INTERCEPT_GRAB, {"velocity_range": v}) for mode, v in _INTERCEPT_SPEEDS.items()),
 )
 FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
 

@@ -28,7 +28,8 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   ========== ===================================================================================================
   partial    ``rgb`` uint8 (128, 128, 6) = base camera RGB ‖ wrist camera RGB; ``joints`` float32 (25,) =
              qpos (9) ‖ qvel (9) ‖ tcp_pose (7: xyz + wxyz quaternion). The paper's "RGB+joints" memory test.
-  oracle     partial + ``oracle`` int64 (k,): exactly what must be remembered (task's ``ORACLE_KEYS``).
+  oracle     partial + ``oracle`` (k,): exactly what must be remembered (task's ``ORACLE_KEYS``); int64 (an
+             index), or float32 for tasks whose ``ORACLE_DTYPE`` is float (e.g. Intercept's initial velocity).
   full       ``state`` float32 (D,) = qpos ‖ qvel ‖ tcp_pose ‖ task state ‖ oracle (the oracle is the LAST k
              entries). The paper's ``state`` mode: an MDP, the solvability check.
   rgb        ``rgb`` only (the paper's offline-RL "RGB" mode).
@@ -65,9 +66,10 @@ pose inside ``evaluate()`` and restored poses it had read in the same call, so t
 
         def _initialize_task(self, env_idx, rng):   # sample the episode (rng: per-env numpy RNGs), then
             self.show("cue", 0, env_idx, p_centre)   # schedule: visible at phase entry, placed at p (b, 3)
+                                                     # (v=...: with that linear velocity instead of at rest)
             self.keep("delay", 0, env_idx)           # or stays visible where it is; unscheduled = hidden
 
-        def oracle(self):                # (num_envs, k) int64 tensor; info["oracle"] and obs["oracle"]
+        def oracle(self):                # (num_envs, k) tensor (ORACLE_DTYPE); info["oracle"] and obs["oracle"]
         def oracle_bounds(self):         # (low, high) sequences of length k, for the observation space
         def _evaluate_task(self):        # dict with boolean tensor "success" (+ anything the reward needs)
         def _reward_terms(self, info):   # dict name -> (num_envs,) float tensor; dense = sum (success -> max)
@@ -123,6 +125,8 @@ class MemoryTabletopEnv(BaseEnv):
     MAX_EPISODE_STEPS: ClassVar[int] = 60
     MAX_DENSE_REWARD: ClassVar[float] = 1.0
     ORACLE_KEYS: ClassVar[tuple[str, ...]] = ()
+    #: dtype of the oracle in observations and info: int64 (indices) or float32 (continuous quantities)
+    ORACLE_DTYPE: ClassVar[torch.dtype] = torch.int64
     PROMPT_DIM: ClassVar[int] = 0
     CAMERA_SIZE: ClassVar[int] = 128
     BASE_CAMERA_EYE: ClassVar[tuple] = (0.3, 0.0, 0.6)
@@ -200,7 +204,7 @@ class MemoryTabletopEnv(BaseEnv):
         raise NotImplementedError
 
     def oracle(self) -> torch.Tensor:
-        """The remembered quantity, (num_envs, k) int64."""
+        """The remembered quantity, (num_envs, k) (``ORACLE_DTYPE``)."""
         raise NotImplementedError
 
     def oracle_bounds(self) -> tuple[Sequence[float], Sequence[float]]:
@@ -236,8 +240,9 @@ class MemoryTabletopEnv(BaseEnv):
         except ValueError:
             raise ValueError(f"unknown phase {name!r}; phases: {self.phase_names}") from None
 
-    def show(self, phase: str, obj: int, env_idx: torch.Tensor, p, q=None) -> None:
-        """Object ``obj`` is visible during ``phase`` and is placed at position ``p`` (b, 3) when the phase starts."""
+    def show(self, phase: str, obj: int, env_idx: torch.Tensor, p, q=None, v=None) -> None:
+        """Object ``obj`` is visible during ``phase`` and is placed at position ``p`` (b, 3) when the phase starts,
+        at rest, or moving with linear velocity ``v`` (b, 3) (a ball rolled onto the table)."""
         k = self.phase_index(phase)
         p = common.to_tensor(p, device=self.device).float().reshape(-1, 3)
         pose = torch.zeros((len(env_idx), 7), device=self.device)
@@ -249,6 +254,10 @@ class MemoryTabletopEnv(BaseEnv):
         self._sched_visible[k, env_idx, obj] = True
         self._sched_place[k, env_idx, obj] = True
         self._sched_pose[k, env_idx, obj] = pose
+        vel = torch.zeros((len(env_idx), 6), device=self.device)
+        if v is not None:
+            vel[:, :3] = common.to_tensor(v, device=self.device).float().reshape(-1, 3)
+        self._sched_vel[k, env_idx, obj] = vel
 
     def keep(self, phase: str, obj: int, env_idx: torch.Tensor) -> None:
         """Object ``obj`` stays visible during ``phase``, wherever the previous phase (and the robot) left it."""
@@ -341,6 +350,7 @@ class MemoryTabletopEnv(BaseEnv):
         self._sched_visible = torch.zeros((p, n, m), dtype=torch.bool, device=dev)
         self._sched_place = torch.zeros((p, n, m), dtype=torch.bool, device=dev)
         self._sched_pose = torch.zeros((p, n, m, 7), device=dev)
+        self._sched_vel = torch.zeros((p, n, m, 6), device=dev)  # linear ‖ angular velocity at placement
         park = torch.zeros((m, 7), device=dev)
         park[:, 0] = torch.arange(m, device=dev, dtype=torch.float32) * self.PARK_SPACING
         park[:, 2] = self.PARK_Z
@@ -363,6 +373,7 @@ class MemoryTabletopEnv(BaseEnv):
             self._reset_robot(env_idx)
             self._sched_visible[:, env_idx] = False
             self._sched_place[:, env_idx] = False
+            self._sched_vel[:, env_idx] = 0.0
             self._success_once[env_idx] = False
             for count, _ in self._holds.values():
                 if count is not None:
@@ -374,6 +385,7 @@ class MemoryTabletopEnv(BaseEnv):
                     self._sched_visible[:, 0].cpu().numpy().copy(),
                     self._sched_place[:, 0].cpu().numpy().copy(),
                     self._sched_pose[:, 0].cpu().numpy().copy(),
+                    self._sched_vel[:, 0].cpu().numpy().copy(),
                 )
             self._apply_schedule(env_idx, torch.zeros(len(env_idx), dtype=torch.int64, device=self.device))
             self._tick += 1
@@ -404,13 +416,14 @@ class MemoryTabletopEnv(BaseEnv):
         write = place | ~visible
         if not bool(write.any()):
             return False
-        zeros6 = torch.zeros((1, 6), device=self.device)
+        zeros6 = torch.zeros((len(env_idx), 6), device=self.device)
         for j in torch.nonzero(write.any(dim=0)).flatten().tolist():
             rows = torch.nonzero(write[:, j]).flatten()
             sel = env_idx[rows]
             placed = self._sched_pose[phase[rows], sel, j]
             pose = torch.where(place[rows, j, None], placed, self._park_pose[j].expand(len(rows), 7))
-            state = torch.cat([pose, zeros6.expand(len(rows), 6)], dim=1)
+            vel = torch.where(place[rows, j, None], self._sched_vel[phase[rows], sel, j], zeros6[rows])
+            state = torch.cat([pose, vel], dim=1)
             self.memory_objects[j].set_state(state, env_idx=sel)
         return True
 
@@ -418,7 +431,7 @@ class MemoryTabletopEnv(BaseEnv):
         """CPU (num_envs = 1) version of :meth:`_apply_schedule` on numpy mirrors: ~no cost on steps without writes."""
         phase = bisect.bisect_right(self.phase_starts, t) - 1
         self._phase_now[0] = phase
-        visible_all, place_all, pose_all = self._sched_np
+        visible_all, place_all, pose_all, vel_all = self._sched_np
         visible = visible_all[phase]
         place = place_all[phase] & visible & (t == self.phase_starts[phase])
         write = place | ~visible
@@ -426,8 +439,11 @@ class MemoryTabletopEnv(BaseEnv):
             return False
         park = self._park_pose_np
         for j in np.flatnonzero(write):
-            pose = pose_all[phase, j] if place[j] else park[j]
-            self.memory_objects[j].set_state(np.concatenate([pose, np.zeros(6, dtype=np.float32)])[None])
+            if place[j]:
+                state = np.concatenate([pose_all[phase, j], vel_all[phase, j]])
+            else:
+                state = np.concatenate([park[j], np.zeros(6, dtype=np.float32)])
+            self.memory_objects[j].set_state(state[None])
         return True
 
     def _after_control_step(self):
@@ -499,7 +515,7 @@ class MemoryTabletopEnv(BaseEnv):
         if variant in ("partial", "oracle", "prompt"):
             obs["joints"] = self.joints()
         if variant == "oracle":
-            obs["oracle"] = self.oracle().to(torch.int64)
+            obs["oracle"] = self.oracle().to(self.ORACLE_DTYPE)
         if variant == "prompt":
             obs["prompt"] = self.prompt().float()
         return obs
@@ -517,9 +533,9 @@ class MemoryTabletopEnv(BaseEnv):
                 spaces[key] = gym.spaces.Box(0, 255, shape, dtype=np.uint8)
             elif key == "oracle":
                 low, high = self.oracle_bounds()
-                spaces[key] = gym.spaces.Box(
-                    np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64), shape, dtype=np.int64
-                )
+                dtype = np.float32 if self.ORACLE_DTYPE.is_floating_point else np.int64
+                spaces[key] = gym.spaces.Box(np.asarray(low, dtype=dtype), np.asarray(high, dtype=dtype), shape,
+                                             dtype=dtype)
             else:
                 spaces[key] = gym.spaces.Box(-np.inf, np.inf, shape, dtype=np.float32)
         return gym.spaces.Dict(spaces)

@@ -6,8 +6,9 @@ variants cost nothing here):
 
 - **Single environment** (``num_envs=1``, the CPU path; default): the standard gymnasium API with *unbatched numpy*
   values: observation dict of arrays (``rgb`` uint8 (128, 128, 6), ``joints`` float32 (25,), ``oracle`` int64 (k,),
-  ``state`` float32 (D,)), reward ``float``, ``terminated``/``truncated`` ``bool``, and info with ``oracle``
-  (int64 (k,)), ``success`` / ``success_once`` (bool), ``phase`` (int, index into ``env.unwrapped.phase_names``),
+  or float32 for a continuous oracle, ``state`` float32 (D,)), reward ``float``, ``terminated``/``truncated``
+  ``bool``, and info with ``oracle`` (int64 (k,); float32 (k,) for a continuous oracle), ``success`` /
+  ``success_once`` (bool), ``phase`` (int, index into ``env.unwrapped.phase_names``),
   ``elapsed_steps`` (int) and the task's evaluation terms.
 - **Batched** (``num_envs > 1`` on the GPU, or ``batched=True``): ManiSkill's native format, *torch tensors on the
   simulation device* with a leading ``num_envs`` dimension, no copy through numpy. Actions are accepted as torch or
@@ -140,8 +141,10 @@ class MikasaRoboEnv(gym.Wrapper):
         for key in ("success", "success_once"):
             if key in out:
                 out[key] = bool(out[key])
-        if "oracle" in out:
-            out["oracle"] = np.atleast_1d(np.asarray(out["oracle"], dtype=np.int64))
+        if "oracle" in out:  # indices stay int64, continuous oracles (Intercept's velocity) float32
+            oracle = np.asarray(out["oracle"])
+            dtype = np.float32 if np.issubdtype(oracle.dtype, np.floating) else np.int64
+            out["oracle"] = np.atleast_1d(oracle.astype(dtype))
         return out
 
     def render(self):
