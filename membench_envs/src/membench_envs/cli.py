@@ -82,6 +82,34 @@ def update_readme(path: Path) -> bool:
     return new != text
 
 
+def _collect(args) -> int:
+    spec = catalogue.get(args.env_id)
+    if spec.extra != "robo":
+        raise ValueError(f"collect records MIKASA-Robo tasks; {args.env_id} is not one")
+    from membench_envs._deps import require
+
+    require("mani_skill", "robo", env_id=args.env_id)
+    import yaml  # comes with ManiSkill
+
+    from membench_envs.robo.collect import CollectionError, collect
+
+    kwargs = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
+        kwargs[key] = yaml.safe_load(value)
+    try:
+        h5, index = collect(args.env_id, args.episodes, args.out, only_success=args.only_success,
+                            seed_start=args.seed_start, max_attempts=args.max_attempts,
+                            progress=not args.no_progress, **kwargs)
+    except CollectionError as e:
+        print(f"membench-envs: {e}", file=sys.stderr)
+        return 1
+    print(f"{h5}\n{index}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="membench-envs", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -102,6 +130,18 @@ def main(argv: list[str] | None = None) -> int:
     p_readme = sub.add_parser("readme", help="regenerate the task tables in README.md")
     p_readme.add_argument("path", nargs="?", default="README.md")
     p_readme.add_argument("--check", action="store_true", help="exit 1 if the tables are out of date")
+    p_collect = sub.add_parser("collect", help="record an offline dataset of a MIKASA-Robo task with its scripted "
+                                               "expert (HDF5 + JSON, ManiSkill's trajectory format)")
+    p_collect.add_argument("env_id")
+    p_collect.add_argument("--episodes", type=int, required=True, help="episodes to keep")
+    p_collect.add_argument("--out", default="datasets", help="folder of the dataset files (default: datasets/)")
+    p_collect.add_argument("--only-success", action="store_true", help="keep successful episodes only")
+    p_collect.add_argument("--seed-start", type=int, default=0, help="first episode seed (default 0)")
+    p_collect.add_argument("--max-attempts", type=int, help="seeds tried at most (default: 10x --episodes with "
+                                                            "--only-success, else --episodes)")
+    p_collect.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                           help="an env kwarg, e.g. --set episode_steps=30 (value read as YAML)")
+    p_collect.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
     try:
@@ -123,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'install':>18}: {spec.pip_install}")
         elif args.cmd == "plan":
             print(memory.plan(args.env_id, args.K, args.K_eff))
+        elif args.cmd == "collect":
+            return _collect(args)
         elif args.cmd == "readme":
             path = Path(args.path)
             if args.check:

@@ -1,7 +1,7 @@
 """MIKASA/{Bunch,Seq,Chain}OfColors{3,5,7}-v0: spaces, seeding, step-exact phases, pixels, success rules, solvability.
 
 Each ID is built once in ``full`` (no renderer) and once in ``partial``; the scripted policy
-(:class:`tests.envs.robo._policies.TouchSequencePolicy`) reads the cube positions from the simulator (privileged)
+(:class:`membench_envs.robo.experts.TouchSequencePolicy`) reads the cube positions from the simulator (privileged)
 and the colours to touch from ``info["oracle"]``.
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from tests.envs.robo._policies import TouchSequencePolicy
+from membench_envs.robo.experts import TouchSequencePolicy
 
 FAMILIES = ("BunchOfColors", "SeqOfColors", "ChainOfColors")
 IDS = [f"MIKASA/{f}{n}-v0" for f in FAMILIES for n in (3, 5, 7)]

@@ -22,6 +22,7 @@ pytest.importorskip("mani_skill")
 
 from membench_envs.catalogue import robo as table  # noqa: E402
 from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
+from membench_envs.robo.experts import STEP, TrackPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
 
@@ -35,7 +36,6 @@ STATE_DIM = {"Intercept": 52, "InterceptGrab": 50}
 MAX_DENSE = {"Intercept": 30.0, "InterceptGrab": 300.0}
 ZERO = np.zeros(8, dtype=np.float32)
 ZERO_EE = np.zeros(7, dtype=np.float32)
-STEP = 0.05  # seconds per control step (20 Hz)
 
 
 def _family(env_id: str) -> str:
@@ -65,82 +65,8 @@ def envs():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# scripted policy (privileged state)
+# running a scripted expert (membench_envs.robo.experts)
 # --------------------------------------------------------------------------------------------------------------
-class TrackPolicy:
-    """Catch the rolling ball: hover above its path ahead of it with the gripper open, follow it from above (feed-
-    forward on its velocity + feedback on the position error), descend around it once on top of it, close. Then
-    InterceptGrab holds still (``lift``: raise it 8 cm first, for ``strict_success``) and Intercept carries it into
-    the goal. Acts in ``pd_ee_delta_pose``."""
-
-    HIGH = 0.085  # TCP height while following: the open fingertips clear the ball
-    MOVE = 0.039  # metres the TCP moves in one step at a full command (measured)
-
-    def __init__(self, env, lift: bool = False):
-        self.base = env.unwrapped
-        self.lift = lift
-        self.reset()
-
-    def reset(self):
-        self.stage = "hover"
-        self.wait_y = None
-        self.count = 0
-
-    def _wait_point(self, ball, vel, tcp) -> float:
-        """The first y ahead of the ball that the TCP reaches with time to spare."""
-        for y in np.arange(-0.45, 0.5, 0.01):
-            if y < ball[1] + 0.15:
-                continue
-            travel = (max(abs(y - tcp[1]), abs(ball[0] - tcp[0])) + max(0.0, tcp[2] - self.HIGH)) / 0.035
-            if travel + 6 <= (y - 0.12 - ball[1]) / max(vel[1], 1e-3) / STEP:
-                return y
-        return 0.5
-
-    def __call__(self, obs, info) -> np.ndarray:
-        b = self.base
-        a = np.zeros(7, dtype=np.float32)
-        a[6] = 1.0  # open
-        tcp = b.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
-        ball = b.ball_position[0].cpu().numpy().astype(np.float64)
-        vel = b.ball.linear_velocity[0].cpu().numpy().astype(np.float64)
-        if self.stage == "hover":
-            if int(info["elapsed_steps"]) < 2:  # Intercept's ball lands during the first step
-                a[2] = -1.0
-                return a
-            if self.wait_y is None:
-                self.wait_y = self._wait_point(ball, vel, tcp)
-            steps = max(0.0, (self.wait_y - ball[1]) / max(vel[1], 1e-3) / STEP)
-            aim = np.array([ball[0] + vel[0] * steps * STEP, self.wait_y, self.HIGH])
-            a[:3] = np.clip((aim - tcp) / 0.1 * 2.0, -1, 1)
-            if ball[1] > tcp[1] - 0.12:
-                self.stage = "follow"
-        if self.stage in ("follow", "descend", "close"):
-            a[:2] = np.clip(vel[:2] * STEP / self.MOVE + (ball[:2] - tcp[:2]) / 0.1 * 3.0, -1, 1)
-            if self.stage == "follow":
-                a[2] = np.clip((self.HIGH - tcp[2]) / 0.1 * 2, -1, 1)
-                self.count = self.count + 1 if np.linalg.norm(ball[:2] - tcp[:2]) < 0.008 else 0
-                if self.count >= 2:
-                    self.stage, self.count = "descend", 0
-            elif self.stage == "descend":
-                a[2] = np.clip((ball[2] - tcp[2]) / 0.1 * 2.5, -1, 1)
-                if tcp[2] - ball[2] < 0.008:
-                    self.stage = "close"
-            else:
-                a[2] = np.clip((ball[2] - tcp[2]) / 0.1 * 2, -1, 1)
-                a[6] = -1.0
-                self.count += 1
-                if self.count >= 3:
-                    self.stage = "hold"
-        elif self.stage == "hold":
-            a[6] = -1.0
-            if hasattr(b, "goal_position"):  # Intercept: carry the ball into the goal
-                goal = b.goal_position[0].cpu().numpy()
-                a[:3] = np.clip((np.array([goal[0], goal[1], 0.03]) - tcp) / 0.1, -0.5, 0.5)
-            elif self.lift:
-                a[:3] = np.clip((np.array([tcp[0], tcp[1], 0.1]) - tcp) / 0.1, -0.5, 0.5)
-        return a
-
-
 def _episode(env, policy, seed: int, check=None) -> bool:
     obs, info = env.reset(seed=seed)
     if hasattr(policy, "reset"):

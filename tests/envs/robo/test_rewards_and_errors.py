@@ -6,9 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from membench_envs.robo.entry import NoGPUError, has_gpu
+from membench_envs.robo.experts import ReachPolicy
 
 import membench_envs
-from tests.envs.robo._policies import ReachPolicy
 
 
 def _episode(env, seed: int):

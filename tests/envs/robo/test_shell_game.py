@@ -18,6 +18,7 @@ pytest.importorskip("mani_skill")
 
 from membench_envs.catalogue import robo as robo_catalogue  # noqa: E402
 from membench_envs.catalogue import robo_shell_game  # noqa: E402
+from membench_envs.robo.experts import ShellPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
 
@@ -70,78 +71,8 @@ def oracle_rgb_env():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# scripted policies
+# running a scripted expert (membench_envs.robo.experts)
 # --------------------------------------------------------------------------------------------------------------
-class ShellPolicy:
-    """Wait for the mugs, choose a cup (``oracle`` or ``random``), then touch / push / lift its mug and hold still."""
-
-    def __init__(self, env, choose: str = "oracle", seed: int = 0):
-        self.base = env.unwrapped
-        self.mode = self.base.MODE
-        self.choose = choose
-        self.rng = np.random.default_rng(seed)
-        self.reset()
-
-    def reset(self):
-        self.target = None
-        self.stage = 0
-        self.count = 0
-
-    @staticmethod
-    def _move(action, aim, tcp, gain=1.5, limit=1.0):
-        action[:3] = np.clip((aim - tcp) / 0.1 * gain, -limit, limit)
-
-    def __call__(self, obs, info) -> np.ndarray:
-        b = self.base
-        g = b.mug_geometry
-        a = np.zeros(7, dtype=np.float32)
-        a[6] = 1.0 if self.mode == "pick" else -1.0  # open to grasp, closed (a narrow tip) to touch / push
-        if int(info["elapsed_steps"]) < b.time_offset:
-            return a
-        if self.target is None:
-            self.target = int(self.rng.integers(3)) if self.choose == "random" else int(info["oracle"][0])
-        mug = b.mug_positions[0, self.target].cpu().numpy().astype(np.float64)
-        tcp = b.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
-        horizontal = np.linalg.norm(mug[:2] - tcp[:2])
-        if self.mode == "touch":
-            self._move(a, mug + [0.0, 0.0, g.height / 2 + (0.012 if horizontal < 0.015 else 0.08)], tcp)
-        elif self.mode == "push":
-            behind = mug + [-(g.outer_radius + 0.03), 0.0, 0.0]
-            if self.stage == 0:  # above the point behind the mug
-                aim = behind + [0.0, 0.0, 0.1]
-                self._move(a, aim, tcp)
-                self.stage = int(np.linalg.norm(aim - tcp) < 0.01)
-            elif self.stage == 1:  # down behind it
-                aim = np.array([behind[0], behind[1], mug[2] - 0.01])
-                self._move(a, aim, tcp)
-                self.stage = 2 if abs(aim[2] - tcp[2]) < 0.008 else 1
-            elif self.stage == 2:  # push forward until the mug reaches the goal's x, then hold still
-                self._move(a, np.array([tcp[0] + 0.05, mug[1], mug[2] - 0.01]), tcp, gain=0.6, limit=0.3)
-                self.stage = 3 if mug[0] >= b.goal_positions[0, 0].item() - 0.01 else 2
-        else:
-            if self.stage == 0:  # gripper open, above the mug
-                aim = mug + [0.0, 0.0, g.height / 2 + 0.06]
-                self._move(a, aim, tcp)
-                self.stage = int(np.linalg.norm(aim - tcp) < 0.01)
-            elif self.stage == 1:  # down around the closed end, only while centred above it
-                low, high = g.height / 2 - 0.02, g.height / 2 + 0.06
-                dz = low if horizontal < 0.006 else max(low, min(high, tcp[2] - mug[2]))
-                aim = mug + [0.0, 0.0, dz]
-                self._move(a, aim, tcp, gain=1.0)
-                self.stage = 2 if np.linalg.norm(aim - tcp) < 0.006 else 1
-            elif self.stage == 2:  # close
-                a[6] = -1.0
-                self.count += 1
-                self.stage = 3 if self.count >= 6 else 2
-            else:  # lift the mug to the goal, then hold still
-                a[6] = -1.0
-                goal = b.goal_positions[0].cpu().numpy()
-                if self.stage == 3:
-                    self._move(a, goal + (tcp - mug), tcp, gain=1.0, limit=0.5)
-                    self.stage = 4 if np.linalg.norm(goal - mug) < 0.02 else 3
-        return a
-
-
 def _episode(env, policy, seed: int, max_steps: int | None = None, check_reward=None) -> tuple[bool, dict]:
     obs, info = env.reset(seed=seed)
     policy.reset()

@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 import pytest
+from membench_envs.robo.experts import ReachPolicy
 
-from tests.envs.robo._policies import ReachPolicy, run_episode
+from tests.envs.robo._policies import run_episode
 from tests.envs.robo.conftest import REMEMBER_IDS, SIZES
 
 

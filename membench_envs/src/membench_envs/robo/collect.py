@@ -1,0 +1,275 @@
+"""Offline datasets of MIKASA-Robo episodes: ``membench-envs collect MIKASA/RememberColor3-v0 --episodes 1000``.
+
+A scripted expert on the privileged state (:mod:`membench_envs.robo.experts`) plays episode seeds ``seed_start``,
+``seed_start + 1``, ... in the ``oracle`` variant (the two 128x128 cameras, the joints and the oracle), with the
+``normalized_dense`` reward and every episode running its full T steps (``terminate_on_success=False``), as the
+published datasets were recorded. ``only_success=True`` keeps the successful episodes only (the failed seeds are
+skipped and listed), until ``episodes`` are kept.
+
+The result is ManiSkill's trajectory format, one HDF5 file and its JSON index in ``out``::
+
+    <Task>-v0.h5    traj_<i>/obs/rgb     (T+1, 128, 128, 6) uint8   base camera RGB + wrist camera RGB
+                    traj_<i>/obs/joints  (T+1, 25) float32          TCP pose, joint positions and velocities
+                    traj_<i>/obs/oracle  (T+1, k)                   the privileged answer (the task's oracle keys)
+                    traj_<i>/actions     (T, 7) float32             pd_ee_delta_pose commands (the expert's)
+                    traj_<i>/rewards     (T,) float32               normalized_dense reward
+                    traj_<i>/success     (T,) bool                  the task's success on each step
+                    traj_<i>/terminated, truncated, done  (T,) bool
+    <Task>-v0.json  {"env_info": {"env_id", "env_kwargs", "max_episode_steps"}, "source_type", "source_desc",
+                     "episodes": [{"episode_id", "episode_seed", "reset_kwargs", "control_mode", "elapsed_steps",
+                                   "success", "success_once", "return"}], "membench": {...}}
+
+``obs`` holds T+1 observations (the one after the last action included, as in ManiSkill); observation t is the
+one action t was chosen on. :class:`membench_envs.robo.dataset.EpisodeDataset` reads the files into torch tensors.
+
+**Interrupted collections resume.** Each finished attempt is written at once and atomically, as its own file in
+``<Task>-v0.parts/`` (``ep_<seed>.h5``, or ``ep_<seed>.rejected`` for a failed attempt under ``only_success``);
+a restart with the same arguments skips every seed that has a file, so no episode is lost or written twice. The
+final pair of files is assembled from the parts (written to temporary names, then renamed) and the parts are
+removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: What the recorded environment is made with (the expert's controller; the datasets' reward and fixed length).
+RECORD_KWARGS = {"obs_variant": "oracle", "control_mode": "pd_ee_delta_pose", "reward_mode": "normalized_dense",
+                 "terminate_on_success": False}
+FORMAT = "membench-robo-dataset/1"
+
+
+class CollectionError(RuntimeError):
+    """The expert did not reach the asked number of successful episodes within ``max_attempts`` seeds."""
+
+
+def dataset_paths(out: str | os.PathLike, env_id: str) -> tuple[Path, Path, Path]:
+    """(HDF5 file, JSON index, parts folder) of ``env_id``'s dataset in ``out``."""
+    name = env_id.split("/")[-1]
+    out = Path(out)
+    return out / f"{name}.h5", out / f"{name}.json", out / f"{name}.parts"
+
+
+def _settings(env_id: str, env_kwargs: dict[str, Any], only_success: bool, seed_start: int) -> dict[str, Any]:
+    return {"format": FORMAT, "env_id": env_id, "env_kwargs": {**RECORD_KWARGS, **env_kwargs},
+            "only_success": bool(only_success), "seed_start": int(seed_start), "policy": "scripted expert"}
+
+
+def _check_settings(parts: Path, settings: dict[str, Any]) -> None:
+    """A parts folder belongs to one set of arguments: resuming with others would mix two datasets."""
+    path = parts / "settings.json"
+    if not path.is_file():
+        parts.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(settings, indent=1))
+        os.replace(tmp, path)
+        return
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is unreadable ({e}); delete {parts} to start the collection again") from None
+    if stored != settings:
+        diff = [k for k in settings if stored.get(k) != settings[k]]
+        raise ValueError(f"{parts} holds an interrupted collection with other settings ({', '.join(diff)}); "
+                         f"resume it with the same arguments, or delete the folder")
+
+
+def _record_episode(env, expert, seed: int) -> dict[str, np.ndarray]:
+    obs, info = env.reset(seed=seed)
+    expert.reset()
+    frames = {k: [np.asarray(obs[k])] for k in ("rgb", "joints", "oracle")}
+    steps: dict[str, list] = {"actions": [], "rewards": [], "success": [], "terminated": [], "truncated": []}
+    while True:
+        action = np.asarray(expert(obs, info), dtype=np.float32)
+        obs, reward, terminated, truncated, info = env.step(action)
+        for k in frames:
+            frames[k].append(np.asarray(obs[k]))
+        steps["actions"].append(action)
+        steps["rewards"].append(float(reward))
+        steps["success"].append(bool(info["success"]))
+        steps["terminated"].append(bool(terminated))
+        steps["truncated"].append(bool(truncated))
+        if terminated or truncated:
+            break
+    ep = {f"obs/{k}": np.stack(v) for k, v in frames.items()}
+    ep["actions"] = np.stack(steps["actions"]).astype(np.float32)
+    ep["rewards"] = np.asarray(steps["rewards"], dtype=np.float32)
+    for k in ("success", "terminated", "truncated"):
+        ep[k] = np.asarray(steps[k], dtype=bool)
+    ep["done"] = ep["terminated"] | ep["truncated"]
+    return ep
+
+
+def _write_h5(path: Path, groups: dict[str, dict[str, np.ndarray]]) -> None:
+    """Write ``{group: {dataset path: array}}`` to ``path`` atomically (a temporary file, then rename)."""
+    import h5py
+
+    tmp = path.with_name(path.name + ".tmp")
+    with h5py.File(tmp, "w") as f:
+        for group, arrays in groups.items():
+            for key, value in arrays.items():
+                f.create_dataset(f"{group}/{key}", data=value,
+                                 compression="gzip" if value.dtype == np.uint8 and value.ndim == 4 else None)
+    os.replace(tmp, path)
+
+
+def _read_h5_group(f, group: str) -> dict[str, np.ndarray]:
+    out = {}
+    f[group].visititems(lambda name, obj: out.__setitem__(name, obj[()]) if hasattr(obj, "shape") else None)
+    return out
+
+
+def _episode_meta(ep: dict[str, np.ndarray], seed: int, episode_id: int, control_mode: str) -> dict[str, Any]:
+    return {"episode_id": episode_id, "episode_seed": seed, "reset_kwargs": {"seed": seed},
+            "control_mode": control_mode, "elapsed_steps": len(ep["actions"]),
+            "success": bool(ep["success"][-1]), "success_once": bool(ep["success"].any()),
+            "return": float(ep["rewards"].sum())}
+
+
+def _progress(total: int, done: int):
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm comes with ManiSkill
+        return None
+    return tqdm(total=total, initial=done, unit="ep", desc="collect", dynamic_ncols=True, file=sys.stderr)
+
+
+def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, only_success: bool = False,
+            seed_start: int = 0, max_attempts: int | None = None, progress: bool = True,
+            **env_kwargs: Any) -> tuple[Path, Path]:
+    """Collect ``episodes`` episodes of ``env_id`` with its scripted expert into ``out``; returns (h5, json) paths.
+
+    ``only_success``: keep successful episodes only (``success_once``); ``max_attempts`` (default ``10 *
+    episodes`` then) bounds the seeds tried. Other kwargs go to ``gym.make`` (e.g. ``episode_steps``); the
+    recording settings :data:`RECORD_KWARGS` are fixed. A collection interrupted at any point resumes when called
+    again with the same arguments (see the module docstring).
+    """
+    import gymnasium as gym
+
+    import membench_envs  # noqa: F401  (registers the IDs)
+    from membench_envs.robo.experts import scripted_expert
+
+    episodes = int(episodes)
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    fixed = sorted(set(env_kwargs) & set(RECORD_KWARGS))
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)} cannot be changed: datasets are recorded with {RECORD_KWARGS}")
+    max_attempts = int(max_attempts) if max_attempts is not None else (10 * episodes if only_success else episodes)
+    h5_path, json_path, parts = dataset_paths(out, env_id)
+    if json_path.is_file() and h5_path.is_file():
+        have = len(json.loads(json_path.read_text())["episodes"])
+        if have >= episodes:
+            print(f"{json_path}: already holds {have} episodes", file=sys.stderr)
+            return h5_path, json_path
+        raise ValueError(f"{h5_path} already holds {have} episodes (< {episodes}); choose another --out or delete it")
+    settings = _settings(env_id, env_kwargs, only_success, seed_start)
+    _check_settings(parts, settings)
+
+    def attempted(seed: int) -> str | None:
+        if (parts / f"ep_{seed}.h5").is_file():
+            return "kept"
+        if (parts / f"ep_{seed}.rejected").is_file():
+            return "rejected"
+        return None
+
+    seed, kept, tried, successes, kept_here = seed_start, 0, 0, 0, 0
+    while kept < episodes and tried < max_attempts and attempted(seed) is not None:  # what an earlier run did
+        kept += attempted(seed) == "kept"
+        tried += 1
+        seed += 1
+    if tried:
+        import h5py
+
+        for s in range(seed_start, seed):
+            if attempted(s) == "kept":
+                with h5py.File(parts / f"ep_{s}.h5", "r") as f:
+                    successes += bool(f["traj/success"][()].any())
+        print(f"resuming: {kept} episodes kept from {tried} seeds already tried", file=sys.stderr)
+
+    bar = _progress(episodes, kept) if progress else None
+    env = None
+    started = time.perf_counter()
+    try:
+        while kept < episodes and tried < max_attempts:
+            if env is None:
+                env = gym.make(env_id, **RECORD_KWARGS, **env_kwargs)
+                expert = scripted_expert(env)
+            ep = _record_episode(env, expert, seed)
+            ok = bool(ep["success"].any())
+            successes += ok
+            tried += 1
+            if ok or not only_success:
+                _write_h5(parts / f"ep_{seed}.h5", {"traj": ep})
+                kept += 1
+                kept_here += 1
+                if bar is not None:
+                    bar.update(1)
+            else:
+                (parts / f"ep_{seed}.rejected").touch()
+            if bar is not None:
+                bar.set_postfix(success=f"{successes / tried:.2f}", seeds=tried)
+            seed += 1
+    finally:
+        if bar is not None:
+            bar.close()
+        if env is not None:
+            env.close()
+    if kept < episodes:
+        raise CollectionError(f"only {kept} of {episodes} successful episodes in {tried} seeds "
+                           f"(success rate {successes / max(tried, 1):.2f}); raise max_attempts or resume later: "
+                           f"the {kept} kept are in {parts}")
+    _assemble(env_id, settings, parts, h5_path, json_path, seed_start, seed, tried, successes)
+    if kept_here:
+        print(f"{kept_here / (time.perf_counter() - started) * 60:.1f} episodes/min in this run", file=sys.stderr)
+    return h5_path, json_path
+
+
+def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, seed_start: int, seed_end: int,
+              tried: int, successes: int) -> None:
+    """The final HDF5 + JSON pair from the parts (kept seeds in order), then the parts are removed."""
+    import h5py
+
+    from membench_envs import catalogue
+
+    groups, metas, rejected = {}, [], []
+    control_mode = RECORD_KWARGS["control_mode"]
+    for s in range(seed_start, seed_end):
+        part = parts / f"ep_{s}.h5"
+        if not part.is_file():
+            rejected.append(s)
+            continue
+        with h5py.File(part, "r") as f:
+            ep = _read_h5_group(f, "traj")
+        i = len(metas)
+        groups[f"traj_{i}"] = ep
+        metas.append(_episode_meta(ep, s, i, control_mode))
+    spec = catalogue.get(env_id)
+    index = {
+        "env_info": {"env_id": env_id, "env_kwargs": settings["env_kwargs"],
+                     "max_episode_steps": int(settings["env_kwargs"].get("episode_steps") or spec.episode_length)},
+        "source_type": "scripted expert",
+        "source_desc": "membench_envs.robo.experts (privileged state), oracle variant, two 128x128 cameras",
+        "episodes": metas,
+        "membench": {**settings, "rejected_seeds": rejected, "seeds_tried": tried,
+                     "expert_success_rate": successes / max(tried, 1), "memory_types": list(spec.memory_types),
+                     "oracle_keys": list(spec.oracle_keys)},
+    }
+    _write_h5(h5_path, groups)
+    tmp = json_path.with_name(json_path.name + ".tmp")
+    tmp.write_text(json.dumps(index, indent=1))
+    os.replace(tmp, json_path)
+    for p in parts.iterdir():
+        p.unlink()
+    parts.rmdir()
+    print(f"{h5_path}: {len(metas)} episodes (expert success {successes}/{tried} seeds)", file=sys.stderr)
+
+
+__all__ = ["FORMAT", "RECORD_KWARGS", "CollectionError", "collect", "dataset_paths"]

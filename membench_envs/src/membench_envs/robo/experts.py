@@ -1,0 +1,292 @@
+"""Scripted experts on the privileged state: one policy per MIKASA-Robo family, for datasets and solvability checks.
+
+Each expert acts in ``pd_ee_delta_pose`` (make the env with ``control_mode="pd_ee_delta_pose"``: the controller does
+the inverse kinematics) and reads object poses from the simulator and the answer from ``info["oracle"]``, so it
+isolates the question "is the task solvable, and only through memory?". ``expert = scripted_expert(env)`` picks the
+family's expert; call ``expert.reset()`` after every ``env.reset`` and ``expert(obs, info)`` for each action. Single
+environments only (``num_envs=1``).
+
+- :class:`ReachPolicy` (Remember*): hold still until the choice, then hover above the object that matches the oracle
+  and descend until the closed gripper's TCP is 3.5 cm above its centre (inside the 5 cm success radius).
+- :class:`ShellPolicy` (ShellGame Touch / Push / Pick): touch, push or lift the mug over the ball.
+- :class:`TouchSequencePolicy` (Bunch / Seq / ChainOfColors): touch the shown cubes one after the other.
+- :class:`TrackPolicy` (Intercept / InterceptGrab): catch the rolling ball from above.
+
+``choose="random"`` (Reach, Shell) or ``order=...`` (TouchSequence) turn an expert into the chance baseline of
+the same motion. Measured success rates are in the README (MIKASA-Robo section).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Seconds per control step (20 Hz): TrackPolicy's feed-forward on the ball's velocity.
+STEP = 0.05
+
+
+class ReachPolicy:
+    def __init__(self, env, choose: str = "oracle", seed: int = 0):
+        self.base = env.unwrapped
+        self.choose = choose
+        self.rng = np.random.default_rng(seed)
+        self.target: int | None = None
+
+    def reset(self):
+        self.target = None
+
+    def _pick(self, info) -> int:
+        items = self.base.items
+        if self.choose == "random":
+            return int(self.rng.integers(len(items)))
+        oracle = tuple(int(v) for v in np.atleast_1d(info["oracle"]))
+        matches = [j for j, it in enumerate(items) if tuple(it.oracle) == oracle]
+        assert len(matches) == 1, (oracle, matches)
+        return matches[0]
+
+    def __call__(self, obs, info) -> np.ndarray:
+        action = np.zeros(7, dtype=np.float32)
+        action[6] = -1.0  # gripper closed: a narrow tip
+        if int(info["elapsed_steps"]) < self.base.choice_start:
+            return action
+        if self.target is None:
+            self.target = self._pick(info)
+        goal = self.base.memory_object_positions[0, self.target].cpu().numpy().astype(np.float64)
+        tcp = self.base.agent.tcp.pose.p[0].cpu().numpy()
+        horizontal = np.linalg.norm(goal[:2] - tcp[:2])
+        aim = goal + np.array([0.0, 0.0, 0.035 if horizontal < 0.02 else 0.09])
+        action[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1.0, 1.0)
+        return action
+
+
+class ShellPolicy:
+    """Wait for the mugs, choose a cup (``oracle`` or ``random``), then touch / push / lift its mug and hold still."""
+
+    def __init__(self, env, choose: str = "oracle", seed: int = 0):
+        self.base = env.unwrapped
+        self.mode = self.base.MODE
+        self.choose = choose
+        self.rng = np.random.default_rng(seed)
+        self.reset()
+
+    def reset(self):
+        self.target = None
+        self.stage = 0
+        self.count = 0
+
+    @staticmethod
+    def _move(action, aim, tcp, gain=1.5, limit=1.0):
+        action[:3] = np.clip((aim - tcp) / 0.1 * gain, -limit, limit)
+
+    def __call__(self, obs, info) -> np.ndarray:
+        b = self.base
+        g = b.mug_geometry
+        a = np.zeros(7, dtype=np.float32)
+        a[6] = 1.0 if self.mode == "pick" else -1.0  # open to grasp, closed (a narrow tip) to touch / push
+        if int(info["elapsed_steps"]) < b.time_offset:
+            return a
+        if self.target is None:
+            self.target = int(self.rng.integers(3)) if self.choose == "random" else int(info["oracle"][0])
+        mug = b.mug_positions[0, self.target].cpu().numpy().astype(np.float64)
+        tcp = b.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
+        horizontal = np.linalg.norm(mug[:2] - tcp[:2])
+        if self.mode == "touch":
+            self._move(a, mug + [0.0, 0.0, g.height / 2 + (0.012 if horizontal < 0.015 else 0.08)], tcp)
+        elif self.mode == "push":
+            behind = mug + [-(g.outer_radius + 0.03), 0.0, 0.0]
+            if self.stage == 0:  # above the point behind the mug
+                aim = behind + [0.0, 0.0, 0.1]
+                self._move(a, aim, tcp)
+                self.stage = int(np.linalg.norm(aim - tcp) < 0.01)
+            elif self.stage == 1:  # down behind it
+                aim = np.array([behind[0], behind[1], mug[2] - 0.01])
+                self._move(a, aim, tcp)
+                self.stage = 2 if abs(aim[2] - tcp[2]) < 0.008 else 1
+            elif self.stage == 2:  # push forward until the mug reaches the goal's x, then hold still
+                self._move(a, np.array([tcp[0] + 0.05, mug[1], mug[2] - 0.01]), tcp, gain=0.6, limit=0.3)
+                self.stage = 3 if mug[0] >= b.goal_positions[0, 0].item() - 0.01 else 2
+        else:
+            if self.stage == 0:  # gripper open, above the mug
+                aim = mug + [0.0, 0.0, g.height / 2 + 0.06]
+                self._move(a, aim, tcp)
+                self.stage = int(np.linalg.norm(aim - tcp) < 0.01)
+            elif self.stage == 1:  # down around the closed end, only while centred above it
+                low, high = g.height / 2 - 0.02, g.height / 2 + 0.06
+                dz = low if horizontal < 0.006 else max(low, min(high, tcp[2] - mug[2]))
+                aim = mug + [0.0, 0.0, dz]
+                self._move(a, aim, tcp, gain=1.0)
+                self.stage = 2 if np.linalg.norm(aim - tcp) < 0.006 else 1
+            elif self.stage == 2:  # close
+                a[6] = -1.0
+                self.count += 1
+                self.stage = 3 if self.count >= 6 else 2
+            else:  # lift the mug to the goal, then hold still
+                a[6] = -1.0
+                goal = b.goal_positions[0].cpu().numpy()
+                if self.stage == 3:
+                    self._move(a, goal + (tcp - mug), tcp, gain=1.0, limit=0.5)
+                    self.stage = 4 if np.linalg.norm(goal - mug) < 0.02 else 3
+        return a
+
+
+class TouchSequencePolicy:
+    """Bunch/Seq/ChainOfColors: touch the cubes of ``order`` (default: the oracle's, i.e. the shown order) one after
+    the other: hover above a cube, descend to its touch point, hold still until the env counts the touch, rise.
+
+    ``order="reversed"`` touches the shown cubes last-first, ``"nearest"`` along the arc of slots (any order: Bunch and
+    Seq), ``order=[k, ...]`` any given colours. Acts in
+    ``pd_ee_delta_pose`` and reads cube positions from the simulator (privileged)."""
+
+    HOVER = 0.025  # height above the touch point while moving sideways
+    ABOVE = 0.01  # where the TCP stops: the closed fingertips reach ~1 cm below it, onto the top face
+    GAIN = 2.0
+
+    def __init__(self, env, order="oracle", hasty: bool = False):
+        self.base = env.unwrapped
+        self.order = order
+        self.hasty = hasty  # move on after ONE step meeting the touch condition, whatever the env counted
+        self.reset()
+
+    def _done(self, k: int, info) -> bool:
+        if not self.hasty:
+            return bool(np.asarray(info["touched"]).reshape(-1)[k])
+        b = self.base
+        point = b.touch_points()[0, k].cpu().numpy()
+        tcp = b.agent.tcp.pose.p[0].cpu().numpy()
+        return bool(np.linalg.norm(point - tcp) < b.goal_thresh and info["is_robot_static"])
+
+    def reset(self):
+        self.plan: list[int] | None = None
+        self.i = 0
+
+    def __call__(self, obs, info) -> np.ndarray:
+        b = self.base
+        action = np.zeros(7, dtype=np.float32)
+        action[6] = -1.0  # gripper closed: a narrow tip
+        if int(info["elapsed_steps"]) < b.selection_start:
+            return action
+        if self.plan is None:
+            seq = [int(k) for k in np.atleast_1d(info["oracle"])]
+            if self.order == "oracle":
+                self.plan = seq
+            elif self.order == "reversed":
+                self.plan = seq[::-1]
+            elif self.order == "nearest":  # any order (Bunch/Seq): along the arc of slots, the shortest path
+                y = b.memory_object_positions[0, :, 1].cpu().numpy()
+                self.plan = sorted(seq, key=lambda k: y[k])
+            else:
+                self.plan = list(self.order)
+        while self.i < len(self.plan) and self._done(self.plan[self.i], info):
+            self.i += 1
+        tcp = b.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
+        if self.i >= len(self.plan):  # done: hold still well above the cubes
+            aim = tcp.copy()
+            aim[2] = max(aim[2], 0.12)
+        else:
+            point = b.touch_points()[0, self.plan[self.i]].cpu().numpy().astype(np.float64)
+            horizontal = np.linalg.norm(point[:2] - tcp[:2])
+            aim = point + np.array([0.0, 0.0, self.ABOVE if horizontal < 0.02 else self.HOVER])
+            if horizontal > 0.04 and tcp[2] < point[2] + self.HOVER - 0.01:  # rise before moving sideways
+                aim = np.array([tcp[0], tcp[1], point[2] + self.HOVER])
+        if np.linalg.norm(aim - tcp) > 0.004:  # close enough: no command, so the arm comes to rest
+            action[:3] = np.clip((aim - tcp) / 0.1 * self.GAIN, -1.0, 1.0)
+        return action
+
+
+class TrackPolicy:
+    """Catch the rolling ball: hover above its path ahead of it with the gripper open, follow it from above (feed-
+    forward on its velocity + feedback on the position error), descend around it once on top of it, close. Then
+    InterceptGrab holds still (``lift``: raise it 8 cm first, for ``strict_success``) and Intercept carries it into
+    the goal. Acts in ``pd_ee_delta_pose``."""
+
+    HIGH = 0.085  # TCP height while following: the open fingertips clear the ball
+    MOVE = 0.039  # metres the TCP moves in one step at a full command (measured)
+
+    def __init__(self, env, lift: bool = False):
+        self.base = env.unwrapped
+        self.lift = lift
+        self.reset()
+
+    def reset(self):
+        self.stage = "hover"
+        self.wait_y = None
+        self.count = 0
+
+    def _wait_point(self, ball, vel, tcp) -> float:
+        """The first y ahead of the ball that the TCP reaches with time to spare."""
+        for y in np.arange(-0.45, 0.5, 0.01):
+            if y < ball[1] + 0.15:
+                continue
+            travel = (max(abs(y - tcp[1]), abs(ball[0] - tcp[0])) + max(0.0, tcp[2] - self.HIGH)) / 0.035
+            if travel + 6 <= (y - 0.12 - ball[1]) / max(vel[1], 1e-3) / STEP:
+                return y
+        return 0.5
+
+    def __call__(self, obs, info) -> np.ndarray:
+        b = self.base
+        a = np.zeros(7, dtype=np.float32)
+        a[6] = 1.0  # open
+        tcp = b.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
+        ball = b.ball_position[0].cpu().numpy().astype(np.float64)
+        vel = b.ball.linear_velocity[0].cpu().numpy().astype(np.float64)
+        if self.stage == "hover":
+            if int(info["elapsed_steps"]) < 2:  # Intercept's ball lands during the first step
+                a[2] = -1.0
+                return a
+            if self.wait_y is None:
+                self.wait_y = self._wait_point(ball, vel, tcp)
+            steps = max(0.0, (self.wait_y - ball[1]) / max(vel[1], 1e-3) / STEP)
+            aim = np.array([ball[0] + vel[0] * steps * STEP, self.wait_y, self.HIGH])
+            a[:3] = np.clip((aim - tcp) / 0.1 * 2.0, -1, 1)
+            if ball[1] > tcp[1] - 0.12:
+                self.stage = "follow"
+        if self.stage in ("follow", "descend", "close"):
+            a[:2] = np.clip(vel[:2] * STEP / self.MOVE + (ball[:2] - tcp[:2]) / 0.1 * 3.0, -1, 1)
+            if self.stage == "follow":
+                a[2] = np.clip((self.HIGH - tcp[2]) / 0.1 * 2, -1, 1)
+                self.count = self.count + 1 if np.linalg.norm(ball[:2] - tcp[:2]) < 0.008 else 0
+                if self.count >= 2:
+                    self.stage, self.count = "descend", 0
+            elif self.stage == "descend":
+                a[2] = np.clip((ball[2] - tcp[2]) / 0.1 * 2.5, -1, 1)
+                if tcp[2] - ball[2] < 0.008:
+                    self.stage = "close"
+            else:
+                a[2] = np.clip((ball[2] - tcp[2]) / 0.1 * 2, -1, 1)
+                a[6] = -1.0
+                self.count += 1
+                if self.count >= 3:
+                    self.stage = "hold"
+        elif self.stage == "hold":
+            a[6] = -1.0
+            if hasattr(b, "goal_position"):  # Intercept: carry the ball into the goal
+                goal = b.goal_position[0].cpu().numpy()
+                a[:3] = np.clip((np.array([goal[0], goal[1], 0.03]) - tcp) / 0.1, -0.5, 0.5)
+            elif self.lift:
+                a[:3] = np.clip((np.array([tcp[0], tcp[1], 0.1]) - tcp) / 0.1, -0.5, 0.5)
+        return a
+
+
+def scripted_expert(env: Any, **kwargs: Any):
+    """The scripted expert of ``env``'s family (kwargs go to its class); a clear error for a family without one."""
+    from membench_envs.robo._remember import RememberBaseEnv
+    from membench_envs.robo.colors import ColorsEnv
+    from membench_envs.robo.intercept import _RollingBallEnv
+    from membench_envs.robo.shell_game import ShellGameEnv
+
+    base = env.unwrapped
+    if getattr(base, "num_envs", 1) != 1:
+        raise ValueError("the scripted experts drive one environment (num_envs=1)")
+    control = getattr(base, "control_mode", None)
+    if control != "pd_ee_delta_pose":
+        raise ValueError(f"the scripted experts act in pd_ee_delta_pose; this env uses {control!r} "
+                         "(make it with control_mode='pd_ee_delta_pose')")
+    for cls, expert in ((RememberBaseEnv, ReachPolicy), (ShellGameEnv, ShellPolicy), (ColorsEnv, TouchSequencePolicy),
+                        (_RollingBallEnv, TrackPolicy)):
+        if isinstance(base, cls):
+            return expert(env, **kwargs)
+    raise ValueError(f"no scripted expert for {type(base).__name__}")
+
+
+__all__ = ["STEP", "ReachPolicy", "ShellPolicy", "TouchSequencePolicy", "TrackPolicy", "scripted_expert"]

@@ -1,0 +1,179 @@
+"""Offline datasets: `membench-envs collect` writes ManiSkill's HDF5 + JSON pair, the loader reads it back as torch
+sequences, an interrupted collection resumes with every episode exactly once, and bad input is one clear error.
+
+Episodes are cut to a few steps (``episode_steps``) to keep the default suite fast; the expert cannot finish the
+task in them, which the only-success tests use on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("mani_skill")
+
+from membench_envs.cli import main as envs_cli  # noqa: E402
+from membench_envs.robo.collect import CollectionError, collect, dataset_paths  # noqa: E402
+from membench_envs.robo.dataset import EpisodeDataset, read_episode  # noqa: E402
+
+pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
+
+SHORT = 12  # steps per episode in these tests
+TASKS = {"MIKASA/RememberColor3-v0": (1, torch.int64), "MIKASA/InterceptSlow-v0": (3, torch.float32)}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """2 episodes of each of 2 tasks (an integer and a float oracle)."""
+    out = tmp_path_factory.mktemp("datasets")
+    for env_id in TASKS:
+        collect(env_id, 2, out, episode_steps=SHORT, progress=False)
+    return out
+
+
+@pytest.mark.parametrize("env_id", list(TASKS))
+def test_writer_and_loader_round_trip_with_the_documented_shapes(small, env_id):
+    h5_path, json_path, parts = dataset_paths(small, env_id)
+    assert h5_path.is_file() and json_path.is_file() and not parts.exists()
+    index = json.loads(json_path.read_text())
+    assert index["env_info"]["env_id"] == env_id and index["env_info"]["max_episode_steps"] == SHORT
+    assert index["env_info"]["env_kwargs"]["control_mode"] == "pd_ee_delta_pose"
+    assert [e["episode_seed"] for e in index["episodes"]] == [0, 1]
+    k, oracle_dtype = TASKS[env_id]
+    with h5py.File(h5_path, "r") as f:
+        assert sorted(f) == ["traj_0", "traj_1"]
+        g = f["traj_0"]
+        assert g["obs/rgb"].shape == (SHORT + 1, 128, 128, 6) and g["obs/rgb"].dtype == np.uint8
+        assert g["obs/joints"].shape == (SHORT + 1, 25) and g["obs/oracle"].shape == (SHORT + 1, k)
+        assert g["actions"].shape == (SHORT, 7) and g["rewards"].shape == (SHORT,)
+        done = g["done"][()]
+        assert done[-1] and not done[:-1].any() and g["truncated"][-1]
+        assert index["episodes"][0]["return"] == pytest.approx(float(g["rewards"][()].sum()))
+        assert g["obs/rgb"][0].std() > 0  # a rendered image, not zeros
+    episode = EpisodeDataset(h5_path)
+    assert len(episode) == 2
+    item = episode[1]
+    assert set(item) == {"rgb", "joints", "oracle", "action", "reward", "success", "done"}
+    assert item["rgb"].shape == (SHORT, 128, 128, 6) and item["rgb"].dtype == torch.uint8
+    assert item["oracle"].shape == (SHORT, k) and item["oracle"].dtype == oracle_dtype
+    assert item["action"].shape == (SHORT, 7) and item["reward"].dtype == torch.float32
+    assert item["done"].dtype == torch.bool and bool(item["done"][-1])
+    np.testing.assert_array_equal(item["joints"].numpy(), read_episode(h5_path, 1)["joints"])
+    windows = EpisodeDataset(h5_path, seq_len=5, stride=3, channels_first=True)
+    assert len(windows) == 2 * 3  # starts 0, 3, 6 in each 12-step episode
+    w = windows[4]  # episode 1, steps 3..7
+    assert w["rgb"].shape == (5, 6, 128, 128)
+    np.testing.assert_array_equal(w["action"].numpy(), read_episode(h5_path, 1)["action"][3:8])
+    batch = next(iter(torch.utils.data.DataLoader(windows, batch_size=4)))
+    assert batch["joints"].shape == (4, 5, 25)
+
+
+def test_the_episodes_replay_their_seed(small, robo_env):
+    """The stored first observation is what reset(seed) shows, and the two seeds differ."""
+    h5_path, _, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
+    env = robo_env("MIKASA/RememberColor3-v0", obs_variant="oracle", control_mode="pd_ee_delta_pose",
+                   reward_mode="normalized_dense", terminate_on_success=False, episode_steps=SHORT)
+    with h5py.File(h5_path, "r") as f:
+        for i in (0, 1):
+            obs, _ = env.reset(seed=i)
+            np.testing.assert_array_equal(f[f"traj_{i}/obs/rgb"][0], obs["rgb"])
+            np.testing.assert_allclose(f[f"traj_{i}/obs/joints"][0], obs["joints"], atol=1e-6)
+        assert not np.array_equal(f["traj_0/obs/rgb"][0], f["traj_1/obs/rgb"][0])
+
+
+def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys):
+    env_id = "MIKASA/RememberColor3-v0"
+    h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
+    argv = [sys.executable, "-m", "membench_envs.cli", "collect", env_id, "--episodes", "3", "--out", str(tmp_path),
+            "--set", f"episode_steps={SHORT}", "--no-progress"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 240
+        while not (parts / "ep_0.h5").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert (parts / "ep_0.h5").exists(), "the first episode was never written"
+        os.kill(proc.pid, signal.SIGKILL)  # no clean-up of any kind
+    finally:
+        proc.wait(timeout=60)
+    assert not h5_path.exists()
+    before = sorted(p.name for p in parts.glob("ep_*.h5"))
+    assert before and len(before) < 3, before
+    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
+    assert f"resuming: {len(before)} episodes kept from {len(before)} seeds already tried" in capsys.readouterr().err
+    index = json.loads(json_path.read_text())
+    assert [e["episode_seed"] for e in index["episodes"]] == [0, 1, 2]
+    with h5py.File(h5_path, "r") as f:
+        assert sorted(f) == ["traj_0", "traj_1", "traj_2"]
+        firsts = [f[f"traj_{i}/obs/rgb"][0] for i in range(3)]
+    assert not any(np.array_equal(firsts[a], firsts[b]) for a, b in ((0, 1), (0, 2), (1, 2)))
+    assert not parts.exists()
+    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)  # complete: nothing more is collected
+    assert len(json.loads(json_path.read_text())["episodes"]) == 3
+
+
+def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path, capsys):
+    """In 12 steps the RememberColor3 expert never reaches its cube (the choice opens at step 10)."""
+    env_id = "MIKASA/RememberColor3-v0"
+    with pytest.raises(CollectionError, match=r"only 0 of 1 successful episodes in 2 seeds"):
+        collect(env_id, 1, tmp_path, only_success=True, max_attempts=2, episode_steps=SHORT, progress=False)
+    _, json_path, parts = dataset_paths(tmp_path, env_id)
+    assert sorted(p.name for p in parts.glob("ep_*")) == ["ep_0.rejected", "ep_1.rejected"]
+    assert not json_path.exists()
+    code = envs_cli(["collect", env_id, "--episodes", "1", "--out", str(tmp_path), "--only-success",
+                     "--max-attempts", "2", "--set", f"episode_steps={SHORT}", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and "only 0 of 1 successful episodes in 2 seeds" in err  # resumed: no seed tried again
+    assert "resuming: 0 episodes kept from 2 seeds already tried" in err
+
+
+def test_a_restart_with_other_settings_is_refused(tmp_path):
+    env_id = "MIKASA/RememberColor3-v0"
+    with pytest.raises(CollectionError):
+        collect(env_id, 1, tmp_path, only_success=True, max_attempts=1, episode_steps=SHORT, progress=False)
+    with pytest.raises(ValueError, match="holds an interrupted collection with other settings .*only_success"):
+        collect(env_id, 1, tmp_path, only_success=False, episode_steps=SHORT, progress=False)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["collect", "MIKASA/TMazePassive-v0", "--episodes", "1"], "collect records MIKASA-Robo tasks"),
+    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "0"], "episodes must be >= 1, got 0"),
+    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "obs_variant=full"],
+     "obs_variant cannot be changed: datasets are recorded with"),
+    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "episode_steps"], "--set takes KEY=VALUE"),
+])
+def test_bad_collect_arguments_are_one_clear_error(argv, message, tmp_path, capsys):
+    assert envs_cli([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_the_loader_names_a_missing_index_and_a_foreign_file(small, tmp_path):
+    h5_path, json_path, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
+    lone = tmp_path / "RememberColor3-v0.h5"
+    lone.write_bytes(h5_path.read_bytes())
+    with pytest.raises(FileNotFoundError, match="RememberColor3-v0.json does not exist"):
+        EpisodeDataset(lone)
+    (tmp_path / "RememberColor3-v0.json").write_text("{}")
+    with pytest.raises(ValueError, match="is not a dataset index"):
+        EpisodeDataset(lone)
+    with pytest.raises(ValueError, match="unknown keys \\['pixels'\\]"):
+        EpisodeDataset(h5_path, keys=("pixels",))
+
+
+def test_the_scripted_experts_refuse_a_controller_they_do_not_drive(robo_env):
+    from membench_envs.robo.experts import ShellPolicy, scripted_expert
+
+    with pytest.raises(ValueError, match="act in pd_ee_delta_pose; this env uses 'pd_joint_delta_pos'"):
+        scripted_expert(robo_env("MIKASA/RememberColor3-v0", obs_variant="full"))
+    assert isinstance(scripted_expert(robo_env("MIKASA/ShellGameTouch-v0", obs_variant="full",
+                                               control_mode="pd_ee_delta_pose")), ShellPolicy)
