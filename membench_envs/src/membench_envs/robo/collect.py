@@ -167,6 +167,10 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
     if json_path.is_file() and h5_path.is_file():
         have = len(json.loads(json_path.read_text())["episodes"])
         if have >= episodes:
+            if parts.is_dir():  # a run stopped while removing its parts, after the final pair was written
+                for p in parts.iterdir():
+                    p.unlink()
+                parts.rmdir()
             print(f"{json_path}: already holds {have} episodes", file=sys.stderr)
             return h5_path, json_path
         raise ValueError(f"{h5_path} already holds {have} episodes (< {episodes}); choose another --out or delete it")
