@@ -148,3 +148,21 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     for s in (0, 1):
         assert_same_params(final_params(straight / f"seed_{s}"), final_params(run / f"seed_{s}"))
         assert history(straight / f"seed_{s}") == history(run / f"seed_{s}")
+
+
+def test_a_stori_run_resumes_exactly(tmp_path):
+    """The Atari emulator's state (RAM, CPU, its RNG) travels in the checkpoint as plain bytes."""
+    pytest.importorskip("ale_py")
+    from membench_agents.config import resolve
+
+    sets = ["ppo.num_envs=2", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=1",
+            "ppo.deterministic=true", "eval.episodes=1", "eval.num_envs=1", "checkpoint.every_iterations=1"]
+    cfg = resolve("STORI/Boxing-Type3-v0", "ppo-mlp", steps=4 * 2 * 16, seeds=1, overrides=sets).config
+    a = _uninterrupted(cfg, tmp_path)
+    b = tmp_path / "b"
+    with pytest.raises(runs.Interrupted):
+        runs.train_seed(cfg, 0, b, stop_after_iterations=2)
+    assert runs.load_checkpoint(b / "checkpoint.pt")["env_state"] is not None
+    runs.train_seed(cfg, 0, b, resume=True)
+    assert_same_params(final_params(a), final_params(b))
+    assert history(a) == history(b)

@@ -405,7 +405,9 @@ def test_tensorboard_log_of_an_interrupted_and_resumed_run_has_every_step(tmp_pa
 
 
 _ENV_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0", "CartPole-v1",
-            "FrozenLake-v1", "MIKASA/MiniGridMemoryS7-v0", "POPGym/RepeatPreviousEasy-v0"]
+            "FrozenLake-v1", "MIKASA/MiniGridMemoryS7-v0", "POPGym/RepeatPreviousEasy-v0",
+            # the Atari emulator's state is saved through StoriEnv's external-state methods
+            "STORI/Breakout-Type1-v0", "STORI/Breakout-5C-v0", "STORI/Boxing-Type3-v0"]
 
 
 @pytest.mark.parametrize("env_id", _ENV_IDS)

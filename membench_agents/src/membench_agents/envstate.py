@@ -14,6 +14,12 @@ This covers environments whose state lives in Python objects and numpy arrays: m
 toy-text environments in a ``SyncVectorEnv``. Environments holding state outside Python (simulator handles
 such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``) cannot be captured:
 :func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be resumed exactly.
+
+An object whose state partly lives outside Python can say how to save that part as plain data: a class attribute
+``membench_external_state = ("ale",)`` names the attributes to leave out of the walk, and two methods give and take
+their state, ``membench_get_external() -> plain data`` and ``membench_set_external(plain data)`` (STORI's Atari
+emulator: its serialized state, RNG included). Read-only mappings (``types.MappingProxyType``: tables, not state)
+are structure and left out.
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ import numpy as np
 _STRUCTURE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
               types.ModuleType, type, np.dtype, enum.Enum, re.Pattern, frozenset, bytes, complex, range, slice,
               type(Ellipsis), type(NotImplemented), types.MethodWrapperType, types.WrapperDescriptorType,
-              staticmethod, classmethod, property)
+              staticmethod, classmethod, property, types.MappingProxyType)
 _SCALARS = (bool, int, float, str, type(None))
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+#: What makes a numpy SeedSequence (and the children it spawns next).
+_SEED_SEQUENCE = ("entropy", "spawn_key", "pool_size", "n_children_spawned")
 
 
 class NotCapturable(Exception):
@@ -71,6 +79,9 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
     if isinstance(x, random.Random):
         seen[id(x)] = path
         return {"__random__": x.getstate()}
+    if isinstance(x, np.random.SeedSequence):
+        seen[id(x)] = path
+        return {"__seedsequence__": _capture({k: getattr(x, k) for k in _SEED_SEQUENCE}, path, {})}
     if isinstance(x, (list, tuple)):
         seen[id(x)] = path
         items = [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x)]
@@ -87,8 +98,22 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
     if attrs is None:
         raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__}, which is not plain data")
     seen[id(x)] = path
-    return {"__object__": _class_key(type(x)),
-            "attrs": {k: _capture(v, f"{path}.{k}", seen) for k, v in attrs.items()}}
+    external = _external(x)
+    node = {"__object__": _class_key(type(x)),
+            "attrs": {k: _capture(v, f"{path}.{k}", seen) for k, v in attrs.items() if k not in external}}
+    if external:
+        node["external"] = _capture(x.membench_get_external(), f"{path}.membench_get_external()", {})
+    return node
+
+
+def _external(x: Any) -> tuple[str, ...]:
+    """The attributes ``x`` saves itself (``membench_external_state``; see the module docstring)."""
+    names = getattr(type(x), "membench_external_state", ())
+    if names and not (callable(getattr(x, "membench_get_external", None))
+                      and callable(getattr(x, "membench_set_external", None))):
+        raise NotCapturable(f"{type(x).__qualname__} declares membench_external_state but lacks "
+                            "membench_get_external / membench_set_external")
+    return tuple(names)
 
 
 def _attributes(x: Any) -> dict[str, Any] | None:
@@ -175,6 +200,11 @@ class _Restorer:
             return tuple(self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__tuple__"]))
         if "__dict__" in node:
             return {k: self.build(v, f"{path}[{k!r}]") for k, v in node["__dict__"].items()}
+        if "__seedsequence__" in node:
+            fields = self.build(node["__seedsequence__"], path)
+            return np.random.SeedSequence(fields["entropy"], spawn_key=tuple(fields["spawn_key"]),
+                                          pool_size=fields["pool_size"],
+                                          n_children_spawned=fields["n_children_spawned"])
         if "__generator__" in node:
             state = self.build(node["__generator__"], path)
             name = state.get("bit_generator") if isinstance(state, dict) else None
@@ -188,6 +218,9 @@ class _Restorer:
             if cls is None:
                 raise ValueError(f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
                                  "does not use; it was saved from another environment or version")
+            if "external" in node:
+                raise ValueError(f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
+                                 "environment does not match the checkpoint")
             obj = object.__new__(cls)
             for k, v in node["attrs"].items():
                 object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
@@ -212,6 +245,8 @@ class _Restorer:
                 raise ValueError(f"{path}: expected a numpy Generator, found {type(target).__name__}")
             target.bit_generator.state = self.build(node["__generator__"], path)
             return target
+        if "__seedsequence__" in node:  # immutable but for its spawn counter: a new one
+            return self.build(node, path)
         if "__randomstate__" in node:
             if not isinstance(target, np.random.RandomState):
                 raise ValueError(f"{path}: expected a numpy RandomState, found {type(target).__name__}")
@@ -256,5 +291,9 @@ class _Restorer:
                 new = self.into(attrs.get(k), v, f"{path}.{k}")
                 if new is not attrs.get(k):
                     object.__setattr__(target, k, new)
+            if "external" in node:
+                if not _external(target):
+                    raise ValueError(f"{path}: the checkpoint holds external state that this object does not take")
+                target.membench_set_external(self.build(node["external"], f"{path}.membench_get_external()"))
             return target
         raise ValueError(f"{path}: unrecognised saved state")

@@ -217,3 +217,16 @@ class StoriEnv(gym.Env):
         if self.render_mode == "rgb_array":
             return self._pooled.copy()
         return None
+
+    # --- exact resume (membench_agents.envstate) -----------------------------------------------------------------
+    #: The emulator lives outside Python: its state is saved through the two methods below, the rest of this
+    #: object (frames, random generators, counters, the wrapper's state) as plain attributes.
+    membench_external_state = ("ale",)
+
+    def membench_get_external(self) -> dict[str, np.ndarray]:
+        """The emulator's state (RAM, CPU, frame counters and its RNG) as bytes."""
+        return {"ale": np.frombuffer(self.ale.cloneState(include_rng=True).serialize(), dtype=np.uint8).copy()}
+
+    def membench_set_external(self, state: dict[str, np.ndarray]) -> None:
+        state_type = type(self.ale.cloneState())  # ale_py.ALEState, without importing ale_py here
+        self.ale.restoreState(state_type(np.asarray(state["ale"], dtype=np.uint8).tobytes()))
