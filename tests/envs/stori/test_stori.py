@@ -76,6 +76,15 @@ def test_blackout_fills_exactly_its_regions_in_every_mode(game):
             ref = full.step(t % masked.action_space.n)[0]
 
 
+def test_a_blackout_region_outside_the_screen_is_refused():
+    import dataclasses
+
+    bad = {**GAMES["Breakout"].blackout, 12: ("off screen", ((150, 160, 0, 10),))}
+    with pytest.raises(ValueError, match=r"Breakout blackout mode 12: region \(150, 160, 0, 10\) is not inside the "
+                                         r"160x210 screen"):
+        dataclasses.replace(GAMES["Breakout"], blackout=bad)
+
+
 def _rollout_with_ale(env, actions, seed=0):
     """Steps ``env`` with ``actions``; returns the images, rewards and the emulator RAM after each step."""
     obs, _ = env.reset(seed=seed)

@@ -65,6 +65,7 @@ class StoriEnv(gym.Env):
         self.config_dict = None if config is None else dict(config)
         self.obs_variant = p["obs_variant"]
         self.frame_skip, self.max_pool, self.noop_max = p["frame_skip"], p["max_pool"], p["noop_max"]
+        self._first_observed = self.frame_skip - (2 if self.max_pool else 1)  # frame index within a step
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         name = f"STORI/{self.game.name}-{self.preset or ''}{'-' if self.preset else ''}v0"
         ale_py = require("ale_py", "atari", env_id=name)
@@ -202,7 +203,7 @@ class StoriEnv(gym.Env):
                 wrapper.before(ale)
                 reward = reward + wrapper.after(ale, ale.act(actions[executed]))
             over = ale.game_over()
-            if over or i >= self.frame_skip - 2:  # the (at most two) frames the observation is made of
+            if over or i >= self._first_observed:  # the frames the observation is made of (two when max-pooling)
                 self._capture(len(slots))
                 slots.append(len(slots))
             if over:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+#: ALE's screen (every supported game): 210 rows of 160 pixels.
+SCREEN_HEIGHT, SCREEN_WIDTH = 210, 160
 #: A blackout region: (min_x, max_x, min_y, max_y), inclusive pixel bounds.
 Region = tuple[int, int, int, int]
 
@@ -39,6 +41,11 @@ class Game:
     def __post_init__(self) -> None:
         for name in ("ram_labels", "random_modes", "blackout", "ram_edits", "presets"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        for mode, (_, regions) in self.blackout.items():
+            for x0, x1, y0, y1 in regions:
+                if not (0 <= x0 <= x1 < SCREEN_WIDTH and 0 <= y0 <= y1 < SCREEN_HEIGHT):
+                    raise ValueError(f"{self.name} blackout mode {mode}: region {(x0, x1, y0, y1)} is not inside the "
+                                     f"{SCREEN_WIDTH}x{SCREEN_HEIGHT} screen")
 
 
 #: Crop modes, common to every game (paper A.1.3). Mode 5 keeps a disc of CROP_RADIUS px around a uniform centre.

@@ -178,8 +178,12 @@ class MaskObservation(FrameWrapper):
     def __init__(self, concept: Concept, game: Game, num_actions: int, noop):
         super().__init__(concept, game, num_actions)
         self.kind, self.mode, self.noop = concept.kind, concept.mode, noop
-        self.colour = np.array(game.blackout_colour, dtype=np.uint8)
-        self.regions = game.blackout[self.mode][1] if self.kind == "blackout" else ()
+        colour = np.array(game.blackout_colour, dtype=np.uint8)
+        regions = game.blackout[self.mode][1] if self.kind == "blackout" else ()
+        # (rows, columns, a block of the region's shape filled with the colour): a plain copy per frame, much
+        # cheaper than broadcasting the colour into the region
+        self.fills = tuple((slice(y0, y1 + 1), slice(x0, x1 + 1), np.tile(colour, (y1 + 1 - y0, x1 + 1 - x0, 1)))
+                           for x0, x1, y0, y1 in regions)
         self.edits = tuple(game.ram_edits[self.mode][1].items()) if self.kind == "ram" else ()
 
     def mask(self, frame: np.ndarray, ale) -> None:
@@ -188,8 +192,8 @@ class MaskObservation(FrameWrapper):
         if self.kind == "crop":
             crop(frame, self.mode, self.rng)
         elif self.kind == "blackout":
-            for x0, x1, y0, y1 in self.regions:
-                frame[y0:y1 + 1, x0:x1 + 1] = self.colour
+            for rows, columns, fill in self.fills:
+                frame[rows, columns] = fill
         else:
             state = ale.cloneState(include_rng=True)
             for address, value in self.edits:
