@@ -161,6 +161,13 @@ def rotate_timing(T: int = 90) -> Timing:
                            "the peg's start yaw (the peg looks the same after half a turn)")
 
 
+def take_it_back_timing(T: int = 180) -> Timing:
+    """TakeItBack: one scheduled phase; the return starts when the cube first reaches the goal (a state, not a step),
+    so the decision window is bounded below by t = 1 and ends at T."""
+    return StartPoseTiming((("action", 0),), T, ((0, 1),), 1,
+                           "the cube's start position (its region is never rendered to the cameras)")
+
+
 def tracking_timing(T: int = 90) -> Timing:
     """Intercept / InterceptGrab: one phase (the ball rolls from t = 0); every action from t = 1 needs the motion."""
     return TrackingTiming((("rolling", 0),), T, ((0, 1),), 1)
@@ -567,6 +574,33 @@ ROTATE_STRICT = Family(
     ROBO_VARIANTS + ("prompt",),
 )
 
+# --- TakeItBack (App. K.9, Code 14) -----------------------------------------------------------------------------------
+TAKE_IT_BACK = Family(
+    "TakeItBack", "membench_envs.robo.take_it_back:TakeItBackEnv", ("spatial",), ("xyz_initial",),
+    (_num("goal_radius", 0.08, "radius of the goal and start regions (m)"), _num("cube_halfsize", 0.02)),
+    lambda k: take_it_back_timing(),
+    lambda k: ("Panda: push a green cube into the red goal region; the region turns violet once the cube is in it; "
+               "then bring the cube back to where it started (that spot is never shown: remember it)"),
+    "As the public code: the green cube (half-size 0.02 m) starts at x0 = U(-0.05, 0.05), y0 = 0.1 c + U(0, 0.05), "
+    "c uniform in {-1, 0, 1}; the oracle xyz_initial = (x0, y0, 0.001), float32 (3,). The goal region (a red-white "
+    "disc, radius goal_radius 0.08 m, no collision) lies at x = U(0.2, 0.25), y = U(-0.025, 0.025). The start region "
+    "(blue-white, same radius, centred on the cube's start) is hidden from both cameras (rendered only by the human "
+    "render camera). On the first observation where the cube's centre is within goal_radius of the goal's centre "
+    "(xy), goal_reached latches and the red disc is replaced by a violet one (147, 0, 211) at the same place (K.9 "
+    "says magenta; upstream swaps one step later, in the next evaluate()). One scheduled phase ('action', t = 0 .. "
+    "T - 1): the push and the return stages are states (info['goal_reached']), not steps. Success (default, the "
+    "public code's rule): goal_reached and the cube's centre within goal_radius (0.08 m) of its start (xy), on the "
+    "current step; no still arm needed. When the two regions overlap (centres closer than 0.16 m: about 0.2% of "
+    "episodes, estimated by sampling the draw) pushing the cube into the overlap succeeds at once. "
+    "strict_success=True (K.9: 'first reaching the goal region ..., then returning the cube to the initial region', "
+    "'in sequence'): the goal was reached on an earlier step and the cube is outside the goal region now. Dense "
+    "reward (max 30), push point = cube - (0.025, 0, 0), pull point = cube + (0.03, 0, 0): before goal_reached "
+    "2 (1 - tanh 5 |tcp - push point|) + 5 (1 - tanh 5 d_xy(cube, goal)) [|tcp - push point| < 0.01]; after "
+    "10 (1 - tanh 5 |tcp - pull point|) + 15 (1 - tanh 5 d_xy(cube, start)) [|tcp - pull point| < 0.01]; success "
+    "gives 30. The draws use each sub-scene's episode seed (upstream: torch's global RNG, which ManiSkill seeds on a "
+    "seeded reset from the first sub-scene's seed only, and not at all on a reset without a seed). Memory type: "
+    "Spatial (Table 1); K.9 also calls it sequential memory and spatial reasoning.",
+)
 
 PRESETS: tuple[Preset, ...] = (
     *(Preset(f"RememberColor{n}", REMEMBER_COLOR, {"colors": n}) for n in (3, 5, 9)),
@@ -586,6 +620,7 @@ PRESETS: tuple[Preset, ...] = (
     *(Preset(f"InterceptGrab{mode}", INTERCEPT_GRAB, {"velocity_range": v}) for mode, v in _INTERCEPT_SPEEDS.items()),
     *(Preset(f"RotateLenient{mode}", ROTATE_LENIENT, {"mode": m}) for mode, m in _ROTATE_MODES.items()),
     *(Preset(f"RotateStrict{mode}", ROTATE_STRICT, {"mode": m}) for mode, m in _ROTATE_MODES.items()),
+    Preset("TakeItBack", TAKE_IT_BACK),
 )
 FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
 
