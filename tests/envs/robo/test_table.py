@@ -69,7 +69,7 @@ def test_xi_follows_custom_timing():
 def test_every_id_is_one_row_of_the_table():
     robo_ids = [s.id for s in membench_envs.all_tasks() if s.extra == "robo"]
     assert sorted(robo_ids) == sorted(p.id for p in table.PRESETS)
-    assert len(robo_ids) == 27
+    assert len(robo_ids) == 32
     for p in table.PRESETS:
         spec = membench_envs.info(p.id)
         assert dict(spec.kwargs) == {"robo_env": p.family.cls_path, "membench_id": p.id, **p.knobs}

@@ -70,6 +70,12 @@ STRICT_REST_SPEED = 0.05
 #: InterceptGrab under ``strict_success=True``: the grasped ball's bottom at least this high above the table (m; Table
 #: 1: "catch the ball with the gripper and lift it up", no number given).
 STRICT_GRAB_LIFT = 0.05
+#: Rotate* under ``strict_success=True``: the peg counts as "stable" below this angular speed (rad/s; the paper:
+#: "maintaining the final orientation in a stable position", no number given; the arm's own static threshold).
+STRICT_PEG_SPIN = 0.2
+#: RotateStrict* under ``strict_success=True``: the peg's long axis at most this far out of the table plane (rad; the
+#: paper: "no significant deviation in other rotation axes", no number given; the same as the angle threshold).
+STRICT_PEG_TILT = 0.1
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -135,6 +141,33 @@ class TrackingTiming(Timing):
         )
 
 
+@dataclass(frozen=True)
+class StartPoseTiming(Timing):
+    """An object's start pose (Rotate's peg, TakeItBack's cube) is the cue: it is certainly shown on observation 0
+    only (from the first action on the robot may move the object, and nothing in the scene marks where it was), and
+    it is needed by the action on every later observation, so Δt = 1, t_e = 0 and the decision window starts at
+    t = 1 (a_0 is taken on the cue itself: ξ = 1, no memory)."""
+
+    what: str = "the start pose"
+
+    def xi_note(self) -> str:
+        return (f"{self.what} is certainly visible on observation t=0 only (the robot may move the object from the "
+                f"first action on, and nothing marks the start); " + super().xi_note())
+
+
+def rotate_timing(T: int = 90) -> Timing:
+    """Rotate*: one phase (the paper's "action phase"); the peg's start yaw, seen at t = 0, is needed until T."""
+    return StartPoseTiming((("action", 0),), T, ((0, 1),), 1,
+                           "the peg's start yaw (the peg looks the same after half a turn)")
+
+
+def take_it_back_timing(T: int = 180) -> Timing:
+    """TakeItBack: one scheduled phase; the return starts when the cube first reaches the goal (a state, not a step),
+    so the decision window is bounded below by t = 1 and ends at T."""
+    return StartPoseTiming((("action", 0),), T, ((0, 1),), 1,
+                           "the cube's start position (its region is never rendered to the cameras)")
+
+
 def tracking_timing(T: int = 90) -> Timing:
     """Intercept / InterceptGrab: one phase (the ball rolls from t = 0); every action from t = 1 needs the motion."""
     return TrackingTiming((("rolling", 0),), T, ((0, 1),), 1)
@@ -190,6 +223,8 @@ class Family:
     """Knob values -> :class:`Timing` (the task class calls the same function)."""
     describe: Callable[[Mapping[str, Any]], str]
     notes: str = ""
+    variants: tuple[str, ...] = ROBO_VARIANTS
+    """Observation variants; ``prompt`` only for the families with a static prompt (Rotate*)."""
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -466,6 +501,107 @@ INTERCEPT_GRAB = Family(
     "success gives 300.",
 )
 
+# --- RotateLenient / RotateStrict (App. K.7, K.8, Codes 12, 13) ------------------------------------------------------
+_ROTATE_PARAMS: tuple[Param, ...] = (
+    Param("mode", "choice", "pos_angle", choices=("pos_angle", "pos_neg_angle"), none_ok=True,
+          doc="pos_angle: rotate by a positive angle (Pos); pos_neg_angle: positive or negative (PosNeg)"),
+    _num("angle_threshold", 0.1, "permissible deviation from the target angle (rad)"),
+    _num("peg_half_width", 0.025), _num("peg_half_length", 0.12),
+    Param("angle_sampling", "choice", "code", choices=("code", "paper"),
+          doc="target angle draw: 'code' (public code, |angle| >= angle_threshold) or 'paper' (App. K.7 ranges)"),
+)
+_ROTATE_MODES = {"Pos": "pos_angle", "PosNeg": "pos_neg_angle"}
+_ROTATE_NOTES = (
+    "As the public code: a blue peg (a 0.24 x 0.05 x 0.05 m box, both halves the same colour, so it looks the same "
+    "after half a turn) lies on the table at x, y = U(-0.1, 0.1) with yaw theta0 = U(0, 2 pi); the target rotation "
+    "theta* is the static prompt (obs_variant='prompt', the paper's RGB+joints+prompt; float32 (1,), radians; "
+    "positive = counter-clockwise seen from above, i.e. a yaw increase about +z: the paper's 'clockwise' gives no "
+    "frame). The partial variant has no prompt (the paper adds it to every Rotate observation): use the prompt "
+    "variant for the memory test. Target draw (default angle_sampling='code', the public code): Pos theta* = 0.1 + "
+    "r (pi/2 - 0.1); PosNeg |theta*| = 0.1 + r (pi/4 - 0.1), positive iff r > 0.5 (sign and size correlated: "
+    "positive targets in [0.44, 0.79], negative in [-0.44, -0.1]), r = U(0, 1), 0.1 = angle_threshold. "
+    "angle_sampling='paper' (App. K.7): Pos theta* = U(0, pi/2), PosNeg theta* = U(-pi/4, pi/4); targets within "
+    "angle_threshold of 0 are then solved by holding still. The oracle y_angle_diff (float32 (1,), Table 1) is "
+    "wrap(theta* - wrap(yaw - theta0)), wrap to [-pi, pi), yaw = the third XYZ Euler angle of the peg's "
+    "quaternion (as the public code): the rotation still to do. Success never counts before t = 6 (the public code "
+    "masks t <= 5 in the dense reward modes only; here in every reward mode). The peg's start xy uses the episode "
+    "seed of its own sub-scene (upstream: torch's global RNG, which ManiSkill seeds on a seeded reset from the first "
+    "sub-scene's seed only, and not at all on a reset without a seed); the target is kept in float32 (upstream: "
+    "float16, a rounding of at most 5e-4 rad). "
+)
+
+
+def _rotate_timing(k: Mapping[str, Any]) -> Timing:
+    return rotate_timing()
+
+
+def _rotate_words(k: Mapping[str, Any]) -> str:
+    return ("a positive angle" if k["mode"] == "pos_angle" else "a positive or negative angle") + " given as a prompt"
+
+
+ROTATE_LENIENT = Family(
+    "RotateLenient", "membench_envs.robo.rotate:RotateLenientEnv", ("spatial",), ("y_angle_diff",),
+    _ROTATE_PARAMS,
+    _rotate_timing,
+    lambda k: (f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
+               f"(within {k['angle_threshold']:g} rad; its centre may move) and hold still: the start yaw must be "
+               "remembered"),
+    _ROTATE_NOTES
+    + "Success (default, the public code's rule): |y_angle_diff| < angle_threshold (0.1 rad) and every arm joint "
+    "slower than 0.2 rad/s, from t = 6. strict_success=True (K.7: 'maintaining the final orientation in a stable "
+    f"position'): also the peg's angular speed below {STRICT_PEG_SPIN:g} rad/s. Dense reward (max 25): "
+    "exp(-5 d) + 15 exp(-1.5 |y_angle_diff|) [d < 0.1] + 5 [|y_angle_diff| < 0.1] + 2 [that and a still arm], "
+    "d = |peg centre - tcp|; success gives 25.",
+    ROBO_VARIANTS + ("prompt",),
+)
+ROTATE_STRICT = Family(
+    "RotateStrict", "membench_envs.robo.rotate:RotateStrictEnv", ("spatial",), ("y_angle_diff",),
+    _ROTATE_PARAMS + (_num("pos_threshold", 0.05, "how far the peg's centre may move (m)"),),
+    _rotate_timing,
+    lambda k: (f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
+               f"(within {k['angle_threshold']:g} rad) without moving its centre more than {k['pos_threshold']:g} m, "
+               "and hold still: the start yaw must be remembered"),
+    _ROTATE_NOTES
+    + "Success (default, the public code's rule): |y_angle_diff| < angle_threshold (0.1 rad), |x - x0| < 0.05 and "
+    "|y - y0| < 0.05 (per axis: a square of side 0.1 m around the start) and every arm joint slower than 0.2 rad/s, "
+    "from t = 6; the other rotation axes are not checked. strict_success=True (K.8: 'within 5cm of its initial XY "
+    "coordinates', 'no significant deviation in other rotation axes', 'stable'): |(x, y) - (x0, y0)| < 0.05 "
+    f"(Euclidean), the peg's long axis at most {STRICT_PEG_TILT:g} rad out of the table plane and the peg's angular "
+    f"speed below {STRICT_PEG_SPIN:g} rad/s, with the angle and a still arm. Dense reward (max 100), d = |peg "
+    "centre - tcp|, reached = d < 0.04, pos_ok = |dx|, |dy| < 0.05: 0.5 exp(-3 d) + [reached] (5 exp(-5 |dx|) + "
+    "5 exp(-5 |dy|)) + 35 exp(-|y_angle_diff|) [reached, pos_ok] + 10 [angle, reached, pos_ok] + 5 [that and a "
+    "still arm]; success gives 100.",
+    ROBO_VARIANTS + ("prompt",),
+)
+
+# --- TakeItBack (App. K.9, Code 14) -----------------------------------------------------------------------------------
+TAKE_IT_BACK = Family(
+    "TakeItBack", "membench_envs.robo.take_it_back:TakeItBackEnv", ("spatial",), ("xyz_initial",),
+    (_num("goal_radius", 0.08, "radius of the goal and start regions (m)"), _num("cube_halfsize", 0.02)),
+    lambda k: take_it_back_timing(),
+    lambda k: ("Panda: push a green cube into the red goal region; the region turns violet once the cube is in it; "
+               "then bring the cube back to where it started (that spot is never shown: remember it)"),
+    "As the public code: the green cube (half-size 0.02 m) starts at x0 = U(-0.05, 0.05), y0 = 0.1 c + U(0, 0.05), "
+    "c uniform in {-1, 0, 1}; the oracle xyz_initial = (x0, y0, 0.001), float32 (3,). The goal region (a red-white "
+    "disc, radius goal_radius 0.08 m, no collision) lies at x = U(0.2, 0.25), y = U(-0.025, 0.025). The start region "
+    "(blue-white, same radius, centred on the cube's start) is hidden from both cameras (rendered only by the human "
+    "render camera). On the first observation where the cube's centre is within goal_radius of the goal's centre "
+    "(xy), goal_reached latches and the red disc is replaced by a violet one (147, 0, 211) at the same place (K.9 "
+    "says magenta; upstream swaps one step later, in the next evaluate()). One scheduled phase ('action', t = 0 .. "
+    "T - 1): the push and the return stages are states (info['goal_reached']), not steps. Success (default, the "
+    "public code's rule): goal_reached and the cube's centre within goal_radius (0.08 m) of its start (xy), on the "
+    "current step; no still arm needed. When the two regions overlap (centres closer than 0.16 m: about 0.2% of "
+    "episodes, estimated by sampling the draw) pushing the cube into the overlap succeeds at once. "
+    "strict_success=True (K.9: 'first reaching the goal region ..., then returning the cube to the initial region', "
+    "'in sequence'): the goal was reached on an earlier step and the cube is outside the goal region now. Dense "
+    "reward (max 30), push point = cube - (0.025, 0, 0), pull point = cube + (0.03, 0, 0): before goal_reached "
+    "2 (1 - tanh 5 |tcp - push point|) + 5 (1 - tanh 5 d_xy(cube, goal)) [|tcp - push point| < 0.01]; after "
+    "10 (1 - tanh 5 |tcp - pull point|) + 15 (1 - tanh 5 d_xy(cube, start)) [|tcp - pull point| < 0.01]; success "
+    "gives 30. The draws use each sub-scene's episode seed (upstream: torch's global RNG, which ManiSkill seeds on a "
+    "seeded reset from the first sub-scene's seed only, and not at all on a reset without a seed). Memory type: "
+    "Spatial (Table 1); K.9 also calls it sequential memory and spatial reasoning.",
+)
+
 PRESETS: tuple[Preset, ...] = (
     *(Preset(f"RememberColor{n}", REMEMBER_COLOR, {"colors": n}) for n in (3, 5, 9)),
     *(Preset(f"RememberShape{n}", REMEMBER_SHAPE, {"shapes": n}) for n in (3, 5, 9)),
@@ -482,6 +618,9 @@ PRESETS: tuple[Preset, ...] = (
     *(Preset(f"ChainOfColors{n}", CHAIN_OF_COLORS, {"sequence_length": n}) for n in (3, 5, 7)),
     *(Preset(f"Intercept{mode}", INTERCEPT, {"velocity_range": v}) for mode, v in _INTERCEPT_SPEEDS.items()),
     *(Preset(f"InterceptGrab{mode}", INTERCEPT_GRAB, {"velocity_range": v}) for mode, v in _INTERCEPT_SPEEDS.items()),
+    *(Preset(f"RotateLenient{mode}", ROTATE_LENIENT, {"mode": m}) for mode, m in _ROTATE_MODES.items()),
+    *(Preset(f"RotateStrict{mode}", ROTATE_STRICT, {"mode": m}) for mode, m in _ROTATE_MODES.items()),
+    Preset("TakeItBack", TAKE_IT_BACK),
 )
 FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
 
@@ -530,7 +669,7 @@ def _spec(p: Preset) -> TaskSpec:
         disable_env_checker=True,
         kwargs={"robo_env": f.cls_path, "membench_id": p.id, **p.knobs},
         params=robo_params(p.id, f.cls_path),
-        variants=ROBO_VARIANTS,
+        variants=f.variants,
         oracle_keys=f.oracle_keys,
         xi_note=t.xi_note(),
         notes=f.notes + p.notes,

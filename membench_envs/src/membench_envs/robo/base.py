@@ -33,7 +33,8 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   full       ``state`` float32 (D,) = qpos ‖ qvel ‖ tcp_pose ‖ task state ‖ oracle (the oracle is the LAST k
              entries). The paper's ``state`` mode: an MDP, the solvability check.
   rgb        ``rgb`` only (the paper's offline-RL "RGB" mode).
-  prompt     partial + ``prompt`` float32 (task's ``PROMPT_DIM``,); only for tasks with a static prompt.
+  prompt     partial + ``prompt`` float32 (task's ``PROMPT_DIM``,); only for tasks with a static prompt
+             (Rotate*: the target angle, (1,)).
   ========== ===================================================================================================
 
   ``full`` needs no renderer (ManiSkill ``obs_mode="state"``); the others use ManiSkill ``obs_mode="rgb"``.
