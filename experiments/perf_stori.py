@@ -13,6 +13,10 @@ Breakout, Boxing 5C and Type3 after its switch) emulate one extra frame per obse
 save/restore.
 
 Usage: python experiments/perf_stori.py   (about a minute)
+       python experiments/perf_stori.py --instructions [--game Breakout] [--presets Default,Type1,...]
+  --instructions counts CPU instructions instead of timing (valgrind's callgrind; each configuration runs 100 and
+  600 steps and the difference is kept, so start-up cost cancels): the same count whatever else the machine is
+  doing, for comparisons on a shared machine. About half a minute per configuration.
 """
 
 from __future__ import annotations
@@ -52,6 +56,61 @@ def frames_per_second(env: gym.Env, steps: int = STEPS, seed: int = 0) -> float:
     return best
 
 
+def _steps(env_id: str, max_pool: bool, steps: int) -> None:
+    """Child of --instructions: ``steps`` steps of pre-drawn random actions (episodes reset when they end)."""
+    import ale_py
+
+    gym.register_envs(ale_py)
+    if env_id.startswith("ALE/"):
+        env = gym.make(env_id, frameskip=FRAME_SKIP, repeat_action_probability=0.0)
+    else:
+        env = gym.make(env_id, max_pool=max_pool)
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, size=steps)
+    env.reset(seed=0)
+    for a in actions:
+        if any(env.step(int(a))[2:4]):
+            env.reset()
+
+
+def _instructions(env_id: str, max_pool: bool) -> int:
+    """Instructions of 500 steps (600 minus 100) of ``env_id``, counted by callgrind in child processes."""
+    import re
+    import subprocess
+    import tempfile
+
+    counts = []
+    for steps in (100, 600):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "callgrind.out")
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+                            "--child", env_id, str(int(max_pool)), str(steps)],
+                           check=True, capture_output=True)
+            with open(out) as f:
+                counts.append(int(re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M).group(1)))
+    return counts[1] - counts[0]
+
+
+def instructions_table(games: list[str], presets: list[str]) -> int:
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (Debian: apt-get install valgrind)")
+        return 2
+    print("CPU instructions of 500 agent steps (frame skip 4), relative to raw ALE/<Game>-v5")
+    print(f"{'ID':<28} {'no pool':>14} {'overhead':>9}   {'defaults':>14} {'overhead':>9}")
+    for game in games:
+        raw = _instructions(f"ALE/{game}-v5", False)
+        print(f"{f'ALE/{game}-v5 (reference)':<28} {raw:>14,}", flush=True)
+        for preset in presets:
+            env_id = f"STORI/{game}-{preset}-v0"
+            if env_id not in gym.registry:
+                continue
+            bare, pooled = _instructions(env_id, False), _instructions(env_id, True)
+            print(f"{env_id.removeprefix('STORI/'):<28} {bare:>14,} {bare / raw - 1:>+9.1%}   {pooled:>14,} "
+                  f"{pooled / raw - 1:>+9.1%}", flush=True)
+    return 0
+
+
 def main() -> int:
     try:
         import ale_py
@@ -75,4 +134,16 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        _steps(sys.argv[2], bool(int(sys.argv[3])), int(sys.argv[4]))
+        sys.exit(0)
+    if "--instructions" in sys.argv:
+        import argparse
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--instructions", action="store_true")
+        ap.add_argument("--game", action="append", help="default: every game")
+        ap.add_argument("--presets", default=",".join(PRESET_TYPES), help="comma-separated preset names")
+        a = ap.parse_args()
+        sys.exit(instructions_table(a.game or list(GAMES), a.presets.split(",")))
     sys.exit(main())

@@ -171,9 +171,19 @@ def test_the_loader_names_a_missing_index_and_a_foreign_file(small, tmp_path):
 
 
 def test_the_scripted_experts_refuse_a_controller_they_do_not_drive(robo_env):
-    from membench_envs.robo.experts import ShellPolicy, scripted_expert
+    from membench_envs.robo.experts import scripted_expert
 
     with pytest.raises(ValueError, match="act in pd_ee_delta_pose; this env uses 'pd_joint_delta_pos'"):
         scripted_expert(robo_env("MIKASA/RememberColor3-v0", obs_variant="full"))
-    assert isinstance(scripted_expert(robo_env("MIKASA/ShellGameTouch-v0", obs_variant="full",
-                                               control_mode="pd_ee_delta_pose")), ShellPolicy)
+
+
+@pytest.mark.parametrize("env_id, expert", [
+    ("MIKASA/RememberShape3-v0", "ReachPolicy"), ("MIKASA/ShellGamePush-v0", "ShellPolicy"),
+    ("MIKASA/SeqOfColors3-v0", "TouchSequencePolicy"), ("MIKASA/InterceptGrabFast-v0", "TrackPolicy"),
+    ("MIKASA/RotateStrictPos-v0", "RotatePolicy"), ("MIKASA/TakeItBack-v0", "CarryPolicy"),
+])
+def test_every_family_has_its_scripted_expert(robo_env, env_id, expert):
+    from membench_envs.robo.experts import scripted_expert
+
+    env = robo_env(env_id, obs_variant="full", control_mode="pd_ee_delta_pose")
+    assert type(scripted_expert(env)).__name__ == expert

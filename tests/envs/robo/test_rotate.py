@@ -24,6 +24,7 @@ pytest.importorskip("mani_skill")
 import torch  # noqa: E402
 from membench_envs.catalogue import robo as table  # noqa: E402
 from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
+from membench_envs.robo.experts import RotatePolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
 
@@ -73,82 +74,8 @@ def envs():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# scripted policy (privileged state)
+# running a scripted expert (membench_envs.robo.experts)
 # --------------------------------------------------------------------------------------------------------------
-class RotatePolicy:
-    """Turn the gripper so its fingers close across the peg's middle (choosing the turn direction that keeps the
-    wrist joint in range for the turn to come), descend, close, lift 2 cm, turn until the oracle ``y_angle_diff`` is
-    ~0, put the peg down, open, rise and hold still. Acts in ``pd_ee_delta_pose``."""
-
-    GRASP_Z = 0.022
-    CARRY_Z = 0.04
-
-    def __init__(self, env):
-        self.base = env.unwrapped
-        self.reset()
-
-    def reset(self):
-        self.stage, self.count = "align", 0
-        self.turn, self.prev, self.turned = None, None, 0.0
-
-    def _finger_yaw(self) -> float:
-        from mani_skill.utils.geometry import rotation_conversions
-
-        m = rotation_conversions.quaternion_to_matrix(self.base.agent.tcp.pose.q)[0].numpy()
-        return math.atan2(m[1, 1], m[0, 1])  # the fingers close along the TCP's y axis
-
-    def __call__(self, obs, info) -> np.ndarray:
-        b = self.base
-        a = np.zeros(7, dtype=np.float32)
-        tcp = b.agent.tcp.pose.p[0].numpy().astype(np.float64)
-        peg = b.peg.pose.p[0].numpy().astype(np.float64)
-        phi = self._finger_yaw()
-        if self.prev is not None:
-            self.turned += _wrap(phi - self.prev)
-        self.prev = phi
-        if self.turn is None:  # the fingers' line across the peg, up to half turns of the gripper
-            e = _wrap(2 * (float(b.peg_yaw()[0]) + math.pi / 2 - phi)) / 2
-            target = float(b.target_angle[0])
-            options = [e + k * math.pi for k in (-1, 0, 1)]
-            ok = [o for o in options if max(o, o + target) <= 1.9 and min(o, o + target) >= -3.4]
-            self.turn = min(ok or options, key=lambda o: max(abs(o), abs(o + target)))
-        diff = float(b.angle_diff()[0])
-        yaw_rate = 0.0
-        a[6] = -1.0
-        if self.stage == "align":
-            aim, yaw_rate, a[6] = np.array([peg[0], peg[1], 0.12]), self.turn - self.turned, 1.0
-            if abs(yaw_rate) < 0.03 and np.linalg.norm(aim - tcp) < 0.01:
-                self.stage = "descend"
-        elif self.stage == "descend":
-            aim, a[6] = np.array([peg[0], peg[1], self.GRASP_Z]), 1.0
-            if abs(tcp[2] - self.GRASP_Z) < 0.006:
-                self.stage, self.count = "close", 0
-        elif self.stage == "close":
-            aim = np.array([tcp[0], tcp[1], self.GRASP_Z])
-            self.count += 1
-            if self.count >= 4:
-                self.stage = "turn"
-        elif self.stage == "turn":
-            aim, yaw_rate = np.array([tcp[0], tcp[1], self.CARRY_Z]), diff
-            if abs(diff) < 0.02:
-                self.stage = "lower"
-        elif self.stage == "lower":
-            aim, yaw_rate = np.array([tcp[0], tcp[1], self.GRASP_Z + 0.004]), diff
-            if abs(tcp[2] - aim[2]) < 0.005:
-                self.stage, self.count = "release", 0
-        elif self.stage == "release":  # open, then rise: the peg rests on the table on its own
-            aim, a[6] = np.array([tcp[0], tcp[1], self.GRASP_Z + 0.004 + (0.05 if self.count >= 3 else 0.0)]), 1.0
-            self.count += 1
-            if self.count >= 8:
-                self.stage = "hold"
-        else:
-            a[6] = 1.0
-            return a
-        a[:3] = np.clip((aim - tcp) / 0.1 * 2.0, -1, 1)
-        a[5] = np.clip(-yaw_rate / 0.1 * 1.5, -1, 1)  # a positive command turns the downward TCP clockwise
-        return a
-
-
 def _episode(env, policy, seed: int, check=None) -> bool:
     obs, info = env.reset(seed=seed)
     if hasattr(policy, "reset"):

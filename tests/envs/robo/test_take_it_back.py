@@ -24,6 +24,7 @@ pytest.importorskip("mani_skill")
 import torch  # noqa: E402
 from membench_envs.catalogue import robo as table  # noqa: E402
 from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
+from membench_envs.robo.experts import CarryPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
 
@@ -57,79 +58,8 @@ def envs():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# scripted policy (privileged state)
+# running a scripted expert (membench_envs.robo.experts)
 # --------------------------------------------------------------------------------------------------------------
-class CarryPolicy:
-    """Grasp the cube from above, lift it while tilting the hand 0.6 rad forward (a hand pointing straight down
-    cannot get low beyond x ≈ 0.1, short of the goal), carry it into the goal region, then to its start (the
-    oracle), put it down and let go. Acts in ``pd_ee_delta_pose``."""
-
-    CARRY_Z = 0.045
-    TILT = 0.6
-
-    def __init__(self, env):
-        self.base = env.unwrapped
-        self.reset()
-
-    def reset(self):
-        self.stage, self.count = "reach", 0
-
-    def _tilt(self) -> float:
-        from mani_skill.utils.geometry import rotation_conversions
-
-        m = rotation_conversions.quaternion_to_matrix(self.base.agent.tcp.pose.q)[0].numpy()
-        return float(np.arccos(np.clip(-m[2, 2], -1.0, 1.0)))  # the TCP's z axis away from straight down
-
-    def __call__(self, obs, info) -> np.ndarray:
-        b = self.base
-        a = np.zeros(7, dtype=np.float32)
-        tcp = b.agent.tcp.pose.p[0].numpy().astype(np.float64)
-        cube = b.cube.pose.p[0].numpy().astype(np.float64)
-        start = np.asarray(info["oracle"], dtype=np.float64)
-        goal = b.goal_position[0].numpy().astype(np.float64)
-        a[6] = -1.0
-
-        def carry(xy):  # the TCP's aim that brings the held cube to xy, CARRY_Z high
-            return tcp + np.array([xy[0] - cube[0], xy[1] - cube[1], self.CARRY_Z - cube[2]])
-
-        if self.stage == "reach":
-            aim, a[6] = np.array([cube[0], cube[1], 0.1]), 1.0
-            if np.linalg.norm(aim - tcp) < 0.01:
-                self.stage = "descend"
-        elif self.stage == "descend":
-            aim, a[6] = cube.copy(), 1.0
-            if abs(tcp[2] - cube[2]) < 0.005:
-                self.stage, self.count = "close", 0
-        elif self.stage == "close":
-            aim = tcp.copy()
-            self.count += 1
-            if self.count >= 4:
-                self.stage = "lift"
-        elif self.stage == "lift":
-            aim = np.array([tcp[0], tcp[1], self.CARRY_Z + 0.02])
-            if self._tilt() < self.TILT:
-                a[4] = 1.0  # pitch the hand forward
-            else:
-                self.stage = "to_goal"
-        elif self.stage == "to_goal":
-            aim = carry(goal)
-            if bool(b.goal_reached[0]):
-                self.stage = "back"
-        elif self.stage == "back":
-            aim = carry(start)
-            if np.linalg.norm(cube[:2] - start[:2]) < 0.01:
-                self.stage = "put_down"
-        elif self.stage == "put_down":
-            aim = tcp + np.array([start[0] - cube[0], start[1] - cube[1], b.cube_halfsize - cube[2]])
-            if abs(cube[2] - b.cube_halfsize) < 0.004:
-                self.stage, self.count = "release", 0
-        else:
-            aim, a[6] = tcp + np.array([0.0, 0.0, 0.02 if self.count >= 3 else 0.0]), 1.0
-            self.count += 1
-        a[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1, 1)
-        return a
-
-
 def _episode(env, policy, seed: int, check=None) -> bool:
     obs, info = env.reset(seed=seed)
     if hasattr(policy, "reset"):

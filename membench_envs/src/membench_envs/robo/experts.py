@@ -11,6 +11,9 @@ environments only (``num_envs=1``).
 - :class:`ShellPolicy` (ShellGame Touch / Push / Pick): touch, push or lift the mug over the ball.
 - :class:`TouchSequencePolicy` (Bunch / Seq / ChainOfColors): touch the shown cubes one after the other.
 - :class:`TrackPolicy` (Intercept / InterceptGrab): catch the rolling ball from above.
+- :class:`RotatePolicy` (RotateLenient / RotateStrict): grasp the peg, turn it by the oracle's remaining angle, put
+  it down.
+- :class:`CarryPolicy` (TakeItBack): carry the cube into the goal, then back to its start (the oracle).
 
 ``choose="random"`` (Reach, Shell) or ``order=...`` (TouchSequence) turn an expert into the chance baseline of
 the same motion. Measured success rates are in the README (MIKASA-Robo section).
@@ -18,12 +21,18 @@ the same motion. Measured success rates are in the README (MIKASA-Robo section).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 #: Seconds per control step (20 Hz): TrackPolicy's feed-forward on the ball's velocity.
 STEP = 0.05
+
+
+def _wrap_angle(x: float) -> float:
+    """``x`` in [-pi, pi)."""
+    return (x + math.pi) % (2 * math.pi) - math.pi
 
 
 class ReachPolicy:
@@ -268,6 +277,151 @@ class TrackPolicy:
         return a
 
 
+class RotatePolicy:
+    """Turn the gripper so its fingers close across the peg's middle (choosing the turn direction that keeps the
+    wrist joint in range for the turn to come), descend, close, lift 2 cm, turn until the oracle ``y_angle_diff`` is
+    ~0, put the peg down, open, rise and hold still. Acts in ``pd_ee_delta_pose``."""
+
+    GRASP_Z = 0.022
+    CARRY_Z = 0.04
+
+    def __init__(self, env):
+        self.base = env.unwrapped
+        self.reset()
+
+    def reset(self):
+        self.stage, self.count = "align", 0
+        self.turn, self.prev, self.turned = None, None, 0.0
+
+    def _finger_yaw(self) -> float:
+        from mani_skill.utils.geometry import rotation_conversions
+
+        m = rotation_conversions.quaternion_to_matrix(self.base.agent.tcp.pose.q)[0].numpy()
+        return math.atan2(m[1, 1], m[0, 1])  # the fingers close along the TCP's y axis
+
+    def __call__(self, obs, info) -> np.ndarray:
+        b = self.base
+        a = np.zeros(7, dtype=np.float32)
+        tcp = b.agent.tcp.pose.p[0].numpy().astype(np.float64)
+        peg = b.peg.pose.p[0].numpy().astype(np.float64)
+        phi = self._finger_yaw()
+        if self.prev is not None:
+            self.turned += _wrap_angle(phi - self.prev)
+        self.prev = phi
+        if self.turn is None:  # the fingers' line across the peg, up to half turns of the gripper
+            e = _wrap_angle(2 * (float(b.peg_yaw()[0]) + math.pi / 2 - phi)) / 2
+            target = float(b.target_angle[0])
+            options = [e + k * math.pi for k in (-1, 0, 1)]
+            ok = [o for o in options if max(o, o + target) <= 1.9 and min(o, o + target) >= -3.4]
+            self.turn = min(ok or options, key=lambda o: max(abs(o), abs(o + target)))
+        diff = float(b.angle_diff()[0])
+        yaw_rate = 0.0
+        a[6] = -1.0
+        if self.stage == "align":
+            aim, yaw_rate, a[6] = np.array([peg[0], peg[1], 0.12]), self.turn - self.turned, 1.0
+            if abs(yaw_rate) < 0.03 and np.linalg.norm(aim - tcp) < 0.01:
+                self.stage = "descend"
+        elif self.stage == "descend":
+            aim, a[6] = np.array([peg[0], peg[1], self.GRASP_Z]), 1.0
+            if abs(tcp[2] - self.GRASP_Z) < 0.006:
+                self.stage, self.count = "close", 0
+        elif self.stage == "close":
+            aim = np.array([tcp[0], tcp[1], self.GRASP_Z])
+            self.count += 1
+            if self.count >= 4:
+                self.stage = "turn"
+        elif self.stage == "turn":
+            aim, yaw_rate = np.array([tcp[0], tcp[1], self.CARRY_Z]), diff
+            if abs(diff) < 0.02:
+                self.stage = "lower"
+        elif self.stage == "lower":
+            aim, yaw_rate = np.array([tcp[0], tcp[1], self.GRASP_Z + 0.004]), diff
+            if abs(tcp[2] - aim[2]) < 0.005:
+                self.stage, self.count = "release", 0
+        elif self.stage == "release":  # open, then rise: the peg rests on the table on its own
+            aim, a[6] = np.array([tcp[0], tcp[1], self.GRASP_Z + 0.004 + (0.05 if self.count >= 3 else 0.0)]), 1.0
+            self.count += 1
+            if self.count >= 8:
+                self.stage = "hold"
+        else:
+            a[6] = 1.0
+            return a
+        a[:3] = np.clip((aim - tcp) / 0.1 * 2.0, -1, 1)
+        a[5] = np.clip(-yaw_rate / 0.1 * 1.5, -1, 1)  # a positive command turns the downward TCP clockwise
+        return a
+
+
+class CarryPolicy:
+    """Grasp the cube from above, lift it while tilting the hand 0.6 rad forward (a hand pointing straight down
+    cannot get low beyond x ≈ 0.1, short of the goal), carry it into the goal region, then to its start (the
+    oracle), put it down and let go. Acts in ``pd_ee_delta_pose``."""
+
+    CARRY_Z = 0.045
+    TILT = 0.6
+
+    def __init__(self, env):
+        self.base = env.unwrapped
+        self.reset()
+
+    def reset(self):
+        self.stage, self.count = "reach", 0
+
+    def _tilt(self) -> float:
+        from mani_skill.utils.geometry import rotation_conversions
+
+        m = rotation_conversions.quaternion_to_matrix(self.base.agent.tcp.pose.q)[0].numpy()
+        return float(np.arccos(np.clip(-m[2, 2], -1.0, 1.0)))  # the TCP's z axis away from straight down
+
+    def __call__(self, obs, info) -> np.ndarray:
+        b = self.base
+        a = np.zeros(7, dtype=np.float32)
+        tcp = b.agent.tcp.pose.p[0].numpy().astype(np.float64)
+        cube = b.cube.pose.p[0].numpy().astype(np.float64)
+        start = np.asarray(info["oracle"], dtype=np.float64)
+        goal = b.goal_position[0].numpy().astype(np.float64)
+        a[6] = -1.0
+
+        def carry(xy):  # the TCP's aim that brings the held cube to xy, CARRY_Z high
+            return tcp + np.array([xy[0] - cube[0], xy[1] - cube[1], self.CARRY_Z - cube[2]])
+
+        if self.stage == "reach":
+            aim, a[6] = np.array([cube[0], cube[1], 0.1]), 1.0
+            if np.linalg.norm(aim - tcp) < 0.01:
+                self.stage = "descend"
+        elif self.stage == "descend":
+            aim, a[6] = cube.copy(), 1.0
+            if abs(tcp[2] - cube[2]) < 0.005:
+                self.stage, self.count = "close", 0
+        elif self.stage == "close":
+            aim = tcp.copy()
+            self.count += 1
+            if self.count >= 4:
+                self.stage = "lift"
+        elif self.stage == "lift":
+            aim = np.array([tcp[0], tcp[1], self.CARRY_Z + 0.02])
+            if self._tilt() < self.TILT:
+                a[4] = 1.0  # pitch the hand forward
+            else:
+                self.stage = "to_goal"
+        elif self.stage == "to_goal":
+            aim = carry(goal)
+            if bool(b.goal_reached[0]):
+                self.stage = "back"
+        elif self.stage == "back":
+            aim = carry(start)
+            if np.linalg.norm(cube[:2] - start[:2]) < 0.01:
+                self.stage = "put_down"
+        elif self.stage == "put_down":
+            aim = tcp + np.array([start[0] - cube[0], start[1] - cube[1], b.cube_halfsize - cube[2]])
+            if abs(cube[2] - b.cube_halfsize) < 0.004:
+                self.stage, self.count = "release", 0
+        else:
+            aim, a[6] = tcp + np.array([0.0, 0.0, 0.02 if self.count >= 3 else 0.0]), 1.0
+            self.count += 1
+        a[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1, 1)
+        return a
+
+
 def scripted_expert(env: Any, **kwargs: Any):
     """The scripted expert of ``env``'s family (kwargs go to its class); a clear error for a family without one."""
     from membench_envs.robo._remember import RememberBaseEnv
@@ -282,11 +436,15 @@ def scripted_expert(env: Any, **kwargs: Any):
     if control != "pd_ee_delta_pose":
         raise ValueError(f"the scripted experts act in pd_ee_delta_pose; this env uses {control!r} "
                          "(make it with control_mode='pd_ee_delta_pose')")
+    from membench_envs.robo.rotate import _RotatePegEnv
+    from membench_envs.robo.take_it_back import TakeItBackEnv
+
     for cls, expert in ((RememberBaseEnv, ReachPolicy), (ShellGameEnv, ShellPolicy), (ColorsEnv, TouchSequencePolicy),
-                        (_RollingBallEnv, TrackPolicy)):
+                        (_RollingBallEnv, TrackPolicy), (_RotatePegEnv, RotatePolicy), (TakeItBackEnv, CarryPolicy)):
         if isinstance(base, cls):
             return expert(env, **kwargs)
     raise ValueError(f"no scripted expert for {type(base).__name__}")
 
 
-__all__ = ["STEP", "ReachPolicy", "ShellPolicy", "TouchSequencePolicy", "TrackPolicy", "scripted_expert"]
+__all__ = ["STEP", "CarryPolicy", "ReachPolicy", "RotatePolicy", "ShellPolicy", "TouchSequencePolicy",
+           "TrackPolicy", "scripted_expert"]
