@@ -1,15 +1,17 @@
 """`make bench-perf` section `stori`: emulator frames/s of each STORI preset against raw ``ALE/<Game>-v5``.
 
-For Breakout and Boxing, in one process, one thread, the same number of agent steps of pre-drawn random actions
-(frame skip 4, so frames = 4 × steps; episodes reset when they end; best of 3 repeats):
+For each STORI game (Breakout, Boxing, Gopher, BankHeist), in one process, one thread, the same number of agent
+steps of pre-drawn random actions (frame skip 4, so frames = 4 × steps; episodes reset when they end; best of 3
+repeats):
   - reference: ale-py's own ``ALE/<Game>-v5`` with ``frameskip=4, repeat_action_probability=0.0`` (STORI's
     setting: sticky actions off), which returns the last frame of each step;
   - ``Default (no pool)``: ``STORI/<Game>-Default-v0`` with ``max_pool=False``: the same work, through StoriEnv;
   - every preset at its defaults (max-pool of the last two frames, as the paper's agents).
 The overhead column is frames/s relative to the reference (positive = slower). The RAM-edit presets (Boxing 5C,
-Boxing Type3 after its switch) emulate one extra frame per observed frame, plus a state save/restore.
+BankHeist 5A; Boxing Type3 after its switch, BankHeist Type3 in its second concept) emulate one extra frame per
+observed frame, plus a state save/restore.
 
-Usage: python experiments/perf_stori.py   (about half a minute)
+Usage: python experiments/perf_stori.py   (about a minute)
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def main() -> int:
         raw = frames_per_second(gym.make(f"ALE/{game}-v5", frameskip=FRAME_SKIP, repeat_action_probability=0.0))
         print(f"{f'ALE/{game}-v5 (reference)':<34} {raw:>9.0f} {'':>16}")
         rows = [("Default (no pool)", gym.make(f"STORI/{game}-Default-v0", max_pool=False))]
-        rows += [(p, gym.make(f"STORI/{game}-{p}-v0")) for p in PRESET_TYPES]
+        rows += [(p, gym.make(f"STORI/{game}-{p}-v0")) for p in PRESET_TYPES if p in GAMES[game].presets]
         for name, env in rows:
             fps = frames_per_second(env)
             print(f"{f'STORI/{game}-{name}':<34} {fps:>9.0f} {raw / fps - 1:>+15.1%}")
