@@ -58,9 +58,10 @@ def test_the_presets_are_the_authors_experiment_configs():
         assert "not in the paper" in GAMES[game].notes.lower()
 
 
-def test_cyclic_drift_of_the_gopher_preset_alternates_every_600_steps():
+def test_gopher_type3_alternates_the_default_game_and_5A():
     cfg = GAMES["Gopher"].presets["Type3"]
-    env = gym.make("STORI/Gopher-Type3-v0", max_episode_frames=10**6)
+    assert cfg["threshold"] == 600 and cfg["concept"] == GAMES["Gopher"].presets["5A"]
+    env = gym.make("STORI/Gopher-Type3-v0")
     env.unwrapped.config = parse_config("Gopher", {**cfg, "threshold": 3})  # the same drift, shorter cycles
     env.reset(seed=0)
     for s in range(9):
