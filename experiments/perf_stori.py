@@ -1,16 +1,17 @@
 """`make bench-perf` section `stori`: emulator frames/s of each STORI preset against raw ``ALE/<Game>-v5``.
 
-For Breakout and Boxing, in one process, one thread, the same number of agent steps of pre-drawn random actions
-(frame skip 4, so frames = 4 × steps; episodes reset when they end; best of 3 repeats):
+For each STORI game (Breakout, Boxing, Gopher, BankHeist), in one process, one thread, the same number of agent
+steps of pre-drawn random actions (frame skip 4, so frames = 4 × steps; episodes reset when they end; best of 3
+repeats):
   - reference: ale-py's own ``ALE/<Game>-v5`` with ``frameskip=4, repeat_action_probability=0.0`` (STORI's
     setting: sticky actions off), which returns the last frame of each step;
   - every preset with ``max_pool=False``: the reference's work (one observed frame per step) plus the preset's
     stochasticity; the overhead target (at most 10% for types 1, 2, 4, 5-crop and 5-blackout) is on this column;
   - every preset at its defaults: max-pool of the last two frames, as the paper's agents (one more screen read and
     the pooling per step, which the reference does not do).
-The overhead columns are frames/s relative to the reference (positive = slower). The RAM-edit presets (5C on
-Breakout, Boxing 5C and Type3 after its switch) emulate one extra frame per observed frame, plus a state
-save/restore.
+The overhead columns are frames/s relative to the reference (positive = slower). The RAM-edit presets (Breakout
+and Boxing 5C, BankHeist 5A; Boxing Type3 after its switch, BankHeist Type3 in its second concept) emulate one extra
+frame per observed frame, plus a state save/restore.
 
 Usage: python experiments/perf_stori.py   (about a minute)
        python experiments/perf_stori.py --instructions [--game Breakout] [--presets Default,Type1,...]

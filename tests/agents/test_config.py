@@ -103,9 +103,11 @@ suite:
 
 
 def test_shipped_stori_defaults_use_grey_84x84_frames_and_the_100k_budget():
-    for agent in ("ppo-mlp", "ppo-lstm", "dtqn"):
-        c = resolve("STORI/Boxing-Type1-v0", agent, experiments=EXPERIMENTS).config
-        assert c["env_kwargs"] == {"grayscale": True, "screen_size": 84} and c["total_steps"] == 100_000, agent
+    for env_id in ("STORI/Boxing-Type1-v0", "STORI/Gopher-5A-v0", "STORI/BankHeist-v0"):
+        for agent in ("ppo-mlp", "ppo-lstm", "dtqn"):
+            c = resolve(env_id, agent, experiments=EXPERIMENTS).config
+            assert c["env_kwargs"] == {"grayscale": True, "screen_size": 84}, (env_id, agent)
+            assert c["total_steps"] == 100_000, (env_id, agent)
 
 
 def test_cell_path_scheme():

@@ -58,19 +58,22 @@ def test_circular_mask_keeps_a_disc_of_radius_75_around_a_drawn_centre():
         assert (frame[~kept] == 0).all()
 
 
-@pytest.mark.parametrize("game", ["Breakout", "Boxing"])
+@pytest.mark.parametrize("game", list(GAMES))
 def test_blackout_fills_exactly_its_regions_in_every_mode(game):
     g = GAMES[game]
-    for mode, (_, regions) in g.blackout.items():
+    for mode, (_, fills) in g.blackout.items():
         masked, full = (make(game, {"type": 5, "kind": "blackout", "mode": mode, "prob": 1.0}, obs_variant=v)
                         for v in ("partial", "full"))
-        inside = np.zeros((210, 160), dtype=bool)
-        for x0, x1, y0, y1 in regions:
-            inside[y0:y1 + 1, x0:x1 + 1] = True
+        painted = np.full((210, 160, 3), -1, dtype=np.int16)  # the colour each pixel must have; -1: the true one
+        for fill in fills:
+            (x0, x1, y0, y1), colour = (fill if len(fill) == 2 else (fill, g.blackout_colour))
+            painted[y0:y1 + 1, x0:x1 + 1] = colour
+        inside = painted[..., 0] >= 0
+        assert inside.any() == (mode != 0)
         obs, _ = masked.reset(seed=mode)
         ref, _ = full.reset(seed=mode)
-        for t in range(4):
-            assert (obs[inside] == g.blackout_colour).all(), (game, mode, t)
+        for t in range(3):
+            np.testing.assert_array_equal(obs[inside], painted[inside], err_msg=f"{game} mode {mode} step {t}")
             np.testing.assert_array_equal(obs[~inside], ref["image"][~inside])
             obs, *_ = masked.step(t % masked.action_space.n)
             ref = full.step(t % masked.action_space.n)[0]
@@ -358,9 +361,10 @@ def test_bad_config_is_one_clear_error(config, error, match):
 
 
 def test_unknown_game_and_preset_with_config_are_clear_errors():
-    with pytest.raises(ValueError, match=r"game='Pong' is not allowed; game must be one of 'Breakout', 'Boxing'"):
+    with pytest.raises(ValueError, match=r"game='Pong' is not allowed; game must be one of 'Breakout', 'Boxing', "
+                                         r"'Gopher', 'BankHeist'"):
         gym.make("STORI/Breakout-v0", game="Pong")
-    with pytest.raises(ValueError, match=r"unknown game 'Pong'; valid games: Breakout, Boxing"):
+    with pytest.raises(ValueError, match=r"unknown game 'Pong'; valid games: Breakout, Boxing, Gopher, BankHeist"):
         parse_config("Pong", {"type": 4})
     with pytest.raises(ValueError, match=r"fixes its config; pass config=\.\.\. to STORI/Breakout-v0"):
         gym.make("STORI/Breakout-Type1-v0", config={"type": 4})
@@ -368,9 +372,10 @@ def test_unknown_game_and_preset_with_config_are_clear_errors():
 
 def test_catalogue_filters_by_stochasticity_type():
     assert {s.id for s in membench_envs.catalogue.select(stochasticity=5)} == {
-        f"STORI/{g}-{p}-v0" for g in ("Breakout", "Boxing") for p in ("5A", "5B", "5C")}
+        *(f"STORI/{g}-{p}-v0" for g in ("Breakout", "Boxing") for p in ("5A", "5B", "5C")),
+        "STORI/Gopher-5A-v0", "STORI/BankHeist-5A-v0"}
     assert [s.id for s in membench_envs.catalogue.select(stochasticity=3)] == [
-        "STORI/Breakout-Type3-v0", "STORI/Boxing-Type3-v0"]
+        "STORI/Breakout-Type3-v0", "STORI/Boxing-Type3-v0", "STORI/Gopher-Type3-v0", "STORI/BankHeist-Type3-v0"]
     with pytest.raises(ValueError, match="unknown stochasticity type 6"):
         membench_envs.catalogue.select(stochasticity=6)
     for game in GAMES:  # every preset's config is valid and typed as its ID says

@@ -1,7 +1,9 @@
-"""Catalogue entries of STORI (STOchastic-ataRI): Breakout and Boxing under the paper's stochasticity presets.
+"""Catalogue entries of STORI (STOchastic-ataRI): Breakout and Boxing under the paper's stochasticity presets, and
+Gopher and BankHeist (extras of the authors' repository) under its ``Exp_configs.json``.
 
-IDs: ``STORI/<Game>-<Preset>-v0`` for the paper's experiment presets (Appendix A.2: ``Type1``, ``Type2``, ``Type3``,
-``Default`` = type 4, ``5A``, ``5B``, ``5C``) and ``STORI/<Game>-v0``, which takes any config dict
+IDs: ``STORI/<Game>-<Preset>-v0`` for the experiment presets of each game (the paper's Appendix A.2: ``Type1``,
+``Type2``, ``Type3``, ``Default`` = type 4, ``5A``, ``5B``, ``5C``; Gopher and BankHeist: ``Type1``, ``Type2``,
+``Type3``, ``Default``, ``5A``) and ``STORI/<Game>-v0``, which takes any config dict
 (``gym.make("STORI/Breakout-v0", config={"type": 2, "mode": 3, "prob": 0.1})``; no config = the default game).
 The config schema is :mod:`membench_envs.stori.config`; the game tables are :mod:`membench_envs.stori.games`.
 ``TaskSpec.stochasticity`` is the paper's taxonomy type of each preset (``membench-envs list --stochasticity 5``).
@@ -52,6 +54,12 @@ _SPECIFIC = {
     ("Boxing", "5A"): "type 5 blackout mode 9: both scores and the clock are hidden, every frame",
     ("Boxing", "5B"): "type 5 crop mode 2: the right half of each frame is zeroed with p = 0.75",
     ("Boxing", "5C"): "type 5 RAM mode 2: the enemy is hidden (RAM edit) with p = 0.7 per frame",
+    ("Gopher", "Type2"): "type 2 mode 2: a hole the farmer fills stays open with p = 0.3 per fill and pays 0",
+    ("Gopher", "Type3"): "type 3: the default game and 5A alternate every 600 agent steps (cyclic drift)",
+    ("Gopher", "5A"): "type 5 blackout mode 6: the underground below its top 3 lines is painted over, every frame",
+    ("BankHeist", "Type2"): "type 2 mode 3: the city's maze switches to another one with p = 0.001 per frame",
+    ("BankHeist", "Type3"): "type 3: the default game and 5A alternate every 600 agent steps (cyclic drift)",
+    ("BankHeist", "5A"): "type 5 RAM mode 3: the city blocks are hidden (RAM edit) with p = 0.75 per frame",
 }
 
 
@@ -62,10 +70,12 @@ def _spec(game: str, preset: str | None) -> TaskSpec:
                 "per bad field; no config = the default game")
     else:
         what = _PRESET_TEXT.get(preset) or _SPECIFIC[(game, preset)]
+    origin = "" if game in ("Breakout", "Boxing") else "not in the paper (the authors' repository's configs); "
     return TaskSpec(
         id=f"STORI/{game}-{preset}-v0" if preset else f"STORI/{game}-v0",
         entry_point="membench_envs.stori.env:StoriEnv",
-        description=f"{game} (ale-py), {what}; frame skip 4 with max-pool of the last 2 frames, sticky actions off",
+        description=f"{game} (ale-py), {origin}{what}; frame skip 4 with max-pool of the last 2 frames, sticky "
+                    "actions off",
         suites=("STORI",),
         memory_types=(),
         episode_length=MAX_EPISODE_FRAMES // FRAME_SKIP,
@@ -86,4 +96,5 @@ def _spec(game: str, preset: str | None) -> TaskSpec:
     )
 
 
-TASKS: list[TaskSpec] = [_spec(game, preset) for game in GAMES for preset in (*PRESET_TYPES, None)]
+TASKS: list[TaskSpec] = [_spec(game, preset) for game in GAMES
+                         for preset in (*(p for p in PRESET_TYPES if p in GAMES[game].presets), None)]

@@ -14,7 +14,20 @@ from __future__ import annotations
 import numpy as np
 
 from membench_envs.stori.config import Concept
-from membench_envs.stori.games import CROP_RADIUS, Game
+from membench_envs.stori.games import (
+    BANKHEIST_BANK,
+    BANKHEIST_BOMB,
+    BANKHEIST_CITY,
+    BANKHEIST_FUEL,
+    BANKHEIST_FUEL_EMPTY,
+    BANKHEIST_SLOTS,
+    CROP_RADIUS,
+    GOPHER_CARROTS,
+    GOPHER_DELAYED_START,
+    GOPHER_UNDERGROUND,
+    Game,
+    edit_writes,
+)
 
 #: The block bitmap of Breakout: RAM[0:36].
 BREAKOUT_BLOCKS = slice(0, 36)
@@ -56,12 +69,17 @@ class FrameWrapper:
 # --- type 1 ----------------------------------------------------------------------------------------------------------
 class RandomAction(FrameWrapper):
     """Type 1: each emulator frame, with probability p, the agent's action is replaced by one drawn uniformly from the
-    action space (the agent's own action can be drawn: the action changes with probability p·(1 − 1/|A|)). This is
+    action space (the agent's own action can be drawn: the action changes with probability p·(1 − 1/|A|)), or from
+    its first :attr:`Game.random_actions` actions where the game says so (BankHeist: the moves and FIRE). This is
     not sticky actions (no repeat of the previous action)."""
+
+    def __init__(self, concept: Concept, game: Game, num_actions: int):
+        super().__init__(concept, game, num_actions)
+        self.choices = min(game.random_actions or self.num_actions, self.num_actions)
 
     def action(self, a: int) -> int:
         if self.rng.random() < self.prob:
-            return int(self.rng.integers(self.num_actions))
+            return int(self.rng.integers(self.choices))
         return a
 
 
@@ -160,6 +178,98 @@ class BoxingEvents(FrameWrapper):
         return reward
 
 
+class GopherEvents(FrameWrapper):
+    """Type 2 on Gopher (modes in :data:`membench_envs.stori.games.GOPHER`).
+
+    Mode 1/2 (hole does not close): after a frame where the farmer fills a hole (underground bits go from dug, set,
+    to earth, clear, and the frame pays: the fill's 20 points), with probability p those bits are set again (mode 2
+    also sets the frame's reward to 0; the score keeps the points). The game's refill of the whole underground
+    after a carrot is lost clears bits too, but pays nothing, so it is left alone.
+    Mode 3 (a carrot dies): once per activation, from the episode's 238th emulator frame on, each frame with
+    probability p, if at least two carrots are visible, one of them drawn uniformly is removed.
+
+    Where this differs from the authors' code (which is buggy there) see the notes of
+    :data:`membench_envs.stori.games.GOPHER`."""
+
+    def start(self, ale, rng: np.random.Generator) -> None:
+        super().start(ale, rng)
+        self.carrot_done = False
+
+    def before(self, ale) -> None:
+        if self.concept.mode in (1, 2):
+            self.previous = ale.getRAM()[GOPHER_UNDERGROUND].copy()
+
+    def after(self, ale, reward: float) -> float:
+        mode = self.concept.mode
+        if mode in (1, 2):
+            if reward <= 0:
+                return reward
+            now = ale.getRAM()[GOPHER_UNDERGROUND]
+            filled = self.previous & ~now
+            if not filled.any():
+                return reward
+            if self.rng.random() < self.prob:
+                for i in np.flatnonzero(filled):
+                    ale.setRAM(GOPHER_UNDERGROUND.start + int(i), int(now[i] | filled[i]))
+                if mode == 2:
+                    return 0.0
+            return reward
+        if mode == 3 and not self.carrot_done and ale.getEpisodeFrameNumber() >= GOPHER_DELAYED_START:
+            carrots = int(ale.getRAM()[GOPHER_CARROTS])
+            visible = [bit for bit in range(3) if carrots >> bit & 1]
+            if len(visible) >= 2 and self.rng.random() < self.prob:
+                bit = visible[int(self.rng.integers(len(visible)))]
+                ale.setRAM(GOPHER_CARROTS, carrots & ~(1 << bit))
+                self.carrot_done = True
+        return reward
+
+
+class BankHeistEvents(FrameWrapper):
+    """Type 2 on BankHeist (modes in :data:`membench_envs.stori.games.BANKHEIST`).
+
+    Mode 1 (dud bomb): after a frame that changed the dynamite byte to a value other than its start value, with
+    probability p the byte is written back (a dropped stick vanishes; its explosion, back to the start value, is
+    never undone). Mode 2 (fuel leak): after each frame, if the current city (RAM[0] % 4) has not leaked since
+    the effect started, with probability p it leaks: the fuel used becomes half the tank if it was below. Mode 3
+    (city switch): after each frame, with probability p, the city's maze becomes one of the other three, drawn
+    uniformly (the counter's rounds, RAM[0] // 4, are kept). Mode 4 (empty bank): a frame where a slot that held a
+    bank before the frame holds something else after it (the robbery) pays 0 with probability p."""
+
+    def start(self, ale, rng: np.random.Generator) -> None:
+        super().start(ale, rng)
+        self.original = ale.getRAM().copy()
+        self.leaked: set[int] = set()
+
+    def before(self, ale) -> None:
+        if self.concept.mode in (1, 4):
+            self.previous = ale.getRAM().copy()
+
+    def after(self, ale, reward: float) -> float:
+        mode = self.concept.mode
+        ram = ale.getRAM()
+        if mode == 1:
+            bomb, was = int(ram[BANKHEIST_BOMB]), int(self.previous[BANKHEIST_BOMB])
+            if bomb != self.original[BANKHEIST_BOMB] and bomb != was and self.rng.random() < self.prob:
+                ale.setRAM(BANKHEIST_BOMB, was)
+        elif mode == 2:
+            city = int(ram[BANKHEIST_CITY]) % 4
+            if city not in self.leaked and self.rng.random() < self.prob:
+                half = BANKHEIST_FUEL_EMPTY // 2
+                if ram[BANKHEIST_FUEL] < half:
+                    ale.setRAM(BANKHEIST_FUEL, half)
+                self.leaked.add(city)
+        elif mode == 3:
+            if self.rng.random() < self.prob:
+                counter = int(ram[BANKHEIST_CITY])
+                others = [c for c in range(4) if c != counter % 4]
+                ale.setRAM(BANKHEIST_CITY, counter - counter % 4 + others[int(self.rng.integers(3))])
+        elif mode == 4:
+            robbed = any(self.previous[a] == BANKHEIST_BANK and ram[a] != BANKHEIST_BANK for a in BANKHEIST_SLOTS)
+            if robbed and self.rng.random() < self.prob:
+                return 0.0
+        return reward
+
+
 # --- type 5 ----------------------------------------------------------------------------------------------------------
 class MaskObservation(FrameWrapper):
     """Type 5: each observed frame, with probability p, is modified in place (each of the frames max-pooled into one
@@ -168,23 +278,23 @@ class MaskObservation(FrameWrapper):
 
     - ``crop``: mode 1-4 zero the left / right / top / bottom half (``width // 2``, ``height // 2``); mode 5 keeps
       only the pixels within 75 px (Euclidean, inclusive) of a centre drawn uniformly over the pixels.
-    - ``blackout``: the game's regions for the mode are filled with its blackout colour (inclusive bounds).
+    - ``blackout``: the game's regions for the mode are filled, in order, with their colour (inclusive bounds).
     - ``ram``: save the emulator state (with its RNG), write the mode's RAM values, emulate one NOOP frame, take its
       screen, restore the state: only the observation changes, never the trajectory. As in the authors' code, the
-      observed frame is the one after that NOOP frame (one frame ahead, with the object hidden)."""
+      observed frame is the one after that NOOP frame (one frame ahead, with the object hidden); a conditional
+      edit (:class:`~membench_envs.stori.games.Replace`) with nothing to hide leaves the frame as it is."""
 
     masks_observation = True
 
     def __init__(self, concept: Concept, game: Game, num_actions: int, noop):
         super().__init__(concept, game, num_actions)
         self.kind, self.mode, self.noop = concept.kind, concept.mode, noop
-        colour = np.array(game.blackout_colour, dtype=np.uint8)
-        regions = game.blackout[self.mode][1] if self.kind == "blackout" else ()
-        # (rows, columns, a block of the region's shape filled with the colour): a plain copy per frame, much
+        # (rows, columns, a block of the region's shape filled with its colour): a plain copy per frame, much
         # cheaper than broadcasting the colour into the region
-        self.fills = tuple((slice(y0, y1 + 1), slice(x0, x1 + 1), np.tile(colour, (y1 + 1 - y0, x1 + 1 - x0, 1)))
-                           for x0, x1, y0, y1 in regions)
-        self.edits = tuple(game.ram_edits[self.mode][1].items()) if self.kind == "ram" else ()
+        self.fills = tuple((slice(y0, y1 + 1), slice(x0, x1 + 1),
+                            np.tile(np.array(colour, dtype=np.uint8), (y1 + 1 - y0, x1 + 1 - x0, 1)))
+                           for (x0, x1, y0, y1), colour in (game.fills(self.mode) if self.kind == "blackout" else ()))
+        self.edits = game.ram_edits[self.mode][1] if self.kind == "ram" else {}
 
     def mask(self, frame: np.ndarray, ale) -> None:
         if self.mode == 0 or self.rng.random() >= self.prob:
@@ -195,8 +305,11 @@ class MaskObservation(FrameWrapper):
             for rows, columns, fill in self.fills:
                 frame[rows, columns] = fill
         else:
+            writes = edit_writes(self.edits, ale.getRAM())
+            if writes is None:  # a conditional edit with nothing to hide (no bank, no police, no seed)
+                return
             state = ale.cloneState(include_rng=True)
-            for address, value in self.edits:
+            for address, value in writes:
                 ale.setRAM(address, value)
             ale.act(self.noop)
             ale.getScreenRGB(frame)
@@ -228,10 +341,15 @@ def crop(frame: np.ndarray, mode: int, rng: np.random.Generator) -> None:
         np.multiply(frame, keep[..., None], out=frame)
 
 
+#: The type-2 wrapper of each game.
+EVENTS: dict[str, type[FrameWrapper]] = {"Breakout": BreakoutEvents, "Boxing": BoxingEvents,
+                                         "Gopher": GopherEvents, "BankHeist": BankHeistEvents}
+
+
 def make_wrapper(concept: Concept, game: Game, num_actions: int, noop) -> FrameWrapper:
     """The frame wrapper of one type-1, -2 or -5 concept on ``game``."""
     if concept.type == 1:
         return RandomAction(concept, game, num_actions)
     if concept.type == 2:
-        return {"Breakout": BreakoutEvents, "Boxing": BoxingEvents}[game.name](concept, game, num_actions)
+        return EVENTS[game.name](concept, game, num_actions)
     return MaskObservation(concept, game, num_actions, noop)
