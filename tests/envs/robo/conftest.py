@@ -64,3 +64,30 @@ def robo_env():
     yield get
     for env in cache.values():
         env.close()
+
+
+@pytest.fixture(scope="module")
+def envs():
+    """``envs(env_id, **kwargs)``: a cached ``gym.make`` for one test module; never more than two environments open
+    at once (the older one is closed); ``envs.clear()`` closes them all."""
+    import gymnasium as gym
+
+    import membench_envs  # noqa: F401
+
+    cache: dict = {}
+
+    def get(env_id: str, **kwargs):
+        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+        if key not in cache:
+            while len(cache) >= 2:
+                cache.pop(next(iter(cache))).close()
+            cache[key] = gym.make(env_id, **kwargs)
+        return cache[key]
+
+    def clear():
+        while cache:
+            cache.popitem()[1].close()
+
+    get.clear = clear
+    yield get
+    clear()

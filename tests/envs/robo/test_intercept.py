@@ -25,6 +25,7 @@ from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
 from membench_envs.robo.experts import STEP, TrackPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
+from tests.envs.robo._policies import run_episode  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -42,41 +43,6 @@ def _family(env_id: str) -> str:
     return "InterceptGrab" if "InterceptGrab" in env_id else "Intercept"
 
 
-@pytest.fixture(scope="module")
-def envs():
-    """``envs(env_id, **kwargs)``: a cached ``gym.make``; never more than two environments open at once."""
-    cache: dict = {}
-
-    def get(env_id: str, **kwargs):
-        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key not in cache:
-            while len(cache) >= 2:
-                cache.pop(next(iter(cache))).close()
-            cache[key] = gym.make(env_id, **kwargs)
-        return cache[key]
-
-    def clear():
-        while cache:
-            cache.popitem()[1].close()
-
-    get.clear = clear
-    yield get
-    clear()
-
-
-# --------------------------------------------------------------------------------------------------------------
-# running a scripted expert (membench_envs.robo.experts)
-# --------------------------------------------------------------------------------------------------------------
-def _episode(env, policy, seed: int, check=None) -> bool:
-    obs, info = env.reset(seed=seed)
-    if hasattr(policy, "reset"):
-        policy.reset()
-    while True:
-        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-        if check is not None:
-            check(reward, info)
-        if terminated or truncated:
-            return bool(info["success_once"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -336,7 +302,7 @@ def test_no_success_at_reset(envs):
 
     env = envs("MIKASA/InterceptGrabSlow-v0", obs_variant="full", control_mode="pd_ee_delta_pose")
     policy = TrackPolicy(env)
-    assert _episode(env, policy, seed=0)  # ends grasped (terminates on success)
+    assert run_episode(env, policy, seed=0)  # ends grasped (terminates on success)
     assert bool(env.unwrapped.evaluate()["success"][0])
     _, info = env.reset(seed=1)
     assert not info["success"] and not info["success_once"] and not info["is_ball_grasped"]
@@ -356,7 +322,7 @@ def test_dense_reward_is_bounded_and_maximal_exactly_on_success(envs, env_id):
         assert (reward == pytest.approx(top)) == bool(info["success"]), (reward, info["success"])
         seen.append(bool(info["success"]))
 
-    assert _episode(env, TrackPolicy(env), seed=11, check=check)
+    assert run_episode(env, TrackPolicy(env), seed=11, check=check)
     assert seen[-1] and not any(seen[:-1])
 
 
@@ -364,7 +330,7 @@ def test_normalized_and_sparse_rewards(envs):
     env = envs("MIKASA/InterceptGrabFast-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
                reward_mode="normalized_dense")
     rewards = []
-    _episode(env, TrackPolicy(env), seed=12, check=lambda r, info: rewards.append(r))
+    run_episode(env, TrackPolicy(env), seed=12, check=lambda r, info: rewards.append(r))
     assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[-1] == pytest.approx(1.0)
     assert max(rewards[:-1]) < 0.95  # 285 / 300 is the most without success
 
@@ -373,7 +339,7 @@ def test_normalized_and_sparse_rewards(envs):
     def sparse(reward, info):
         assert reward == float(info["success"])
 
-    assert _episode(env, TrackPolicy(env), seed=13, check=sparse)
+    assert run_episode(env, TrackPolicy(env), seed=13, check=sparse)
 
 
 def test_intercept_reached_latches_and_switches_the_reward_term(envs):
@@ -464,6 +430,7 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
 
+
     path = record_episode("MIKASA/InterceptGrabMedium-v0", tmp_path / "grab.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0
 
@@ -479,7 +446,7 @@ EPISODES = 15
 def test_scripted_policy_catches_the_ball(envs, env_id):
     env = envs(env_id, obs_variant="full", control_mode="pd_ee_delta_pose")
     policy = TrackPolicy(env)
-    wins = sum(_episode(env, policy, 300 + s) for s in range(EPISODES))
+    wins = sum(run_episode(env, policy, 300 + s) for s in range(EPISODES))
     print(f"{env_id}: scripted policy {wins}/{EPISODES}")
     assert wins >= 0.8 * EPISODES, f"{env_id}: scripted policy {wins}/{EPISODES}"
 
@@ -489,7 +456,7 @@ def test_scripted_policy_lifts_under_strict_success(envs):
     env = envs("MIKASA/InterceptGrabMedium-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
                strict_success=True)
     policy = TrackPolicy(env, lift=True)
-    wins = sum(_episode(env, policy, 400 + s) for s in range(10))
+    wins = sum(run_episode(env, policy, 400 + s) for s in range(10))
     print(f"InterceptGrabMedium strict: scripted policy {wins}/10")
     assert wins >= 7
 
@@ -505,8 +472,8 @@ def test_idle_and_random_actions_rarely_succeed(envs, env_id):
     env = envs(env_id, obs_variant="full")
     rng = np.random.default_rng(0)
     n = 30
-    idle = sum(_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
-    random = sum(_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
+    idle = sum(run_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
+    random = sum(run_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
                  for s in range(n))
     print(f"{env_id}: idle {idle}/{n}, random {random}/{n}")
     limit = 0.25 if env_id == "MIKASA/InterceptSlow-v0" else 0.1

@@ -27,6 +27,7 @@ from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
 from membench_envs.robo.experts import RotatePolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
+from tests.envs.robo._policies import run_episode  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -51,41 +52,6 @@ def _wrap(x: float) -> float:
     return (x + math.pi) % (2 * math.pi) - math.pi
 
 
-@pytest.fixture(scope="module")
-def envs():
-    """``envs(env_id, **kwargs)``: a cached ``gym.make``; never more than two environments open at once."""
-    cache: dict = {}
-
-    def get(env_id: str, **kwargs):
-        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key not in cache:
-            while len(cache) >= 2:
-                cache.pop(next(iter(cache))).close()
-            cache[key] = gym.make(env_id, **kwargs)
-        return cache[key]
-
-    def clear():
-        while cache:
-            cache.popitem()[1].close()
-
-    get.clear = clear
-    yield get
-    clear()
-
-
-# --------------------------------------------------------------------------------------------------------------
-# running a scripted expert (membench_envs.robo.experts)
-# --------------------------------------------------------------------------------------------------------------
-def _episode(env, policy, seed: int, check=None) -> bool:
-    obs, info = env.reset(seed=seed)
-    if hasattr(policy, "reset"):
-        policy.reset()
-    while True:
-        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-        if check is not None:
-            check(reward, info)
-        if terminated or truncated:
-            return bool(info["success_once"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -407,7 +373,7 @@ def test_dense_reward_is_bounded_and_maximal_exactly_on_success(envs, env_id):
         assert (reward == pytest.approx(top)) == bool(info["success"]), (reward, info["success"])
         seen.append(bool(info["success"]))
 
-    assert _episode(env, RotatePolicy(env), seed=11, check=check)
+    assert run_episode(env, RotatePolicy(env), seed=11, check=check)
     assert seen[-1] and not any(seen[:-1])
 
 
@@ -438,7 +404,7 @@ def test_normalized_and_sparse_rewards(envs):
     env = envs("MIKASA/RotateStrictPos-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
                reward_mode="normalized_dense")
     rewards = []
-    assert _episode(env, RotatePolicy(env), seed=13, check=lambda r, info: rewards.append(r))
+    assert run_episode(env, RotatePolicy(env), seed=13, check=lambda r, info: rewards.append(r))
     assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[-1] == pytest.approx(1.0)
     assert max(rewards[:-1]) <= 0.605 + 1e-6  # 60.5 / 100 is the most without success
 
@@ -448,7 +414,7 @@ def test_normalized_and_sparse_rewards(envs):
     def sparse(reward, info):
         assert reward == float(info["success"])
 
-    assert _episode(env, RotatePolicy(env), seed=13, check=sparse)
+    assert run_episode(env, RotatePolicy(env), seed=13, check=sparse)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -507,6 +473,7 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
 
+
     path = record_episode("MIKASA/RotateLenientPos-v0", tmp_path / "rotate.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0
 
@@ -523,7 +490,7 @@ EPISODES = 20
 def test_scripted_policy_turns_the_peg(envs, env_id, strict):
     env = envs(env_id, obs_variant="full", control_mode="pd_ee_delta_pose", strict_success=strict)
     policy = RotatePolicy(env)
-    wins = sum(_episode(env, policy, 300 + s) for s in range(EPISODES))
+    wins = sum(run_episode(env, policy, 300 + s) for s in range(EPISODES))
     print(f"{env_id} strict={strict}: scripted policy {wins}/{EPISODES}")
     assert wins >= 0.85 * EPISODES, f"{env_id}: scripted policy {wins}/{EPISODES}"
 
@@ -534,8 +501,8 @@ def test_idle_and_random_actions_rarely_succeed(envs, env_id):
     env = envs(env_id, obs_variant="full")
     rng = np.random.default_rng(0)
     n = 30
-    idle = sum(_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
-    random = sum(_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
+    idle = sum(run_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
+    random = sum(run_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
                  for s in range(n))
     print(f"{env_id}: idle {idle}/{n}, random {random}/{n}")
     assert idle == 0 and random <= 0.1 * n

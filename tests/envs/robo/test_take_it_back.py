@@ -27,6 +27,7 @@ from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
 from membench_envs.robo.experts import CarryPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
+from tests.envs.robo._policies import run_episode  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -35,41 +36,6 @@ STATE_DIM = 40
 ZERO = np.zeros(8, dtype=np.float32)
 
 
-@pytest.fixture(scope="module")
-def envs():
-    """``envs(env_id, **kwargs)``: a cached ``gym.make``; never more than two environments open at once."""
-    cache: dict = {}
-
-    def get(env_id: str = ENV_ID, **kwargs):
-        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key not in cache:
-            while len(cache) >= 2:
-                cache.pop(next(iter(cache))).close()
-            cache[key] = gym.make(env_id, **kwargs)
-        return cache[key]
-
-    def clear():
-        while cache:
-            cache.popitem()[1].close()
-
-    get.clear = clear
-    yield get
-    clear()
-
-
-# --------------------------------------------------------------------------------------------------------------
-# running a scripted expert (membench_envs.robo.experts)
-# --------------------------------------------------------------------------------------------------------------
-def _episode(env, policy, seed: int, check=None) -> bool:
-    obs, info = env.reset(seed=seed)
-    if hasattr(policy, "reset"):
-        policy.reset()
-    while True:
-        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-        if check is not None:
-            check(reward, info)
-        if terminated or truncated:
-            return bool(info["success_once"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -112,7 +78,7 @@ def test_task_class_and_maniskill_registration_come_from_the_table():
 # spaces, variants, seeding
 # --------------------------------------------------------------------------------------------------------------
 def test_full_variant_make_reset_step(envs):
-    env = envs(obs_variant="full")
+    env = envs(ENV_ID, obs_variant="full")
     base = env.unwrapped
     assert env.action_space.shape == (8,) and env.observation_space["state"].shape == (STATE_DIM,)
     rows = set()
@@ -138,14 +104,14 @@ def test_full_variant_make_reset_step(envs):
 
 
 def test_partial_and_oracle_variants(envs):
-    env = envs()  # partial
+    env = envs(ENV_ID)  # partial
     obs, info = env.reset(seed=1)
     assert set(obs) == {"rgb", "joints"} and obs in env.observation_space
     assert obs["rgb"].shape == (128, 128, 6) and obs["joints"].shape == (25,)
     assert info["oracle"].shape == (3,) and info["oracle"].dtype == np.float32
     obs, reward, terminated, truncated, info = env.step(ZERO)
     assert obs in env.observation_space and not terminated and not truncated
-    env = envs(obs_variant="oracle")
+    env = envs(ENV_ID, obs_variant="oracle")
     space = env.observation_space["oracle"]
     assert space.dtype == np.float32 and space.shape == (3,)
     np.testing.assert_allclose(space.low, [-0.05, -0.1, 0.001], rtol=1e-6)
@@ -160,11 +126,11 @@ def test_partial_and_oracle_variants(envs):
 def test_gymnasium_env_checker(envs):
     from gymnasium.utils.env_checker import check_env
 
-    check_env(envs(obs_variant="full"), skip_render_check=True)
+    check_env(envs(ENV_ID, obs_variant="full"), skip_render_check=True)
 
 
 def test_same_seed_same_trajectory_and_unseeded_resets(envs):
-    env = envs(obs_variant="full")
+    env = envs(ENV_ID, obs_variant="full")
     actions = np.random.default_rng(0).uniform(-1, 1, (15, 8)).astype(np.float32)
 
     def rollout(seed):
@@ -217,7 +183,7 @@ def test_goal_turns_violet_on_the_observation_where_the_cube_first_reaches_it(en
     """t = 0..3: the red disc at the goal, the violet one parked; the cube put into the goal before step 4: on
     observation 4 goal_reached latches, the red disc is parked and the violet one lies at the goal; the cube taken
     out again (t = 7): it stays violet. The start disc lies at the start all along."""
-    env = envs(obs_variant="full", terminate_on_success=False)
+    env = envs(ENV_ID, obs_variant="full", terminate_on_success=False)
     base = env.unwrapped
     _, info = env.reset(seed=4)
     goal = base.goal_position[0].numpy().copy()
@@ -260,7 +226,7 @@ def test_pixels_red_goal_then_violet_and_no_start_region_in_the_cameras(envs):
     """In the base camera: the goal's outer ring is red, then violet once reached; the cube is green at its start.
     The start region (blue-white) is in no camera image: the images with it at the start and with it moved far away
     are identical, while the human render camera shows it."""
-    env = envs(obs_variant="partial", render_mode="rgb_array", terminate_on_success=False)
+    env = envs(ENV_ID, obs_variant="partial", render_mode="rgb_array", terminate_on_success=False)
     base = env.unwrapped
     obs, info = env.reset(seed=0)
     goal = base.goal_position[0].numpy()
@@ -289,7 +255,7 @@ def test_pixels_red_goal_then_violet_and_no_start_region_in_the_cameras(envs):
 
 def test_default_success_is_reached_then_in_the_start_region(envs):
     """Default (public code): goal_reached and the cube within 0.08 m of its start on the current step."""
-    env = envs(obs_variant="full", terminate_on_success=False)
+    env = envs(ENV_ID, obs_variant="full", terminate_on_success=False)
     base = env.unwrapped
     _, info = env.reset(seed=5)
     start, goal = info["oracle"][:2], base.goal_position[0].numpy()[:2]
@@ -310,7 +276,7 @@ def test_overlapping_regions_and_the_strict_sequence(envs, strict):
     """The goal moved to 0.12 m from the start (the regions overlap): the cube pushed into the overlap succeeds at
     once under the default rule; strict (K.9: the goal first, then the return) needs a later step with the cube out
     of the goal region and back in the start region."""
-    env = envs(obs_variant="full", strict_success=strict, terminate_on_success=False)
+    env = envs(ENV_ID, obs_variant="full", strict_success=strict, terminate_on_success=False)
     base = env.unwrapped
     _, info = env.reset(seed=6)
     start = info["oracle"][:2]
@@ -330,7 +296,7 @@ def test_overlapping_regions_and_the_strict_sequence(envs, strict):
 # rewards
 # --------------------------------------------------------------------------------------------------------------
 def test_dense_reward_is_bounded_and_maximal_exactly_on_success(envs):
-    env = envs(obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="dense")
+    env = envs(ENV_ID, obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="dense")
     seen = []
 
     def check(reward, info):
@@ -338,13 +304,13 @@ def test_dense_reward_is_bounded_and_maximal_exactly_on_success(envs):
         assert (reward == pytest.approx(30.0)) == bool(info["success"]), (reward, info["success"])
         seen.append(bool(info["success"]))
 
-    assert _episode(env, CarryPolicy(env), seed=11, check=check)
+    assert run_episode(env, CarryPolicy(env), seed=11, check=check)
     assert seen[-1] and not any(seen[:-1])
 
 
 def test_reward_terms_switch_when_the_goal_is_reached(envs):
     """Before: the push-point term only (the TCP far away); after the goal: the pull-point term only."""
-    env = envs(obs_variant="full", reward_mode="dense", terminate_on_success=False)
+    env = envs(ENV_ID, obs_variant="full", reward_mode="dense", terminate_on_success=False)
     base = env.unwrapped
     env.reset(seed=12)
     cube = base.cube.pose.p[0].numpy()
@@ -366,21 +332,21 @@ def test_reward_terms_switch_when_the_goal_is_reached(envs):
 
 
 def test_normalized_and_sparse_rewards(envs):
-    env = envs(obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="normalized_dense")
+    env = envs(ENV_ID, obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="normalized_dense")
     rewards = []
-    assert _episode(env, CarryPolicy(env), seed=13, check=lambda r, info: rewards.append(r))
+    assert run_episode(env, CarryPolicy(env), seed=13, check=lambda r, info: rewards.append(r))
     assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[-1] == pytest.approx(1.0)
     assert max(rewards[:-1]) <= 25 / 30 + 1e-6
-    env = envs(obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="sparse")
+    env = envs(ENV_ID, obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="sparse")
 
     def sparse(reward, info):
         assert reward == float(info["success"])
 
-    assert _episode(env, CarryPolicy(env), seed=14, check=sparse)
+    assert run_episode(env, CarryPolicy(env), seed=14, check=sparse)
 
 
 def test_render_overlay_and_record_episode(envs, tmp_path):
-    env = envs(obs_variant="full", render_mode="rgb_array", render_overlay=True)
+    env = envs(ENV_ID, obs_variant="full", render_mode="rgb_array", render_overlay=True)
     _, info = env.reset(seed=0)
     frame = env.render()
     assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8
@@ -389,6 +355,7 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     assert f"start ({info['oracle'][0]:+.3f}, {info['oracle'][1]:+.3f}); to the goal" in lines[1]
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
+
 
     path = record_episode(ENV_ID, tmp_path / "take_it_back.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0
@@ -403,20 +370,20 @@ EPISODES = 30
 @pytest.mark.slow
 @pytest.mark.parametrize("strict", [False, True])
 def test_scripted_policy_takes_it_back(envs, strict):
-    env = envs(obs_variant="full", control_mode="pd_ee_delta_pose", strict_success=strict)
+    env = envs(ENV_ID, obs_variant="full", control_mode="pd_ee_delta_pose", strict_success=strict)
     policy = CarryPolicy(env)
-    wins = sum(_episode(env, policy, 300 + s) for s in range(EPISODES))
+    wins = sum(run_episode(env, policy, 300 + s) for s in range(EPISODES))
     print(f"TakeItBack strict={strict}: scripted policy {wins}/{EPISODES}")
     assert wins >= 0.9 * EPISODES
 
 
 @pytest.mark.slow
 def test_idle_and_random_actions_never_succeed(envs):
-    env = envs(obs_variant="full")
+    env = envs(ENV_ID, obs_variant="full")
     rng = np.random.default_rng(0)
     n = 30
-    idle = sum(_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
-    random = sum(_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
+    idle = sum(run_episode(env, lambda obs, info: ZERO, 500 + s) for s in range(n))
+    random = sum(run_episode(env, lambda obs, info: rng.uniform(-1, 1, 8).astype(np.float32), 600 + s)
                  for s in range(n))
     print(f"TakeItBack: idle {idle}/{n}, random {random}/{n}")
     assert idle == 0 and random <= 0.1 * n
