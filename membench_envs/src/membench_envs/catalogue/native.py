@@ -214,3 +214,78 @@ TASKS += [
     _memory_cards("MIKASA/MemoryCardsMedium-v0", 10, " (medium)"),
     _memory_cards("MIKASA/MemoryCardsHard-v0", 30, " (hard)"),
 ]
+
+# --- Ballet (Lampinen et al. 2021, HCAM; DeepMind's pycolab_ballet, wrapped by MIKASA-Base) -----------------------
+#: The dance and its timing, in the authors' pycolab code: every dance is 16 moves; dancer k starts at
+#: observation k * (15 + dance_delay) and the instruction appears at observation num_dancers * (15 + dance_delay).
+BALLET_DANCE_LENGTH = 16
+BALLET_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
+    Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
+    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
+          "positions and shapes only"),
+    Param("max_steps", "int", None, low=2, none_ok=True,
+          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
+              "dance_delay == 16 else 1024"),
+)
+
+
+def ballet_max_steps(dance_delay: int, max_steps: int | None = None) -> int:
+    """The authors' frame limit: ``max_steps``, or 320 for a delay of 16 and 1024 otherwise."""
+    return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
+
+
+_BALLET_EP = "membench_envs.envs.ballet:Ballet"
+_BALLET_VEP = "membench_envs.envs.ballet:BalletVector"
+
+
+def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, upstream: str) -> TaskSpec:
+    T = ballet_max_steps(dance_delay) - 1
+    period = BALLET_DANCE_LENGTH - 1 + dance_delay
+    light = "; all dancers red ('Light')" if easy_mode else ""
+    return TaskSpec(
+        id=env_id,
+        entry_point=_BALLET_EP,
+        vector_entry_point=_BALLET_VEP,
+        description=(
+            f"Ballet: {num_dancers} dancer(s) dance one after the other ({dance_delay}-step delay){light}; then an "
+            "instruction names a dance and the agent must walk onto the dancer that danced it (+1), 99x99 "
+            "egocentric image + instruction"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("sequential", "object"),
+        episode_length=T,
+        xi=(dance_delay, num_dancers * period - BALLET_DANCE_LENGTH + 1),
+        obs_type="dict",
+        action_type="discrete",
+        source="HCAM",
+        kwargs={"num_dancers": num_dancers, "dance_delay": dance_delay, "easy_mode": easy_mode},
+        params=BALLET_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("dances_seen",),
+        xi_note=(
+            f"event: the target's dance, observations k*{period} ... k*{period}+15 (dt = 16) for the dancer k "
+            f"(0-based) that dances k-th; recall: the first action that moves the agent, at t_r = "
+            f"{num_dancers}*{period} (the instruction's first observation). xi = t_r - t_e - dt + 1 = "
+            f"(n-k)*{period} - 15: from the last dancer ({dance_delay}) to the first "
+            f"({num_dancers * period - BALLET_DANCE_LENGTH + 1})"
+        ),
+        notes=(
+            f"MIKASA-Base {upstream} (DeepMind pycolab_ballet, num_dancers={num_dancers}, dance_delay={dance_delay}"
+            f"{', easy_mode=True' if easy_mode else ''}); episode limit max_steps={T + 1} frames = {T} steps "
+            "(truncated, as the dm_env original's discount 1); actions 0-7 = N, NE, E, SE, S, SW, W, NW, ignored "
+            "until the instruction is shown"
+        ),
+    )
+
+
+TASKS += [
+    _ballet("MIKASA/Ballet-v0", 2, 8, False, "Ballet-v0 (its defaults)"),
+    _ballet("MIKASA/BalletEasy-v0", 2, 16, False, "BalletEasy-v0"),
+    _ballet("MIKASA/BalletMedium-v0", 4, 16, False, "BalletMedium-v0"),
+    _ballet("MIKASA/BalletHard-v0", 8, 48, False, "BalletHard-v0"),
+    _ballet("MIKASA/BalletLightEasy-v0", 2, 16, True, "BalletLightEasy-v0"),
+    _ballet("MIKASA/BalletLightMedium-v0", 4, 16, True, "BalletLightMedium-v0"),
+    _ballet("MIKASA/BalletLightHard-v0", 8, 48, True, "BalletLightHard-v0"),
+]
