@@ -289,3 +289,55 @@ TASKS += [
     _ballet("MIKASA/BalletLightMedium-v0", 4, 16, True, "BalletLightMedium-v0"),
     _ballet("MIKASA/BalletLightHard-v0", 8, 48, True, "BalletLightHard-v0"),
 ]
+
+# --- Passive Visual Match (Hung et al. 2019, TVT; Ni et al.'s passive pycolab version, wrapped by MIKASA-Base) -------
+PVM_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_apples", "int", 10, low=0, high=22, doc="apples in the distractor room (of its 22 apple cells)"),
+    Param("apple_reward", "float", 1.0, doc="reward per apple"),
+    Param("final_reward", "float", 10.0, doc="reward for stepping on the pad of the remembered colour"),
+    Param("respawn_every", "int", 20, low=0, doc="an apple reappears this many frames after it was eaten (0: never)"),
+    Param("explore_frames", "int", 15, low=2, doc="frames of the colour phase (the first one is the reset)"),
+    Param("distractor_frames", "int", 30, low=2, doc="frames of the apple phase"),
+    Param("reward_frames", "int", 15, low=2, doc="frames of the choice phase"),
+)
+
+
+def pvm_episode_length(explore_frames: int = 15, distractor_frames: int = 30, reward_frames: int = 15) -> int:
+    """T in steps: every phase's last frame is replaced by the next phase's first (pycolab's Story), so 3 fewer."""
+    return explore_frames + distractor_frames + reward_frames - 3
+
+
+TASKS += [
+    TaskSpec(
+        id="MIKASA/PassiveVisualMatch-v0",
+        entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatch",
+        vector_entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatchVector",
+        description=(
+            "Passive Visual Match: a colour is shown on the wall next to the agent, then 30 frames of apples "
+            "(+1 each), then the agent must step on the pad of that colour among three (+10); 5x5 egocentric image"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("object",),
+        episode_length=pvm_episode_length(),
+        xi=(30, 30),
+        obs_type="dict",
+        action_type="discrete",
+        source="TVT",
+        kwargs={},
+        params=PVM_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("target_colour",),
+        xi_note=(
+            "event: the colour, visible in observations 0 ... 13 (t_e = 0, dt = 14); recall: the first action "
+            "of the choice phase, t_r = 43 (it can already head for the pad): xi = t_r - t_e - dt + 1 = 30 = "
+            "distractor_frames"
+        ),
+        notes=(
+            "MIKASA-Base Passive-VisualMatch-v0 = Ni et al.'s (Memory-RL) passive visual_match: 15/30/15 frames, 10 "
+            "apples of reward 1 respawning after 20 frames, final reward 10; actions 0-3 = N, S, W, E (pycolab "
+            "order). Upstream the pad colours are shuffled once per environment object and nothing is seedable; here "
+            "the pad colours are drawn from the seed (fixed across that seed stream's episodes)."
+        ),
+    ),
+]
