@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs.passive_visual_match import APPLE_CELLS, COLOUR0, PADS, PALETTE
+from membench_envs.envs.passive_visual_match import APPLE_CELLS, COLOUR0, PALETTE
 
 import membench_envs
 
@@ -174,12 +174,12 @@ def test_same_seed_same_episode_pad_colours_per_seed_and_batched_equals_single()
     assert len(stream) == 1  # ...and stay put along its episodes, as upstream's once-per-env shuffle
     targets = {int(env.reset()[0]["target"]) for _ in range(30)}
     assert targets == {0, 1, 2}
-    venv = gym.make_vec(ENV, num_envs=3, obs_variant="full")
-    singles = [make("full") for _ in range(3)]
+    venv = gym.make_vec(ENV, num_envs=3, obs_variant="full", respawn_every=2)  # many respawns
+    singles = [make("full", respawn_every=2) for _ in range(3)]
     vobs, _ = venv.reset(seed=11)
     outs = [e.reset(seed=11 + i)[0] for i, e in enumerate(singles)]
     rng = np.random.default_rng(1)
-    for _ in range(70):
+    for _ in range(130):
         for i, o in enumerate(outs):
             for k in o:
                 np.testing.assert_array_equal(vobs[k][i], o[k])
