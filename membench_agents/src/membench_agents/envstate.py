@@ -10,7 +10,7 @@ Nothing in the saved tree can name code, and restoring only assigns data to attr
 in the fresh environment's object graph.
 
 This covers environments whose state lives in Python objects and numpy arrays: membench's native tasks
-(T-Maze, MemoryLength, MemoryCards), the POPGym and MiniGrid tasks, and gymnasium's classic-control and
+(T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match), the POPGym and MiniGrid tasks, and gymnasium's classic-control and
 toy-text environments in a ``SyncVectorEnv``. Environments holding state outside Python (simulator handles
 such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``) cannot be captured:
 :func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be resumed exactly.

@@ -11,6 +11,12 @@ T-Maze comes in two forms, under separate IDs:
 
 Both use the authors' action order by default (0 = towards the junction, 1 = up, 2 = away, 3 = down);
 ``action_order="paper"`` gives the order the memory paper lists (left, up, right, down).
+
+MIKASA-Base's two pycolab tasks are re-implemented in numpy from the authors' code (the MIKASA paper describes
+only Ballet's room and view, and lists Passive Visual Match in Table 9 only): ``MIKASA/Ballet*`` (DeepMind's
+``pycolab_ballet``, MIKASA-Base's ``Ballet*-v0`` presets) and ``MIKASA/PassiveVisualMatch-v0`` (Ni et al.'s
+passive ``visual_match``). Their observations are dicts (an image, plus Ballet's instruction); see
+:mod:`membench_envs.envs.ballet` and :mod:`membench_envs.envs.passive_visual_match` for every decision.
 """
 
 from __future__ import annotations
