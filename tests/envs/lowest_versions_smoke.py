@@ -15,6 +15,18 @@ from gymnasium.vector import AutoresetMode
 import membench_envs
 
 print(f"gymnasium {gym.__version__}, numpy {np.__version__}, membench-envs {membench_envs.__version__}")
+
+
+def leaves(obs, space):
+    """(value, space) of each array of an observation: itself, or each entry of a Dict observation."""
+    if isinstance(obs, dict):
+        return [(obs[k], space[k]) for k in space.spaces]
+    return [(obs, space)]
+
+
+def row(obs, i):
+    return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+
 native = [spec for spec in membench_envs.all_tasks() if spec.extra is None]
 assert native, "no native IDs in the catalogue"
 for spec in native:
@@ -45,13 +57,18 @@ for spec in native:
         singles = [gym.make(spec.id) for _ in range(n)]
         obs, _ = venv.reset(seed=10)
         for i, single in enumerate(singles):
-            np.testing.assert_array_equal(obs[i], single.reset(seed=10 + i)[0])
+            first = single.reset(seed=10 + i)[0]
+            for (a, _), (b, _) in zip(leaves(row(obs, i), single.observation_space),
+                                      leaves(first, single.observation_space), strict=True):
+                np.testing.assert_array_equal(a, b)
         rng = np.random.default_rng(0)
         ends = 0
         for _ in range(3 * (spec.episode_length or 100)):
             actions = rng.integers(0, venv.single_action_space.n, size=n)
             obs, reward, terminated, truncated, info = venv.step(actions)
-            assert obs.shape == venv.observation_space.shape and reward.shape == (n,)
+            assert reward.shape == (n,)
+            for value, space in leaves(obs, venv.observation_space):
+                assert value.shape == space.shape, (spec.id, value.shape, space.shape)
             ends += int((terminated | truncated).sum())
         assert ends > 0, f"{spec.id}: no episode ended in the batched env ({mode})"
         venv.close()

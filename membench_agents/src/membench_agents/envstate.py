@@ -10,10 +10,11 @@ Nothing in the saved tree can name code, and restoring only assigns data to attr
 in the fresh environment's object graph.
 
 This covers environments whose state lives in Python objects and numpy arrays: membench's native tasks
-(T-Maze, MemoryLength, MemoryCards), the POPGym and MiniGrid tasks, and gymnasium's classic-control and
-toy-text environments in a ``SyncVectorEnv``. Environments holding state outside Python (simulator handles
-such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``) cannot be captured:
-:func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be resumed exactly.
+(T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match), the POPGym and MiniGrid tasks, and
+gymnasium's classic-control and toy-text environments in a ``SyncVectorEnv``. Environments holding state outside
+Python (simulator handles such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``)
+cannot be captured: :func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be
+resumed exactly.
 
 An object whose state partly lives outside Python can say how to save that part as plain data: a class attribute
 ``membench_external_state = ("ale",)`` names the attributes to leave out of the walk, and two methods give and take

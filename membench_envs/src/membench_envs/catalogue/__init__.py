@@ -39,6 +39,8 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "DTQN": "Esslinger et al., Deep Transformer Q-Networks for Partially Observable RL (Memory Cards)",
         "MiniGrid": "Chevalier-Boisvert et al., Minigrid & Miniworld (MiniGrid-Memory)",
         "Ni2023": "Ni et al., When do transformers shine in RL? Decoupling memory from credit assignment",
+        "TVT": "Hung et al., Optimizing agent behavior over long time scales by transporting value (Visual Match)",
+        "HCAM": "Lampinen et al., Towards mental time travel: a hierarchical memory for RL agents (Ballet)",
     }
 )
 

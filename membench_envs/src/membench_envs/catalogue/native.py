@@ -11,6 +11,12 @@ T-Maze comes in two forms, under separate IDs:
 
 Both use the authors' action order by default (0 = towards the junction, 1 = up, 2 = away, 3 = down);
 ``action_order="paper"`` gives the order the memory paper lists (left, up, right, down).
+
+MIKASA-Base's two pycolab tasks are re-implemented in numpy from the authors' code (the MIKASA paper describes
+only Ballet's room and view, and lists Passive Visual Match in Table 9 only): ``MIKASA/Ballet*`` (DeepMind's
+``pycolab_ballet``, MIKASA-Base's ``Ballet*-v0`` presets) and ``MIKASA/PassiveVisualMatch-v0`` (Ni et al.'s
+passive ``visual_match``). Their observations are dicts (an image, plus Ballet's instruction); see
+:mod:`membench_envs.envs.ballet` and :mod:`membench_envs.envs.passive_visual_match` for every decision.
 """
 
 from __future__ import annotations
@@ -213,4 +219,131 @@ TASKS += [
     _memory_cards("MIKASA/MemoryCardsEasy-v0", 5, " (easy)"),
     _memory_cards("MIKASA/MemoryCardsMedium-v0", 10, " (medium)"),
     _memory_cards("MIKASA/MemoryCardsHard-v0", 30, " (hard)"),
+]
+
+# --- Ballet (Lampinen et al. 2021, HCAM; DeepMind's pycolab_ballet, wrapped by MIKASA-Base) -----------------------
+#: The dance and its timing, in the authors' pycolab code: every dance is 16 moves; dancer k starts at
+#: observation k * (15 + dance_delay) and the instruction appears at observation num_dancers * (15 + dance_delay).
+BALLET_DANCE_LENGTH = 16
+BALLET_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
+    Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
+    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
+          "positions and shapes only"),
+    Param("max_steps", "int", None, low=2, none_ok=True,
+          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
+              "dance_delay == 16 else 1024"),
+)
+
+
+def ballet_max_steps(dance_delay: int, max_steps: int | None = None) -> int:
+    """The authors' frame limit: ``max_steps``, or 320 for a delay of 16 and 1024 otherwise."""
+    return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
+
+
+_BALLET_EP = "membench_envs.envs.ballet:Ballet"
+_BALLET_VEP = "membench_envs.envs.ballet:BalletVector"
+
+
+def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, upstream: str) -> TaskSpec:
+    T = ballet_max_steps(dance_delay) - 1
+    period = BALLET_DANCE_LENGTH - 1 + dance_delay
+    light = "; all dancers red ('Light')" if easy_mode else ""
+    return TaskSpec(
+        id=env_id,
+        entry_point=_BALLET_EP,
+        vector_entry_point=_BALLET_VEP,
+        description=(
+            f"Ballet: {num_dancers} dancer(s) dance one after the other ({dance_delay}-step delay){light}; then an "
+            "instruction names a dance and the agent must walk onto the dancer that danced it (+1), 99x99 "
+            "egocentric image + instruction"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("sequential", "object"),
+        episode_length=T,
+        xi=(dance_delay, num_dancers * period - BALLET_DANCE_LENGTH + 1),
+        obs_type="dict",
+        action_type="discrete",
+        source="HCAM",
+        kwargs={"num_dancers": num_dancers, "dance_delay": dance_delay, "easy_mode": easy_mode},
+        params=BALLET_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("dances_seen",),
+        xi_note=(
+            f"event: the target's dance, observations k*{period} ... k*{period}+15 (dt = 16) for the dancer k "
+            f"(0-based) that dances k-th; recall: the first action that moves the agent, at t_r = "
+            f"{num_dancers}*{period} (the instruction's first observation). xi = t_r - t_e - dt + 1 = "
+            f"(n-k)*{period} - 15: from the last dancer ({dance_delay}) to the first "
+            f"({num_dancers * period - BALLET_DANCE_LENGTH + 1})"
+        ),
+        notes=(
+            f"MIKASA-Base {upstream} (DeepMind pycolab_ballet, num_dancers={num_dancers}, dance_delay={dance_delay}"
+            f"{', easy_mode=True' if easy_mode else ''}); episode limit max_steps={T + 1} frames = {T} steps "
+            "(truncated, as the dm_env original's discount 1); actions 0-7 = N, NE, E, SE, S, SW, W, NW, ignored "
+            "until the instruction is shown"
+        ),
+    )
+
+
+TASKS += [
+    _ballet("MIKASA/Ballet-v0", 2, 8, False, "Ballet-v0 (its defaults)"),
+    _ballet("MIKASA/BalletEasy-v0", 2, 16, False, "BalletEasy-v0"),
+    _ballet("MIKASA/BalletMedium-v0", 4, 16, False, "BalletMedium-v0"),
+    _ballet("MIKASA/BalletHard-v0", 8, 48, False, "BalletHard-v0"),
+    _ballet("MIKASA/BalletLightEasy-v0", 2, 16, True, "BalletLightEasy-v0"),
+    _ballet("MIKASA/BalletLightMedium-v0", 4, 16, True, "BalletLightMedium-v0"),
+    _ballet("MIKASA/BalletLightHard-v0", 8, 48, True, "BalletLightHard-v0"),
+]
+
+# --- Passive Visual Match (Hung et al. 2019, TVT; Ni et al.'s passive pycolab version, wrapped by MIKASA-Base) -------
+PVM_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_apples", "int", 10, low=0, high=22, doc="apples in the distractor room (of its 22 apple cells)"),
+    Param("apple_reward", "float", 1.0, doc="reward per apple"),
+    Param("final_reward", "float", 10.0, doc="reward for stepping on the pad of the remembered colour"),
+    Param("respawn_every", "int", 20, low=0, doc="an apple reappears this many frames after it was eaten (0: never)"),
+    Param("explore_frames", "int", 15, low=2, doc="frames of the colour phase (the first one is the reset)"),
+    Param("distractor_frames", "int", 30, low=2, doc="frames of the apple phase"),
+    Param("reward_frames", "int", 15, low=2, doc="frames of the choice phase"),
+)
+
+
+def pvm_episode_length(explore_frames: int = 15, distractor_frames: int = 30, reward_frames: int = 15) -> int:
+    """T in steps: every phase's last frame is replaced by the next phase's first (pycolab's Story), so 3 fewer."""
+    return explore_frames + distractor_frames + reward_frames - 3
+
+
+TASKS += [
+    TaskSpec(
+        id="MIKASA/PassiveVisualMatch-v0",
+        entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatch",
+        vector_entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatchVector",
+        description=(
+            "Passive Visual Match: a colour is shown on the wall next to the agent, then 30 frames of apples "
+            "(+1 each), then the agent must step on the pad of that colour among three (+10); 5x5 egocentric image"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("object",),
+        episode_length=pvm_episode_length(),
+        xi=(30, 30),
+        obs_type="dict",
+        action_type="discrete",
+        source="TVT",
+        kwargs={},
+        params=PVM_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("target_colour",),
+        xi_note=(
+            "event: the colour, visible in observations 0 ... 13 (t_e = 0, dt = 14); recall: the first action "
+            "of the choice phase, t_r = 43 (it can already head for the pad): xi = t_r - t_e - dt + 1 = 30 = "
+            "distractor_frames"
+        ),
+        notes=(
+            "MIKASA-Base Passive-VisualMatch-v0 = Ni et al.'s (Memory-RL) passive visual_match: 15/30/15 frames, 10 "
+            "apples of reward 1 respawning after 20 frames, final reward 10; actions 0-3 = N, S, W, E (pycolab "
+            "order). Upstream the pad colours are shuffled once per environment object and nothing is seedable; here "
+            "the pad colours are drawn from the seed (fixed across that seed stream's episodes)."
+        ),
+    ),
 ]

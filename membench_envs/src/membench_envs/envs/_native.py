@@ -138,6 +138,13 @@ def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.n
     return arr
 
 
+def _first(obs: np.ndarray | dict[str, np.ndarray]):
+    """The first environment's observation of a batch (an array, or a dict of arrays for ``Dict`` spaces)."""
+    if isinstance(obs, dict):
+        return {key: value[0] for key, value in obs.items()}
+    return obs[0]
+
+
 class NativeEnv(gym.Env):
     """A single environment backed by a :class:`BatchedCore` with N = 1."""
 
@@ -168,7 +175,7 @@ class NativeEnv(gym.Env):
         self._started = True
         self.core.begin(self._idx)
         self._done = False
-        return self.core.observe(self.obs_variant, self._idx)[0], self._info()
+        return _first(self.core.observe(self.obs_variant, self._idx)), self._info()
 
     def step(self, action):
         check_can_step(self._started, self._done)
@@ -180,7 +187,7 @@ class NativeEnv(gym.Env):
         else:
             a = _validate_actions(space, action, None)[None]
         reward, terminated, truncated = self.core.step(a, self._idx)
-        obs = self.core.observe(self.obs_variant, self._idx)[0]
+        obs = _first(self.core.observe(self.obs_variant, self._idx))
         info = self._info()
         self._done = bool(terminated[0] or truncated[0])
         if self._done:
