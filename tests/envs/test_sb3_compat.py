@@ -42,7 +42,7 @@ def _learn(env_id: str, n_steps: int = 64, total: int = 256, **make_kwargs):
 @pytest.mark.parametrize("env_id", FAMILIES)
 def test_sb3_make_vec_env_and_ppo_learn(env_id):
     kwargs = {}
-    if env_id.startswith("MIKASA/MiniGrid"):
+    if env_id.startswith(("MIKASA/MiniGrid", "MIKASA/PassiveVisualMatch")):  # views smaller than NatureCNN's input
         kwargs["wrapper_class"] = gym.wrappers.FlattenObservation
     _learn(env_id, **kwargs)
 
