@@ -1,6 +1,18 @@
-"""The run-one-episode helper of the robot tests (the scripted experts live in membench_envs.robo.experts)."""
+"""Episode helpers of the robot tests (the scripted experts live in membench_envs.robo.experts)."""
 
 from __future__ import annotations
+
+import numpy as np
+
+
+def state_rollout(env, seed: int, actions) -> tuple[np.ndarray, dict]:
+    """The ``full``-variant states of ``reset(seed=seed)`` and of each of ``actions`` after it (stacked), and the
+    reset's info."""
+    obs, info = env.reset(seed=seed)
+    states = [obs["state"]]
+    for a in actions:
+        states.append(env.step(a)[0]["state"])
+    return np.stack(states), info
 
 
 def run_episode(env, policy, seed: int, check=None) -> bool:

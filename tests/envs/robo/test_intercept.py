@@ -25,7 +25,7 @@ from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
 from membench_envs.robo.experts import STEP, TrackPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
-from tests.envs.robo._policies import run_episode  # noqa: E402
+from tests.envs.robo._policies import run_episode, state_rollout  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -156,11 +156,8 @@ def test_same_seed_same_trajectory(envs, env_id):
     actions = np.random.default_rng(0).uniform(-1, 1, (15, 8)).astype(np.float32)
 
     def rollout(seed):
-        obs, info = env.reset(seed=seed)
-        states = [obs["state"]]
-        for a in actions:
-            states.append(env.step(a)[0]["state"])
-        return np.stack(states), info["oracle"]
+        states, info = state_rollout(env, seed, actions)
+        return states, info["oracle"]
 
     first, v = rollout(21)
     again, v_again = rollout(21)
@@ -429,7 +426,6 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     assert f"v0 = ({info['oracle'][0]:.2f}, {info['oracle'][1]:.2f}) m/s" in lines[1]
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
-
 
     path = record_episode("MIKASA/InterceptGrabMedium-v0", tmp_path / "grab.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0

@@ -473,7 +473,6 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
 
-
     path = record_episode("MIKASA/RotateLenientPos-v0", tmp_path / "rotate.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0
 

@@ -21,6 +21,7 @@ from membench_envs.catalogue import robo_shell_game  # noqa: E402
 from membench_envs.robo.experts import ShellPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
+from tests.envs.robo._policies import state_rollout  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -166,11 +167,8 @@ def test_same_seed_same_episode_and_seeds_vary_the_cup(full_envs):
     actions = np.random.default_rng(0).uniform(-1, 1, (12, 8)).astype(np.float32)
 
     def rollout(seed):
-        obs, info = env.reset(seed=seed)
-        states = [obs["state"]]
-        for a in actions:
-            states.append(env.step(a)[0]["state"])
-        return np.stack(states), int(info["oracle"][0])
+        states, info = state_rollout(env, seed, actions)
+        return states, int(info["oracle"][0])
 
     first, cup = rollout(11)
     again, cup_again = rollout(11)

@@ -27,7 +27,7 @@ from membench_envs.memory import EventRecall, correlation_horizons  # noqa: E402
 from membench_envs.robo.experts import CarryPolicy  # noqa: E402
 
 import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
-from tests.envs.robo._policies import run_episode  # noqa: E402
+from tests.envs.robo._policies import run_episode, state_rollout  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -133,14 +133,7 @@ def test_same_seed_same_trajectory_and_unseeded_resets(envs):
     env = envs(ENV_ID, obs_variant="full")
     actions = np.random.default_rng(0).uniform(-1, 1, (15, 8)).astype(np.float32)
 
-    def rollout(seed):
-        obs, info = env.reset(seed=seed)
-        states = [obs["state"]]
-        for a in actions:
-            states.append(env.step(a)[0]["state"])
-        return np.stack(states)
-
-    first, again, other = rollout(21), rollout(21), rollout(22)
+    first, again, other = (state_rollout(env, seed, actions)[0] for seed in (21, 21, 22))
     np.testing.assert_array_equal(first[0], again[0])
     np.testing.assert_allclose(first, again, atol=1e-4)
     assert not np.array_equal(first[0][-3:], other[0][-3:])
@@ -355,7 +348,6 @@ def test_render_overlay_and_record_episode(envs, tmp_path):
     assert f"start ({info['oracle'][0]:+.3f}, {info['oracle'][1]:+.3f}); to the goal" in lines[1]
     envs.clear()  # record_episode makes its own environment
     from membench_envs.robo import record_episode
-
 
     path = record_episode(ENV_ID, tmp_path / "take_it_back.mp4", max_steps=2, obs_variant="full")
     assert path.stat().st_size > 0
