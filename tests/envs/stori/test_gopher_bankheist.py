@@ -13,6 +13,7 @@ from membench_envs.stori import GAMES, parse_config
 from membench_envs.stori.games import ClearBits, Lookup, Replace, edit_writes
 
 import membench_envs
+from tests.envs.stori._helpers import RecordingALE, make
 
 pytest.importorskip("ale_py", reason="extra [atari] not installed")
 
@@ -21,10 +22,6 @@ UNDERGROUND = slice(0, 24)
 CARROT_BOXES = {2: np.s_[146:161, 60:68], 1: np.s_[146:161, 76:84], 0: np.s_[146:161, 92:100]}  # by carrot bit
 CARROT_COLOURS = ((50, 132, 50), (180, 122, 48), (181, 83, 40))  # leaves and root
 MAZE = np.s_[45:173, 16:144]  # BankHeist: inside the city walls
-
-
-def make(game: str, config=None, **kwargs) -> gym.Env:
-    return gym.make(f"STORI/{game}-v0", config=config, **kwargs)
 
 
 def count_colours(image: np.ndarray, colours) -> int:
@@ -97,16 +94,6 @@ def test_same_seed_same_episode_different_seed_different_episode(env_id):
 
 
 # --- type 1 ------------------------------------------------------------------------------------------------------
-class RecordingALE:
-    def __init__(self, ale):
-        self._ale, self.acted = ale, []
-
-    def act(self, action, *args):
-        self.acted.append(action)
-        return self._ale.act(action, *args)
-
-    def __getattr__(self, name):
-        return getattr(self._ale, name)
 
 
 def test_bankheist_type1_draws_from_the_moves_and_fire_only():

@@ -12,29 +12,12 @@ from membench_envs.stori.preprocess import Preprocess, area_weights
 from membench_envs.stori.wrappers import crop
 
 import membench_envs
+from tests.envs.stori._helpers import RecordingALE, make
 
 pytest.importorskip("ale_py", reason="extra [atari] not installed")
 
 STORI_IDS = [s.id for s in membench_envs.all_tasks() if s.namespace == "STORI"]
 PRESET_IDS = [s.id for s in membench_envs.all_tasks() if s.namespace == "STORI" and s.stochasticity is not None]
-
-
-def make(game: str, config=None, **kwargs) -> gym.Env:
-    return gym.make(f"STORI/{game}-v0", config=config, **kwargs)
-
-
-class RecordingALE:
-    """Delegates to the emulator and records the actions of ``act`` (to see what type 1 executes)."""
-
-    def __init__(self, ale):
-        self._ale, self.acted = ale, []
-
-    def act(self, action, *args):
-        self.acted.append(action)
-        return self._ale.act(action, *args)
-
-    def __getattr__(self, name):
-        return getattr(self._ale, name)
 
 
 # --- type 5: crop, blackout, RAM ---------------------------------------------------------------------------------
