@@ -13,7 +13,10 @@ STAMP  := $(VENV)/.membench-setup
 # gymnasium's RecordVideo on our IDs (membench-envs itself does not depend on it).
 PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 mazelib==0.9.16 minigrid==3.2.0 \
         stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0 moviepy==2.2.1 \
-        ale-py==0.12.1
+        ale-py==0.12.1 vizdoom==1.3.2 mujoco==3.17.0 dm-control==1.0.50 memory-maze==1.0.3 pygame-ce==2.5.8
+# The reference the native MemoryGym tasks are tested against, step for step. Its own pins (gymnasium 0.29,
+# pygame 2.4) conflict with gymnasium 1.x, so it is installed without them; pygame-ce above provides `pygame`.
+REFERENCE_NODEPS := memory-gym==1.0.2
 
 # Small nets on 2 cores: 1 thread is faster than 2 and does not collapse under contention.
 export OMP_NUM_THREADS ?= 1
@@ -35,14 +38,17 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q $(PINS) pytest ruff
-	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari]' -e './membench_agents[sb3]'
+	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3]'
 	touch $(STAMP)
 
 # Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.
+# MuJoCo (Numpad images, Memory Maze) renders headless through Mesa's EGL, or OSMesa (libosmesa6) without it.
 system-deps:
 	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "system-deps: not root on Debian; skipping (ManiSkill needs Mesa >= 24.3 Vulkan drivers)"; exit 0; fi; \
-	if dpkg-query -W -f='$${Version}' mesa-vulkan-drivers 2>/dev/null | grep -q bpo; then exit 0; fi; \
+	  echo "system-deps: not root on Debian; skipping (ManiSkill needs Mesa >= 24.3 Vulkan drivers; MuJoCo needs libegl-mesa0 or libosmesa6)"; exit 0; fi; \
+	if dpkg-query -W -f='$${Version}' mesa-vulkan-drivers 2>/dev/null | grep -q bpo && \
+	   dpkg-query -W -f='$${Status}' libosmesa6 2>/dev/null | grep -q 'ok installed'; then exit 0; fi; \
 	set -e; export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq; \
 	if grep -q bookworm /etc/os-release; then \
@@ -53,10 +59,10 @@ system-deps:
 	    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' "$$URI" "$$KR" > "$${SP}backports.sources"; \
 	    apt-get update -qq; \
 	  fi; \
-	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 >/dev/null; \
-	  apt-get install -y -qq --no-install-recommends -t bookworm-backports mesa-vulkan-drivers >/dev/null; \
+	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 libosmesa6 >/dev/null; \
+	  apt-get install -y -qq --no-install-recommends -t bookworm-backports mesa-vulkan-drivers libegl-mesa0 >/dev/null; \
 	else \
-	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 mesa-vulkan-drivers >/dev/null; \
+	  apt-get install -y -qq --no-install-recommends libvulkan1 libegl1 libgl1 libosmesa6 libegl-mesa0 mesa-vulkan-drivers >/dev/null; \
 	fi
 
 # The default suite (CI). Heavier checks are marked `slow` and run with `make test-all`.
