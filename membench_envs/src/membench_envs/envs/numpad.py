@@ -70,6 +70,8 @@ Differences from upstream's code, all fixes of its bugs:
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -211,6 +213,8 @@ class Numpad(gym.Env):
     def _import_mujoco(self, needs_gl: bool):
         if importlib.util.find_spec("mujoco") is None:
             require("mujoco", "numpad", env_id=self.env_id)  # raises MissingExtraError naming the fix
+        # MuJoCo picks its OpenGL backend once, when first imported: too late to choose if that has happened
+        self._imported_early = "mujoco" in sys.modules and not os.environ.get("MUJOCO_GL")
         try:
             self._gl = select_mujoco_gl(self.env_id)  # before MuJoCo is imported: it reads MUJOCO_GL once
         except MissingSystemLibraryError:
@@ -368,10 +372,13 @@ class Numpad(gym.Env):
             return renderer.render()
         except Exception as exc:
             backend = self._gl or "egl"
-            raise RuntimeError(
-                f"{self.env_id}: MuJoCo could not render through MUJOCO_GL={backend} ({type(exc).__name__}: {exc}). "
-                f"Fix (Debian/Ubuntu, as root): apt-get install {render_error_hint(backend)}"
-            ) from exc
+            if self._imported_early:
+                fix = (f"mujoco was imported before MUJOCO_GL was set, so it did not render headless. Fix: set "
+                       f"MUJOCO_GL={backend} in the environment, or make the env before importing mujoco")
+            else:
+                fix = f"Fix (Debian/Ubuntu, as root): apt-get install {render_error_hint(backend)}"
+            raise RuntimeError(f"{self.env_id}: MuJoCo could not render through MUJOCO_GL={backend} "
+                               f"({type(exc).__name__}: {exc}). {fix}") from exc
 
     def render(self):
         """``"rgb_array"``: the pad from above, 240 x 240 uint8 (lit tiles as last observed); None otherwise."""
