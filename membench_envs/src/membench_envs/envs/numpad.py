@@ -69,9 +69,11 @@ Differences from upstream's code, all fixes of its bugs:
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import sys
+import weakref
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -96,6 +98,18 @@ ACCELERATIONS = np.array([(-1, 0), (0, 1), (1, 0), (0, -1), (-1, 1), (1, 1), (-1
 
 #: upstream's RGB colours.
 GROUND, BALL_RGB, LIGHT_ON, LIGHT_OFF = (192, 192, 192), (255, 0, 0), (255, 255, 102), (50, 50, 0)
+
+
+#: Envs that may hold a renderer: closed at exit, before MuJoCo's own exit hook tears EGL down (a context freed after
+#: that prints errors). Exit hooks run last-registered first, and MuJoCo registers its hook with its first OpenGL
+#: context, so ours is registered after the first renderer is made.
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+_exit_hook: list[bool] = []
+
+
+def _close_renderers() -> None:
+    for env in list(_LIVE):
+        env.close()
 
 
 def neighbours(tile: int, size: int) -> list[int]:
@@ -192,6 +206,7 @@ class Numpad(gym.Env):
         self._tile_geoms = np.array([mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_GEOM, f"tile{k}")
                                      for k in range(self.tiles)])
         self._renderers: dict[int, Any] = {}
+        _LIVE.add(self)
         self.pad = self.size * PITCH
         self.rolling = self.mode != "discrete"
 
@@ -368,6 +383,9 @@ class Numpad(gym.Env):
                 if self._gl is None:
                     self._gl = select_mujoco_gl(self.env_id)
                 renderer = self._renderers[side] = mj.Renderer(self.model, side, side)
+                if not _exit_hook:
+                    atexit.register(_close_renderers)
+                    _exit_hook.append(True)
             renderer.update_scene(self.data, camera="top")
             return renderer.render()
         except Exception as exc:
