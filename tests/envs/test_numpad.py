@@ -385,3 +385,15 @@ def test_bad_actions_and_step_before_reset():
         for bad in (n, -1, 1.5, np.array([0, 1])):
             with pytest.raises(ValueError, match="action"):
                 env.step(bad)
+
+
+def test_sb3_trains_on_the_image_observation():
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env("MIKASA/NumpadContinuous-v0", n_envs=2, seed=0, env_kwargs={"obs_mode": "image"})
+    model = PPO("MultiInputPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(64)  # NatureCNN on the 64 x 64 picture
+    assert model.num_timesteps >= 64
+    venv.close()

@@ -105,6 +105,8 @@ GROUND, BALL_RGB, LIGHT_ON, LIGHT_OFF = (192, 192, 192), (255, 0, 0), (255, 255,
 #: context, so ours is registered after the first renderer is made.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 _exit_hook: list[bool] = []
+#: [whether mujoco was imported before the first Numpad chose MUJOCO_GL], set by the first Numpad made.
+_imported_early: list[bool] = []
 
 
 def _close_renderers() -> None:
@@ -155,7 +157,7 @@ def model_xml(size: int) -> str:
   <statistic extent="{pad}" center="{pad / 2} {-pad / 2} 0"/>
   <visual>
     <headlight ambient="0.5 0.5 0.5" diffuse="0.5 0.5 0.5" specular="0 0 0"/>
-    <quality shadowsize="0"/>
+    <quality shadowsize="0" offsamples="0"/>
   </visual>
   <default><geom contype="0" conaffinity="0"/></default>
   <worldbody>
@@ -219,6 +221,7 @@ class Numpad(gym.Env):
         self.observation_space = self._spaces()
 
         self.seq = np.zeros(self.n, dtype=np.int64)
+        self._ranks = np.zeros(self.tiles + 1, dtype=np.float32)
         self.lights = np.zeros(self.tiles, dtype=bool)
         self._shown = self.lights  # the lights of the last observation (all of the sequence on a completion)
         self.next_index, self.max_index, self.prev_tile, self.t, self.completions = 0, -1, -1, 0, 0
@@ -228,8 +231,8 @@ class Numpad(gym.Env):
     def _import_mujoco(self, needs_gl: bool):
         if importlib.util.find_spec("mujoco") is None:
             require("mujoco", "numpad", env_id=self.env_id)  # raises MissingExtraError naming the fix
-        # MuJoCo picks its OpenGL backend once, when first imported: too late to choose if that has happened
-        self._imported_early = "mujoco" in sys.modules and not os.environ.get("MUJOCO_GL")
+        if not _imported_early:  # MuJoCo picks its OpenGL backend once, when first imported: was that before us?
+            _imported_early.append("mujoco" in sys.modules and not os.environ.get("MUJOCO_GL"))
         try:
             self._gl = select_mujoco_gl(self.env_id)  # before MuJoCo is imported: it reads MUJOCO_GL once
         except MissingSystemLibraryError:
@@ -290,21 +293,24 @@ class Numpad(gym.Env):
         """The ball's velocity (row, column) in pixels per step."""
         return self.data.qvel[:2].copy()
 
-    def _roll(self, acceleration: np.ndarray) -> int:
-        """One step of the rolling ball; returns the tile under its centre (-1: none)."""
+    def _roll(self, a_row: float, a_col: float) -> int:
+        """One step of the rolling ball under an acceleration (row, column); returns the tile under its centre (-1:
+        none). Plain floats: two numbers per step are cheaper that way than as numpy arrays."""
         d = self.data
+        qpos, qvel, ctrl = d.qpos, d.qvel, d.ctrl
         if self.speed_cap:  # the motor cannot push past the speed limit
-            v = d.qvel
-            acceleration = np.clip(acceleration, -MAX_SPEED - v, MAX_SPEED - v)
-        d.ctrl[:] = acceleration / ACCELERATION
+            v_row, v_col = float(qvel[0]), float(qvel[1])
+            a_row = min(max(a_row, -MAX_SPEED - v_row), MAX_SPEED - v_row)
+            a_col = min(max(a_col, -MAX_SPEED - v_col), MAX_SPEED - v_col)
+        ctrl[0], ctrl[1] = a_row / ACCELERATION, a_col / ACCELERATION
         self._mujoco.mj_step(self.model, d)
         edge = self.pad - 1
         for axis in (0, 1):  # the pad's edge stops the ball dead along that axis
-            x = d.qpos[axis]
+            x = float(qpos[axis])
             if x <= 0.0 or x >= edge:
-                d.qpos[axis] = min(max(x, 0.0), edge)
-                d.qvel[axis] = 0.0
-        return self.tile_at(d.qpos[0], d.qpos[1])
+                qpos[axis] = min(max(x, 0.0), edge)
+                qvel[axis] = 0.0
+        return self.tile_at(float(qpos[0]), float(qpos[1]))
 
     def _place_on_tile(self) -> None:
         self.data.qpos[:2] = (self.cell + 0.5) * PITCH
@@ -331,8 +337,8 @@ class Numpad(gym.Env):
 
     # --- observations ------------------------------------------------------------------------------------------
     def oracle(self) -> np.ndarray:
-        out = np.zeros(self.tiles + 1, dtype=np.float32)
-        out[self.seq] = np.arange(1, self.n + 1) / self.n
+        """Per tile its rank k/n in the sequence (0 off it), then the progress (index of the next tile) / n."""
+        out = self._ranks.copy()
         out[-1] = self.next_index / self.n
         return out
 
@@ -390,7 +396,7 @@ class Numpad(gym.Env):
             return renderer.render()
         except Exception as exc:
             backend = self._gl or "egl"
-            if self._imported_early:
+            if _imported_early[0]:
                 fix = (f"mujoco was imported before MUJOCO_GL was set, so it did not render headless. Fix: set "
                        f"MUJOCO_GL={backend} in the environment, or make the env before importing mujoco")
             else:
@@ -410,6 +416,8 @@ class Numpad(gym.Env):
         super().reset(seed=seed)
         rng = self.np_random
         self.seq = draw_sequence(rng, self.size, self.n)
+        self._ranks = np.zeros(self.tiles + 1, dtype=np.float32)
+        self._ranks[self.seq] = np.arange(1, self.n + 1) / self.n
         self.lights[:] = False
         self._shown = self.lights
         self.next_index, self.max_index, self.prev_tile, self.t, self.completions = 0, -1, -1, 0, 0
@@ -428,9 +436,22 @@ class Numpad(gym.Env):
         oracle = self.oracle()
         return self._observe(oracle), {"oracle": oracle}
 
+    def _push(self, action) -> tuple[float, float]:
+        """A continuous action as two floats (full precision), or one clear ValueError (see ``check_action``)."""
+        if type(action) is np.ndarray and action.shape == (2,) and action.dtype.kind == "f":  # the common case
+            a_row, a_col = float(action[0]), float(action[1])
+            if -1.0 <= a_row <= 1.0 and -1.0 <= a_col <= 1.0:  # also False for NaN
+                return a_row, a_col
+        check_action(self.action_space, action)  # raises, or accepts e.g. a list
+        values = np.asarray(action, dtype=np.float64)
+        return float(values[0]), float(values[1])
+
     def step(self, action):
         check_can_step(self._started, self._done)
-        a = check_action(self.action_space, action)
+        if self.mode == "continuous":
+            push = self._push(action)
+        else:
+            a = check_action(self.action_space, action)
         self._shown = self.lights
         reward = 0.0
         if self.mode == "discrete":
@@ -442,8 +463,9 @@ class Numpad(gym.Env):
             if tile == self.seq[self.next_index]:  # a wrong press on the first tile starts again at once
                 reward = self._correct()
         else:
-            push = np.asarray(action, dtype=np.float64) if self.mode == "continuous" else ACCELERATIONS[a]
-            tile = self._roll(push * ACCELERATION)
+            if self.mode != "continuous":
+                push = ACCELERATIONS[a]
+            tile = self._roll(float(push[0]) * ACCELERATION, float(push[1]) * ACCELERATION)
             if tile >= 0 and tile != self.prev_tile:  # entering a tile presses it
                 if tile == self.seq[self.next_index]:
                     reward = self._correct()
