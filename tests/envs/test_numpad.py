@@ -4,7 +4,11 @@ and clear errors."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -397,3 +401,51 @@ def test_sb3_trains_on_the_image_observation():
     model.learn(64)  # NatureCNN on the 64 x 64 picture
     assert model.num_timesteps >= 64
     venv.close()
+
+
+# --- against upstream's code, where a checkout is at hand -----------------------------------------------------------
+@pytest.mark.skipif(not os.environ.get("NUMPAD_UPSTREAM"),
+                    reason="set NUMPAD_UPSTREAM=<MIKASA-Base checkout>/mikasa_base/Numpad/env")
+@pytest.mark.parametrize("env_id", list(IDS))
+def test_matches_upstream_step_for_step(env_id):
+    """MIKASA-Base's numpad (numpy; on no package index) given our sequence and start, then the same actions: the
+    same observations and rewards, with upstream's uncapped speed (``speed_cap=False``)."""
+    folder = os.environ["NUMPAD_UPSTREAM"]
+    if "upstream_numpad" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("upstream_numpad", Path(folder) / "__init__.py",
+                                                      submodule_search_locations=[folder])
+        sys.modules["upstream_numpad"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["upstream_numpad"])
+    mode = IDS[env_id]
+    module, cls = {"discrete": ("numpad_discrete", "Numpad2DDiscrete"),
+                   "continuous": ("numpad_continuous", "Numpad2DContinuous"),
+                   "continuous_discrete_actions": ("numpad_continuous_discrete_actions",
+                                                   "NumpadContinuousDiscreteActions")}[mode]
+    upstream_cls = getattr(importlib.import_module(f"upstream_numpad.{module}"), cls)
+    ours = make(env_id, speed_cap=False).unwrapped
+    rewards = 0.0
+    for seed in range(10):
+        obs, _ = ours.reset(seed=seed)
+        up = upstream_cls()
+        inner = getattr(up, "numpad_continuous", up)
+        inner.reset()
+        inner.seq = [int(t) for t in ours.seq]
+        if mode == "discrete":
+            inner.state[:] = 0
+            inner.state[1, ours.cell[0], ours.cell[1]] = 1
+            inner.ball_pos = (int(ours.cell[0]), int(ours.cell[1]))
+        else:
+            inner.ball_pos, inner.ball_velocity, inner.lights = ours.ball, np.zeros(2), np.zeros(9)
+        rng = np.random.default_rng(seed)
+        for _ in range(ours.T):
+            if mode == "continuous":
+                a = rng.uniform(-1, 1, 2)
+                a = np.where(rng.random(2) < 0.5, np.sign(a), a)  # often full throttle: fast balls
+            else:
+                a = int(rng.integers(ours.action_space.n))
+            obs, reward, *_ = ours.step(a)
+            up_obs, up_reward, *_ = up.step(a)
+            np.testing.assert_allclose(obs, np.ravel(up_obs), rtol=0, atol=1e-6)
+            assert reward == up_reward
+            rewards += reward
+    assert rewards > 0
