@@ -3,7 +3,7 @@ numpad-gym code, which drops the original's jump action), written by us on MuJoC
 
 Pad. N x N tiles (``numpad_size``, default 3), numbered row by row from the top left. Lengths are upstream's pixel
 units: a tile is 10 wide with 5 of spacing on each side, so tile centres are 20 apart and the pad is 20·N wide
-(60 for N = 3); the ball's centre stays in [0, 20·N − 1] on each axis.
+(60 for N = 3). The rolling ball starts anywhere on the pad; its edges stop it at 0 and 20·N − 1 on each axis.
 
 Sequence. Per episode, ``sequence_length`` (n, default 4) distinct tiles, each a neighbour of the previous one
 (up, down, left or right; no diagonals): the first drawn uniformly, each next one uniformly among the unused
@@ -51,8 +51,8 @@ oracle vector in every variant; ``info["success"]`` (at the end) says whether th
 
 Differences from upstream's code, all fixes of its bugs:
 
-- Speed. Upstream means to cap the speed at half a tile (5) per step on each axis ("to avoid issues of moving
-  over tiles"; its README says the same, and its observation space assumes |v| / 5 <= 1), but clips the
+- Speed. Upstream means to cap the speed at half a tile (5) per step on each axis, so that the ball cannot skip
+  a tile (its code comment and README say so, and its observation space assumes |v| / 5 <= 1), but clips the
   acceleration instead, which never binds: the ball speeds up without limit and can jump over tiles. Here the
   acceleration is cut so that the speed stays within the cap (``speed_cap=False`` restores upstream's code,
   with an unbounded velocity observation).
@@ -383,11 +383,11 @@ class Numpad(gym.Env):
         self.model.geom_rgba[self._tile_geoms] = np.where(self._shown[:, None], on, off)
         mj.mj_kinematics(self.model, self.data)  # the ball where it is now (mj_step leaves the pre-step poses)
         mj.mj_camlight(self.model, self.data)
+        if self._gl is None:
+            self._gl = select_mujoco_gl(self.env_id)  # no OpenGL library: one error naming the packages
         try:
             renderer = self._renderers.get(side)
             if renderer is None:
-                if self._gl is None:
-                    self._gl = select_mujoco_gl(self.env_id)
                 renderer = self._renderers[side] = mj.Renderer(self.model, side, side)
                 if not _exit_hook:
                     atexit.register(_close_renderers)
