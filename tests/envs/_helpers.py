@@ -9,7 +9,9 @@ import pytest
 import membench_envs
 
 #: The Python module that proves each extra is installed.
-EXTRA_MODULES = {"popgym": "popgym", "minigrid": "minigrid", "robo": "mani_skill", "atari": "ale_py"}
+EXTRA_MODULES = {
+    "popgym": "popgym", "minigrid": "minigrid", "robo": "mani_skill", "atari": "ale_py", "numpad": "mujoco",
+}
 
 
 def extra_installed(extra: str | None) -> bool:
