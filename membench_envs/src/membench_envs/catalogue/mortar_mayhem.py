@@ -19,6 +19,9 @@ from membench_envs.envs._params import Param
 
 #: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
 MAX_B_COMMANDS = 20
+#: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
+#: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
+ENDLESS_MAX_COMMANDS = 100
 
 MORTAR_PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
@@ -36,6 +39,13 @@ MORTAR_PARAMS: tuple[Param, ...] = (
     Param("explosion_delay", "ints", (6,), low=1, doc="steps to reach each target tile (drawn from the list)"),
     Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
           "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
+    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
+          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
+          "grid=False, show_commands=True; command_count is the initial count)"),
+    Param("max_commands", "int", None, low=1, none_ok=True, doc="endless only: the oracle's capacity; the episode is "
+          "truncated when the sequence would grow beyond it (None: 100)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
+          "never, the authors' max_steps = -1)"),
     Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
     Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
     Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
@@ -121,9 +131,45 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
     )
 
 
+def _endless() -> TaskSpec:
+    return TaskSpec(
+        id="MIKASA/EndlessMortarMayhem-v0",
+        entry_point=_EP,
+        vector_entry_point=_VEP,
+        description=(
+            "Endless Mortar Mayhem: one command (of 9) is shown, the agent walks it; each round adds one shown "
+            "command and the whole sequence is walked again (targets wrap around a 6x6 arena, the agent wraps "
+            "around the screen); +0.1 per command, a wrong tile ends the episode"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("capacity", "sequential"),
+        episode_length=None,
+        xi=None,
+        obs_type="image",
+        action_type="multi-discrete",
+        source="MemoryGym",
+        kwargs={"grid": False, "endless": True, "arena_size": 6, "allowed_commands": 9, "command_count": (1,),
+                "explosion_duration": (6,), "explosion_delay": (18,), "spawn_jitter": 2},
+        params=MORTAR_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("commands_shown", "current_command"),
+        xi_note=(
+            "unbounded: command k is shown once, in round k, and must be recalled in every later round, "
+            "so the horizon grows with the episode"
+        ),
+        notes=(
+            "memory-gym 1.0.2 Endless-MortarMayhem-v0 with its default reset parameters (6x6 arena, 1 initial "
+            "command, show 3 + 1 steps, explosion delay 18 / duration 6, +0.1 per command, no time limit); same "
+            "seed, same episode as memory-gym; truncated (not terminated) at max_steps if given, and when the "
+            "sequence would exceed max_commands (100)"
+        ),
+    )
+
+
 TASKS: list[TaskSpec] = [
     _spec("MIKASA/MortarMayhemGrid-v0", "MortarMayhem-Grid-v0", grid=True, show=True),
     _spec("MIKASA/MortarMayhemBGrid-v0", "MortarMayhemB-Grid-v0", grid=True, show=False),
     _spec("MIKASA/MortarMayhem-v0", "MortarMayhem-v0", grid=False, show=True),
     _spec("MIKASA/MortarMayhemB-v0", "MortarMayhemB-v0", grid=False, show=False),
+    _endless(),
 ]

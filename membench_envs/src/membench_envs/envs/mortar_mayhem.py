@@ -51,7 +51,12 @@ import math
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.mortar_mayhem import MORTAR_PARAMS, MAX_B_COMMANDS, mortar_episode_length
+from membench_envs.catalogue.mortar_mayhem import (
+    ENDLESS_MAX_COMMANDS,
+    MAX_B_COMMANDS,
+    MORTAR_PARAMS,
+    mortar_episode_length,
+)
 from membench_envs.envs import _draw
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 from membench_envs.envs._params import check_seed
@@ -399,8 +404,17 @@ class MortarMayhemCore(BatchedCore):
                  allowed_commands: int = 5, command_count=(10,), command_show_duration=(3,),
                  command_show_delay=(1,), explosion_duration=(2,), explosion_delay=(6,), visual_feedback: bool = True,
                  reward_command_failure: float = 0.0, reward_command_success: float = 0.1,
-                 reward_episode_success: float = 0.0, spawn_jitter: int = 0):
+                 reward_episode_success: float = 0.0, spawn_jitter: int = 0, endless: bool = False,
+                 max_commands: int | None = None, max_steps: int | None = None):
         super().__init__(num_envs)
+        for name, value in (("command_count", command_count), ("command_show_duration", command_show_duration),
+                            ("command_show_delay", command_show_delay), ("explosion_duration", explosion_duration),
+                            ("explosion_delay", explosion_delay)):
+            if len(value) == 0:
+                raise ValueError(f"MortarMayhem: {name}=() is not allowed; give at least one value to draw from")
+        if endless and (grid or not show_commands):
+            raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
+                             "Endless Mortar Mayhem moves continuously and shows each new command)")
         if not show_commands and max(command_count) > MAX_B_COMMANDS:
             raise ValueError(f"MortarMayhem: command_count={command_count!r} is not allowed with "
                              f"show_commands=False; the one-hot vector holds at most {MAX_B_COMMANDS} commands")
@@ -413,10 +427,16 @@ class MortarMayhemCore(BatchedCore):
         self.r_fail, self.r_ok = float(reward_command_failure), float(reward_command_success)
         self.r_done = float(reward_episode_success)
         self.jitter = int(spawn_jitter)
-        self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
-        self.T = mortar_episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
-                                       max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
-                                       max(self.explosion_duration))
+        self.endless = bool(endless)
+        self.max_steps = max_steps
+        if self.endless:  # the sequence grows by one command a round: the oracle holds up to max_commands
+            self.max_commands = int(max_commands or ENDLESS_MAX_COMMANDS)
+            self.T = max_steps
+        else:
+            self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
+            self.T = mortar_episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
+                                           max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
+                                           max(self.explosion_duration))
         self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
         self._arena = _arena_screens(self.size)
         self.rngs: list[np.random.Generator | None] = [None] * num_envs
@@ -428,6 +448,8 @@ class MortarMayhemCore(BatchedCore):
         self.duration = np.ones(n, dtype=np.int64)  # command show duration
         self.frames = np.zeros(n, dtype=np.int64)  # command-phase frames in all (num · period)
         self.shown = np.zeros(n, dtype=np.int64)  # command-phase frames shown so far (the reset shows the first)
+        self.first_shown = np.zeros(n, dtype=np.int64)  # the command of the phase's first frame (endless: the new one)
+        self.done_total = np.zeros(n, dtype=np.int64)  # commands executed in the episode (endless: over all rounds)
         self.in_command_phase = np.zeros(n, dtype=bool)  # the last observation is a command-phase frame
         self.pos = np.zeros((n, 2), dtype=np.int64)  # the agent's centre pixel (x, y)
         self.rot = np.zeros(n, dtype=np.int64)  # facing, in 45° steps counter-clockwise from up
@@ -480,14 +502,18 @@ class MortarMayhemCore(BatchedCore):
         flat = int(rng.integers(0, self.size ** 2))
         x, y = flat // self.size, flat % self.size
         offset = rng.integers(-self.jitter, self.jitter, 2) if self.jitter else np.zeros(2, dtype=np.int64)
-        num = int(rng.choice(list(self.command_count)))
-        commands = []
-        cx, cy = x, y
-        for _ in range(num):
-            valid = self._valid_commands(cx, cy)
-            c = int(valid[rng.integers(0, len(valid))])
-            commands.append(c)
-            cx, cy = cx + COMMAND_MOVES[c][0], cy + COMMAND_MOVES[c][1]
+        if self.endless:  # one command, any of the allowed ones (the target wraps around)
+            num = int(self.command_count[0])
+            commands = [int(c) for c in rng.integers(0, self.allowed, num)]
+        else:
+            num = int(rng.choice(list(self.command_count)))
+            commands = []
+            cx, cy = x, y
+            for _ in range(num):
+                valid = self._valid_commands(cx, cy)
+                c = int(valid[rng.integers(0, len(valid))])
+                commands.append(c)
+                cx, cy = cx + COMMAND_MOVES[c][0], cy + COMMAND_MOVES[c][1]
         if self.show_commands:
             duration = int(rng.choice(list(self.show_duration)))
             delay = int(rng.choice(list(self.show_delay)))
@@ -501,12 +527,13 @@ class MortarMayhemCore(BatchedCore):
         self.duration[i], self.period[i] = duration, duration + delay
         self.frames[i] = num * (duration + delay)
         self.shown[i] = 1 if self.show_commands else 0
+        self.first_shown[i] = self.done_total[i] = 0
         self.in_command_phase[i] = self.show_commands
         self.pos[i] = self.left + TILE * np.array([x, y]) + TILE // 2 + offset
         self.rot[i] = 0
         self.current[i] = self.cmd_steps[i] = self.verify_step[i] = 0
         self.tiles_on[i] = False
-        self.target[i] = (x, y) + COMMAND_MOVES[commands[0]]
+        self.target[i] = ((x, y) + COMMAND_MOVES[commands[0]]) % self.size
 
     # --- dynamics ----------------------------------------------------------------------------------------------
     def _move(self, rows: np.ndarray, actions: np.ndarray) -> None:
@@ -527,9 +554,15 @@ class MortarMayhemCore(BatchedCore):
                 facing = np.where((vx == dx) & (vy == dy), k, facing)
             moved = (vx != 0) | (vy != 0)
             rot = np.where(moved, facing, rot)
-            speed = np.where((vx != 0) & (vy != 0), int(3 / math.sqrt(2)), 3)
-            lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
-            pos = np.clip(pos + np.stack([vx, vy], axis=1) * speed[:, None], lo, hi)
+            diagonal_speed = 3 * (1 / math.sqrt(2))  # pygame's Vector2.normalize() * speed
+            velocity = np.stack([vx, vy], axis=1) * np.where((vx != 0) & (vy != 0), diagonal_speed, 3.0)[:, None]
+            if self.endless:  # float velocity, the centre truncated towards zero; beyond 3 pixels off the screen
+                pos = np.trunc(pos + velocity).astype(np.int64)  # it comes back on the other side
+                low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
+                pos = np.where(pos > high, low, np.where(pos < low, high, pos))
+            else:  # velocity truncated to ints (diagonals 2 pixels per axis), the centre kept inside the arena
+                lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
+                pos = np.clip(pos + np.trunc(velocity).astype(np.int64), lo, hi)
         self.pos[rows], self.rot[rows] = pos, rot
 
     def step(self, actions, idx=None):
@@ -552,7 +585,14 @@ class MortarMayhemCore(BatchedCore):
             current = current + counted
             rew = np.where(counted, np.where(on_target, self.r_ok, self.r_fail), 0.0)
             done = counted & ~on_target
+            self.done_total[r] += counted & on_target
             finished = verify & (current >= num)
+            if self.endless:  # a new round: one more command, shown alone, then the whole sequence again
+                for j in np.flatnonzero(finished):
+                    current[j] = 0
+                    self._next_round(int(r[j]))
+                num = self.num[r]
+                finished = np.zeros_like(finished)
             done |= finished
             rew = rew + np.where(finished, self.r_done, 0.0)
             tiles_on = self.tiles_on[r] | counted
@@ -567,14 +607,29 @@ class MortarMayhemCore(BatchedCore):
             vstep = np.where(off, 0, vstep + burning)
             advance = off & (current < num)
             nxt = self.commands[r, np.minimum(current, self.max_commands - 1)]
-            self.target[r] = self.target[r] + COMMAND_MOVES[nxt] * advance[:, None]
+            self.target[r] = (self.target[r] + COMMAND_MOVES[nxt] * advance[:, None]) % self.size
             tiles_on &= ~off
             steps = steps + ~(tiles_on | off)
             self.cmd_steps[r], self.current[r], self.verify_step[r], self.tiles_on[r] = steps, current, vstep, tiles_on
             self.success[r] = finished & on_target  # upstream also reports success when the last command fails
             reward[act], terminated[act] = rew, done
         self.t[rows] += 1
-        return reward, terminated, np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        if self.endless:
+            full = self.num[rows] > self.max_commands
+            truncated = ~terminated & (full | ((self.t[rows] >= self.max_steps) if self.max_steps else False))
+        return reward, terminated, truncated
+
+    def _next_round(self, i: int) -> None:
+        """Endless: draw one more command and show it alone (the red tiles stay on while it is shown)."""
+        command = int(self.rngs[i].integers(0, self.allowed, 1)[0])
+        k = int(self.num[i])
+        if k < self.max_commands:
+            self.commands[i, k] = command
+        self.num[i] = k + 1  # beyond max_commands the episode is truncated at the end of this step
+        self.first_shown[i] = k
+        self.frames[i], self.shown[i] = self.period[i], 0
+        self.verify_step[i] = 0
 
     # --- observations ------------------------------------------------------------------------------------------
     def image(self, rows: np.ndarray) -> np.ndarray:
@@ -592,7 +647,8 @@ class MortarMayhemCore(BatchedCore):
         if self.show_commands:
             frame = self.shown[rows] - 1
             visible = self.in_command_phase[rows] & (frame % self.period[rows] < self.duration[rows])
-            cmd = self.commands[rows, np.clip(frame // self.period[rows], 0, self.max_commands - 1)]
+            cmd = self.commands[rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0,
+                                              self.max_commands - 1)]
             code = np.where(visible, cmd, _NO_COMMAND)
             flat[local[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
         return flat[:, :-1].reshape(n, SCREEN, SCREEN, 3)
@@ -610,10 +666,11 @@ class MortarMayhemCore(BatchedCore):
         rows = self._rows if idx is None else np.asarray(idx)
         k = np.arange(self.max_commands)[None, :]
         if self.show_commands:
-            seen = k * self.period[rows, None] <= self.shown[rows, None] - 1
+            first = self.first_shown[rows, None]
+            seen = (k < first) | ((k - first) * self.period[rows, None] <= self.shown[rows, None] - 1)
         else:
             seen = np.ones((rows.size, self.max_commands), dtype=bool)
-        seen &= k < self.num[rows, None]
+        seen &= k < np.minimum(self.num[rows, None], self.max_commands)
         codes = np.where(seen, self.commands[rows] + 1, 0)
         return np.concatenate([codes, self.current[rows, None]], axis=1)
 
@@ -628,9 +685,9 @@ class MortarMayhemCore(BatchedCore):
         if variant in ("oracle", "full"):
             obs["oracle"] = self.oracle(rows)
         if variant == "full":
-            obs["agent"] = self.pos[rows].copy()
+            obs["agent"] = np.clip(self.pos[rows], 0, SCREEN)
             obs["rotation"] = self.rot[rows].copy()
-            obs["target"] = np.clip(self.target[rows], 0, self.size - 1)
+            obs["target"] = self.target[rows].copy()
             obs["tiles_on"] = self.tiles_on[rows].astype(np.int64)
             frames = np.maximum(self.frames[rows], 1)
             obs["timers"] = np.stack([
@@ -654,9 +711,9 @@ class MortarMayhemCore(BatchedCore):
                 else:
                     line += "."
             rows.append(line)
-        names = [COMMANDS[c] for c in self.commands[i, :self.num[i]]]
+        names = [COMMANDS[c] for c in self.commands[i, :min(self.num[i], self.max_commands)]]
         return ("\n".join(rows) + f"\ncommands: {', '.join(names)}; executing {int(self.current[i])}; "
-                f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T}\n")
+                f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T or 'unbounded'}\n")
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The 84 x 84 screen at 4x (the authors' 336-pixel view), t / T along the bottom, the outcome border."""
@@ -665,7 +722,7 @@ class MortarMayhemCore(BatchedCore):
         size = SCREEN * scale
         canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
         canvas.pixels[m:m + size, m:m + size] = view
-        canvas.progress(self.t[i] / self.T)
+        canvas.progress(self.t[i] / self.T if self.T else 0.0)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
 
