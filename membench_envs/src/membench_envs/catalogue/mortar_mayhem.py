@@ -96,8 +96,8 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
             f"38 + {ex_delay + ex_duration - 4}k for k = 1 ... 9"
         )
     else:
-        what = ("10 commands (of {}) are given as a one-hot vector in every observation (task B); the agent must "
-                "walk them tile by tile in order").format(allowed)
+        what = (f"10 commands (of {allowed}) are given as a one-hot vector in every observation (task B); the agent "
+                "must walk them tile by tile in order")
         xi = None
         xi_note = ("undefined: the sequence is in every observation; what must be remembered is only how many "
                    "commands are done, a count that each explosion (red tiles) updates")

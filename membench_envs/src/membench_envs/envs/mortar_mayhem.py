@@ -407,11 +407,6 @@ class MortarMayhemCore(BatchedCore):
                  reward_episode_success: float = 0.0, spawn_jitter: int = 0, endless: bool = False,
                  max_commands: int | None = None, max_steps: int | None = None):
         super().__init__(num_envs)
-        for name, value in (("command_count", command_count), ("command_show_duration", command_show_duration),
-                            ("command_show_delay", command_show_delay), ("explosion_duration", explosion_duration),
-                            ("explosion_delay", explosion_delay)):
-            if len(value) == 0:
-                raise ValueError(f"MortarMayhem: {name}=() is not allowed; give at least one value to draw from")
         if endless and (grid or not show_commands):
             raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
                              "Endless Mortar Mayhem moves continuously and shows each new command)")
@@ -716,13 +711,15 @@ class MortarMayhemCore(BatchedCore):
                 f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T or 'unbounded'}\n")
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
-        """The 84 x 84 screen at 4x (the authors' 336-pixel view), t / T along the bottom, the outcome border."""
+        """The 84 x 84 screen at 4x (the authors' 336-pixel view), the step count under it, t / T along the bottom
+        (endless: the sequence length / max_commands) and the outcome border."""
         scale, m = 4, 8
         view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
         size = SCREEN * scale
-        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
+        canvas = _draw.Canvas(size + 2 * m + 24, size + 2 * m)
         canvas.pixels[m:m + size, m:m + size] = view
-        canvas.progress(self.t[i] / self.T if self.T else 0.0)
+        canvas.text(m, m + size + 4, str(int(self.t[i])), _draw.WHITE, 2)
+        canvas.progress(self.t[i] / self.T if self.T else self.num[i] / self.max_commands)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
 
