@@ -120,7 +120,7 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
         kwargs=kwargs,
         params=MORTAR_PARAMS,
         vector_params=VECTOR_PARAMS,
-        oracle_keys=("commands_shown", "current_command"),
+        oracle_keys=("commands_shown", "current_command", "target_tile"),
         xi_note=xi_note,
         notes=(
             f"memory-gym 1.0.2 {upstream} with its default reset parameters (arena 5x5, 10 commands, "
@@ -152,7 +152,7 @@ def _endless() -> TaskSpec:
                 "explosion_duration": (6,), "explosion_delay": (18,), "spawn_jitter": 2},
         params=MORTAR_PARAMS,
         vector_params=VECTOR_PARAMS,
-        oracle_keys=("commands_shown", "current_command"),
+        oracle_keys=("commands_shown", "current_command", "target_tile"),
         xi_note=(
             "unbounded: command k is shown once, in round k, and must be recalled in every later round, "
             "so the horizon grows with the episode"

@@ -34,11 +34,13 @@ Observation (``partial``): the authors' 84 x 84 RGB screen, uint8 (84, 84, 3), r
 orientation of their ``render()``; their ``step`` returns the transpose, pygame's x-major ``array3d``). The B
 variants return ``{"image", "commands_one_hot"}``: the authors' ``(180,)`` float32 vector (20 commands x 9, in
 their order stay, right, left, up, down, right_down, right_up, left_down, left_up). ``oracle`` adds
-``"oracle"``: the commands shown so far (code + 1 in the order above; 0 = not shown yet / none) and, last, the
-index of the command being executed (the number verified so far): what a perfect memory holds.
-``full`` adds the Markov state: ``"agent"`` (centre pixel x, y), ``"rotation"`` (0 … 7, 45° steps, 0 = up,
-counter-clockwise), ``"target"`` (tile x, y), ``"tiles_on"`` and ``"timers"`` (command frames left, execution
-step, explosion step, each scaled to [0, 1]). ``info["oracle"]`` is the oracle vector in every variant.
+``"oracle"``: the commands shown so far (code + 1 in the order above; 0 = not shown yet / none), the index of the
+command being executed (the number verified so far) and its target tile (x, y): what a perfect memory holds
+(the target is where the remembered command leads from the remembered previous target; a memoryless policy
+cannot tell whether it has already moved for the current command). ``full`` adds the Markov state: ``"agent"``
+(centre pixel x, y), ``"rotation"`` (0 … 7, 45° steps, 0 = up, counter-clockwise), ``"tiles_on"`` and
+``"timers"`` (command frames left, execution step, explosion step, each scaled to [0, 1]). ``info["oracle"]`` is
+the oracle vector in every variant.
 
 Randomness is the authors': environment i of a batch reset with seed s draws from ``numpy.random.default_rng(s +
 i)`` exactly what ``memory_gym`` draws after ``reset(seed=s + i)`` (tile, count, commands, show duration and
@@ -462,7 +464,8 @@ class MortarMayhemCore(BatchedCore):
         partial = {"image": image}
         if not self.show_commands:
             partial["commands_one_hot"] = gym.spaces.Box(0.0, 1.0, (MAX_B_COMMANDS * 9,), np.float32)
-        oracle = {**partial, "oracle": gym.spaces.MultiDiscrete([len(COMMANDS) + 1] * m + [m + 1])}
+        oracle_space = gym.spaces.MultiDiscrete([len(COMMANDS) + 1] * m + [m + 1, self.size, self.size])
+        oracle = {**partial, "oracle": oracle_space}
         self.obs_spaces = {
             "partial": gym.spaces.Dict(partial) if len(partial) > 1 else image,
             "oracle": gym.spaces.Dict(oracle),
@@ -470,7 +473,6 @@ class MortarMayhemCore(BatchedCore):
                 **oracle,
                 "agent": gym.spaces.Box(0, SCREEN, (2,), np.int64),
                 "rotation": gym.spaces.Discrete(8),
-                "target": gym.spaces.MultiDiscrete([self.size, self.size]),
                 "tiles_on": gym.spaces.Discrete(2),
                 "timers": gym.spaces.Box(0.0, 1.0, (3,), np.float32),
             }),
@@ -667,7 +669,8 @@ class MortarMayhemCore(BatchedCore):
             seen = np.ones((rows.size, self.max_commands), dtype=bool)
         seen &= k < np.minimum(self.num[rows, None], self.max_commands)
         codes = np.where(seen, self.commands[rows] + 1, 0)
-        return np.concatenate([codes, self.current[rows, None]], axis=1)
+        current = np.minimum(self.current[rows, None], self.max_commands)
+        return np.concatenate([codes, current, self.target[rows]], axis=1)
 
     def observe(self, variant, idx=None):
         rows = self._rows if idx is None else np.asarray(idx)
@@ -682,7 +685,6 @@ class MortarMayhemCore(BatchedCore):
         if variant == "full":
             obs["agent"] = np.clip(self.pos[rows], 0, SCREEN)
             obs["rotation"] = self.rot[rows].copy()
-            obs["target"] = self.target[rows].copy()
             obs["tiles_on"] = self.tiles_on[rows].astype(np.int64)
             frames = np.maximum(self.frames[rows], 1)
             obs["timers"] = np.stack([
