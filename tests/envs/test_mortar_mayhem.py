@@ -302,6 +302,13 @@ def test_commands_are_shown_one_by_one_then_never_again():
         if t >= 39:
             break
         obs, _, _, _, info = env.step(0)
+    # without a blank frame after each command the last one is shown until the execution starts, not after
+    no_delay = gym.make("MIKASA/MortarMayhemGrid-v0", command_show_delay=(0,))
+    obs, _ = no_delay.reset(seed=4)
+    for _ in range(30):  # 10 commands x 3 frames
+        assert (image_of(obs)[centre, centre] == 255).all(axis=2).any()
+        obs, *_ = no_delay.step(0)
+    assert not (image_of(obs)[centre, centre] == 255).all(axis=2).any()
 
 
 def test_b_variant_gives_the_sequence_as_the_authors_one_hot_vector():

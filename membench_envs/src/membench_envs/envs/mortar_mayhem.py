@@ -492,7 +492,6 @@ class MortarMayhemCore(BatchedCore):
             if self.episode[i] == 0:  # a new seed: the authors' generator, or one from the drawn key
                 seed = self.pending_seeds[i]
                 self.rngs[i] = np.random.default_rng(int(self.keys[i]) if seed is None else seed)
-            self.pending_seeds[i] = None
             self._draw_episode(int(i), self.rngs[i])
 
     def _draw_episode(self, i: int, rng: np.random.Generator) -> None:
