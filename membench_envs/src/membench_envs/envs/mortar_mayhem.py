@@ -458,6 +458,7 @@ class MortarMayhemCore(BatchedCore):
         self.ex_duration = np.ones(n, dtype=np.int64)
         self.ex_delay = np.ones(n, dtype=np.int64)
         self._rows = np.arange(n)
+        self._pictures: dict[tuple[int, ...], np.ndarray] = {}
 
         self.action_space = gym.spaces.Discrete(4) if self.grid else gym.spaces.MultiDiscrete([3, 3])
         image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
@@ -628,7 +629,29 @@ class MortarMayhemCore(BatchedCore):
         self.verify_step[i] = 0
 
     # --- observations ------------------------------------------------------------------------------------------
+    def _picture_key(self, i: int) -> tuple[int, ...]:
+        """Everything the picture of environment i depends on."""
+        screen = 1 + int(self.target[i, 0]) * self.size + int(self.target[i, 1]) if (
+            self.tiles_on[i] and self.visual_feedback) else 0
+        code = _NO_COMMAND
+        if self.show_commands and self.in_command_phase[i]:
+            frame, period = int(self.shown[i]) - 1, int(self.period[i])
+            if frame % period < self.duration[i]:
+                code = int(self.commands[i, min(int(self.first_shown[i]) + frame // period, self.max_commands - 1)])
+        return screen, int(self.pos[i, 0]), int(self.pos[i, 1]), int(self.rot[i]), code
+
     def image(self, rows: np.ndarray) -> np.ndarray:
+        if rows.size == 1:  # one environment: pictures repeat a lot (the command phase, standing still), cache them
+            key = self._picture_key(int(rows[0]))
+            picture = self._pictures.get(key)
+            if picture is None:
+                if len(self._pictures) >= 4096:
+                    self._pictures.clear()
+                picture = self._pictures[key] = self._draw(rows)[0]
+            return picture[None].copy()
+        return self._draw(rows)
+
+    def _draw(self, rows: np.ndarray) -> np.ndarray:
         n = rows.size
         size = self.size
         screen = np.where(self.tiles_on[rows] & self.visual_feedback,
@@ -660,16 +683,15 @@ class MortarMayhemCore(BatchedCore):
 
     def oracle(self, idx=None):
         rows = self._rows if idx is None else np.asarray(idx)
-        k = np.arange(self.max_commands)[None, :]
+        m = self.max_commands
+        out = np.zeros((rows.size, m + 3), dtype=np.int64)
+        seen = self.num[rows]  # commands shown so far: the first frame of command k is frame (k - first) * period
         if self.show_commands:
-            first = self.first_shown[rows, None]
-            seen = (k < first) | ((k - first) * self.period[rows, None] <= self.shown[rows, None] - 1)
-        else:
-            seen = np.ones((rows.size, self.max_commands), dtype=bool)
-        seen &= k < np.minimum(self.num[rows, None], self.max_commands)
-        codes = np.where(seen, self.commands[rows] + 1, 0)
-        current = np.minimum(self.current[rows, None], self.max_commands)
-        return np.concatenate([codes, current, self.target[rows]], axis=1)
+            seen = np.minimum(seen, self.first_shown[rows] + (self.shown[rows] - 1) // self.period[rows] + 1)
+        out[:, :m] = np.where(np.arange(m) < seen[:, None], self.commands[rows] + 1, 0)
+        out[:, m] = np.minimum(self.current[rows], m)
+        out[:, m + 1:] = self.target[rows]
+        return out
 
     def observe(self, variant, idx=None):
         rows = self._rows if idx is None else np.asarray(idx)
