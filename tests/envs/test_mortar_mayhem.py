@@ -267,6 +267,39 @@ def test_a_wrong_tile_ends_the_episode_without_reward():
     assert term and r == 0.0 and not info["success"]
 
 
+def test_failing_the_last_command_is_not_a_success():
+    """Upstream reports success whenever the last command is verified, even when the agent is off its tile."""
+    env = gym.make("MIKASA/MortarMayhemGrid-v0", obs_variant="oracle")
+    policy = _oracle_policy(env)
+    core = env.unwrapped.core
+    obs, info = env.reset(seed=0)
+    while core.current[0] < 9 or core.tiles_on[0]:
+        obs, *_, info = env.step(policy(obs, info))
+    while True:  # walk away from the last target: turn until a free tile is ahead, then step forward
+        ahead = core.tile_of(core.pos[0]) + FORWARD[int(core.rot[0])]
+        on_target = (core.tile_of(core.pos[0]) == core.target[0]).all()
+        action = 3 if on_target and ((ahead >= 0) & (ahead < 5)).all() else 1 if on_target else 0
+        obs, r, term, _, info = env.step(action)
+        if term:
+            break
+    assert r == 0.0 and core.current[0] == 10 and not info["success"]
+
+
+def test_endless_draws_the_agent_where_it_is_after_a_reset():
+    """Upstream keeps the previous episode's sprite and position for the command phase after a reset."""
+    env = gym.make("MIKASA/EndlessMortarMayhem-v0")
+    core = env.unwrapped.core
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        for _ in range(4):
+            assert np.abs(agent_centre(image_of(obs)) - core.pos[0]).max() <= 1
+            obs, *_ = env.step(np.array([2, 2]))
+        for _ in range(60):  # walk off until the episode ends, so the next one starts elsewhere
+            obs, r, term, *_ = env.step(np.array([2, 2]))
+            if term:
+                break
+
+
 def test_the_arena_turns_red_but_the_target_tile():
     env = gym.make("MIKASA/MortarMayhemGrid-v0", obs_variant="oracle")
     policy = _oracle_policy(env)
