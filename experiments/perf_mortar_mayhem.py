@@ -57,6 +57,10 @@ def _vector_steps_per_second(env_id: str, num_envs: int, calls: int) -> float:
     return best
 
 
+def _ratio(ours: float, reference: float | None) -> str:
+    return f"{ours / reference:6.1f}x" if reference else "   n/a"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="single-env steps per repeat")
@@ -81,9 +85,8 @@ def main() -> None:
             up.close()
         single = _single_steps_per_second(ours, actions, as_list=False)
         batched = _vector_steps_per_second(env_id, args.num_envs, max(args.steps // args.num_envs, 20))
-        ratio = (lambda x: f"{x / reference:6.1f}x") if reference else (lambda x: "   n/a")
-        print(f"{env_id:32s} {reference or float('nan'):12.0f} {single:12.0f} {ratio(single):>7s} "
-              f"{batched:12.0f} {ratio(batched):>7s}", flush=True)
+        print(f"{env_id:32s} {reference or float('nan'):12.0f} {single:12.0f} {_ratio(single, reference):>7s} "
+              f"{batched:12.0f} {_ratio(batched, reference):>7s}", flush=True)
     print(f"numpy {np.__version__}, gymnasium {gym.__version__}")
 
 

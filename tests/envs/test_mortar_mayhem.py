@@ -412,7 +412,8 @@ def test_same_seed_same_episode_and_different_seeds_differ():
     assert len(starts) == 10
 
 
-@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/EndlessMortarMayhem-v0"])
+@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhemBGrid-v0",
+                                    "MIKASA/MortarMayhem-v0", "MIKASA/EndlessMortarMayhem-v0"])
 def test_batched_env_i_is_the_single_env_with_seed_plus_i(env_id):
     n, steps = 3, 260
     venv = gym.make_vec(env_id, num_envs=n, obs_variant="oracle")

@@ -329,6 +329,9 @@ COMMAND_RGB = (255, 255, 255)
 
 #: Grid actions: 0 stay, 1 turn left, 2 turn right, 3 forward; facing f (0 up, 1 left, 2 down, 3 right).
 GRID_FORWARD = np.array([(0, -1), (-1, 0), (0, 1), (1, 0)], dtype=np.int64)
+#: Continuous movement: the facing (45° steps counter-clockwise from up) of each move (dx, dy); as the authors',
+#: a vertical move wins over a horizontal one and diagonals have their own.
+_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
 
 
 def command_symbol(command: str) -> np.ndarray:
@@ -565,6 +568,9 @@ class MortarMayhemCore(BatchedCore):
     def step(self, actions, idx=None):
         rows = self._rows if idx is None else np.asarray(idx)
         n = rows.size
+        if n == 1:  # the same rules on Python scalars: a single env spends its time in numpy's per-call overhead
+            reward, terminated, truncated = self._step_one(int(rows[0]), actions[0])
+            return np.array([reward]), np.array([terminated]), np.array([truncated])
         reward = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=bool)
         showing = self.shown[rows] < self.frames[rows]
@@ -616,6 +622,88 @@ class MortarMayhemCore(BatchedCore):
             full = self.num[rows] > self.max_commands
             truncated = ~terminated & (full | ((self.t[rows] >= self.max_steps) if self.max_steps else False))
         return reward, terminated, truncated
+
+    def _move_one(self, i: int, action) -> None:
+        x, y = int(self.pos[i, 0]), int(self.pos[i, 1])
+        rot = int(self.rot[i])
+        if self.grid:
+            a = int(action)
+            rot = (rot + 2) % 8 if a == 1 else (rot - 2) % 8 if a == 2 else rot
+            if a == 3:
+                dx, dy = GRID_FORWARD[rot // 2]
+                tx = min(max((x - self.left) // TILE + int(dx), 0), self.size - 1)
+                ty = min(max((y - self.left) // TILE + int(dy), 0), self.size - 1)
+                x, y = self.left + TILE * tx + TILE // 2, self.left + TILE * ty + TILE // 2
+        else:
+            h, v = int(action[0]), int(action[1])
+            vx = -1 if h == 1 else 1 if h == 2 else 0
+            vy = -1 if v == 1 else 1 if v == 2 else 0
+            if vx or vy:
+                rot = _FACING[(vx, vy)]
+                speed = 3 * (1 / math.sqrt(2)) if vx and vy else 3.0
+                if self.endless:
+                    low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
+                    x, y = int(x + vx * speed), int(y + vy * speed)  # int() truncates towards zero
+                    x = low if x > high else high if x < low else x
+                    y = low if y > high else high if y < low else y
+                else:
+                    lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
+                    x = min(max(x + int(vx * speed), lo), hi)
+                    y = min(max(y + int(vy * speed), lo), hi)
+        self.pos[i] = x, y
+        self.rot[i] = rot
+
+    def _step_one(self, i: int, action) -> tuple[float, bool, bool]:
+        """:meth:`step` for one environment, in the authors' order of checks."""
+        self.t[i] += 1
+        reward, done = 0.0, False
+        if self.shown[i] < self.frames[i]:  # the command phase: nothing moves
+            self.shown[i] += 1
+            self.in_command_phase[i] = True
+        else:
+            self.in_command_phase[i] = False
+            self._move_one(i, action)
+            x, y = (int(v) for v in self.pos[i])
+            on_target = ((x - self.left) // TILE, (y - self.left) // TILE) == tuple(int(v) for v in self.target[i])
+            steps = int(self.cmd_steps[i])
+            if steps % int(self.ex_delay[i]) == 0 and steps > 0 and not self.tiles_on[i]:
+                if self.current[i] < self.num[i]:
+                    self.current[i] += 1
+                    self.tiles_on[i] = True
+                    if on_target:
+                        reward += self.r_ok
+                        self.done_total[i] += 1
+                    else:
+                        done = True
+                        reward += self.r_fail
+                if self.current[i] >= self.num[i]:
+                    if self.endless:
+                        self.current[i] = 0
+                        self._next_round(i)
+                    else:
+                        done = True
+                        self.success[i] = on_target
+                        reward += self.r_done
+                self.cmd_steps[i] = 1
+            if self.tiles_on[i]:
+                vstep = int(self.verify_step[i])
+                if vstep % int(self.ex_duration[i]) == 0 and vstep > 0:
+                    self.tiles_on[i] = False
+                    self.verify_step[i] = 0
+                    if self.current[i] < self.num[i]:
+                        move = COMMAND_MOVES[self.commands[i, min(int(self.current[i]), self.max_commands - 1)]]
+                        self.target[i] = (self.target[i] + move) % self.size
+                else:
+                    if not on_target:
+                        done = True
+                        reward = self.r_fail
+                    self.verify_step[i] = vstep + 1
+            else:
+                self.cmd_steps[i] += 1
+        truncated = False
+        if self.endless and not done:
+            truncated = bool(self.num[i] > self.max_commands or (self.max_steps and self.t[i] >= self.max_steps))
+        return reward, done, truncated
 
     def _next_round(self, i: int) -> None:
         """Endless: draw one more command and show it alone (the red tiles stay on while it is shown)."""
