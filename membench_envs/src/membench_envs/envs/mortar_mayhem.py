@@ -11,7 +11,8 @@ target inside the arena. Command k is drawn in the middle of the screen (a white
 "stay") in observations k·P … k·P + ``command_show_duration`` − 1, with P = duration + ``command_show_delay``;
 observations in between show no command. The agent cannot move: the phase lasts count·P − 1 steps (the reset
 observation is its first frame). The B variants (``show_commands=False``) have no command phase: the whole
-sequence is in the observation from the start as the authors' one-hot vector.
+sequence is in the observation from the start as the authors' one-hot vector (``MortarMayhemB-v0`` also starts
+the agent up to 2 pixels off its tile's centre, ``spawn_jitter``).
 
 Execution phase. The agent moves from the first step after the command phase. Every command has
 ``explosion_delay`` steps to reach its target tile (the previous target moved by the command); then every other
@@ -22,7 +23,16 @@ episode ends with ``reward_episode_success`` (0) and ``success``. The authors' s
 verification comes ``explosion_delay`` + 1 steps into the phase, the next ones every ``explosion_delay`` +
 ``explosion_duration`` steps (Grid: 7, 15, …, 79; default: 19, 43, …, 235), so a perfect episode lasts
 T = count·P − 1 + (delay + 1) + (count − 1)(delay + duration) steps (Grid 118, default 274, B-Grid 79, B 235).
-Nothing truncates an episode (the authors return ``truncated=False`` always).
+Nothing truncates an episode (the authors return ``truncated=False`` always). ``success`` is reported only when
+the last command is executed (the authors also report it when the last command fails).
+
+Endless (``endless=True``, continuous only). One command (any of the allowed ones; targets wrap around the
+arena) is shown, then executed; each time the whole sequence is done, one new command is drawn and shown alone
+(the tiles stay red while it is shown) and the whole sequence is executed again from the agent's tile. The
+agent moves at 3 pixels a step (diagonals 3/√2, its centre truncated towards zero) and leaves the screen to come
+back on the other side (beyond 3 pixels off it). No success; the authors' optional ``max_steps`` truncates here
+(they terminate), and so does a sequence longer than ``max_commands`` (100), the oracle's capacity. The authors
+draw the previous episode's agent sprite during the first command phase after a reset; here it is where it is.
 
 Movement. Grid (``grid=True``): Discrete(4), 0 = stay, 1 = turn left, 2 = turn right, 3 = one tile forward
 (blocked at the arena's edge); the agent starts facing up. Continuous (``grid=False``): MultiDiscrete([3, 3]),
@@ -34,7 +44,8 @@ Observation (``partial``): the authors' 84 x 84 RGB screen, uint8 (84, 84, 3), r
 orientation of their ``render()``; their ``step`` returns the transpose, pygame's x-major ``array3d``). The B
 variants return ``{"image", "commands_one_hot"}``: the authors' ``(180,)`` float32 vector (20 commands x 9, in
 their order stay, right, left, up, down, right_down, right_up, left_down, left_up). ``oracle`` adds
-``"oracle"``: the commands shown so far (code + 1 in the order above; 0 = not shown yet / none), the index of the
+``"oracle"``: the commands shown so far (code + 1, codes in the command order above: 0 = right … 8 = left_up;
+0 = not shown yet / none), the index of the
 command being executed (the number verified so far) and its target tile (x, y): what a perfect memory holds
 (the target is where the remembered command leads from the remembered previous target; a memoryless policy
 cannot tell whether it has already moved for the current command). ``full`` adds the Markov state: ``"agent"``
@@ -45,6 +56,10 @@ the oracle vector in every variant.
 Randomness is the authors': environment i of a batch reset with seed s draws from ``numpy.random.default_rng(s +
 i)`` exactly what ``memory_gym`` draws after ``reset(seed=s + i)`` (tile, count, commands, show duration and
 delay, explosion duration and delay, in their order), so seeds give the same episodes as the reference.
+
+The batched core steps N environments with numpy; a single environment (N = 1) steps on Python scalars with the
+same rules in the authors' order of checks (numpy's per-call overhead dominates at N = 1); the tests play both
+against each other and against ``memory_gym``.
 """
 
 from __future__ import annotations
