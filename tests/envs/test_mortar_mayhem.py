@@ -155,17 +155,18 @@ def _script(core, rng, p_random: float):
     return steer(image, core.target[0], grid, core.left, wrap=core.endless)
 
 
-def _compare(env_id: str, seeds, p_random: float, max_steps: int = 10_000) -> list[int]:
+def _compare(env_id: str, seeds, p_random: float, max_steps: int = 10_000, options=None) -> list[int]:
     """Play ``seeds`` in memory_gym and in ours with the same actions; assert every step is the same; return the
-    episode lengths."""
+    episode lengths. ``options``: memory_gym's reset parameters, given to ours as kwargs."""
     up_id = PRESETS[env_id][0]
-    ours = gym.make(env_id).unwrapped
+    ours = gym.make(env_id, **{k: tuple(v) if isinstance(v, list) else v for k, v in (options or {}).items()})
+    ours = ours.unwrapped
     core = ours.core
     lengths = []
     for seed in seeds:
         up = gym.make(up_id).unwrapped  # a fresh one: upstream's Endless draws a stale sprite after a reset
         rng = np.random.default_rng(1000 + seed)
-        theirs, _ = up.reset(seed=seed)
+        theirs, _ = up.reset(seed=seed, options=options)
         mine, _ = ours.reset(seed=seed)
         t = 0
         while True:
@@ -183,7 +184,8 @@ def _compare(env_id: str, seeds, p_random: float, max_steps: int = 10_000) -> li
             if term or t >= max_steps:
                 break
         if "Endless" not in env_id and term:
-            assert info["success"] == (info_up["success"] == 1 and r == 0.1)  # upstream's success on a failed last
+            # upstream also reports success when the last command fails
+            assert info["success"] == (info_up["success"] == 1 and r == core.r_ok + core.r_done)
         up.close()
         lengths.append(t)
     return lengths
@@ -199,6 +201,18 @@ def test_same_seed_same_episode_as_memory_gym(env_id):
     random = _compare(env_id, range(15, 18), 1.0)
     print(env_id, "lengths scripted", perfect, "10% random", mixed, "random", random)
     assert min(mixed + random) < T
+
+
+@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhem-v0"])
+def test_reset_parameters_mean_what_they_mean_upstream(env_id):
+    _memory_gym()
+    options = {"arena_size": 4, "allowed_commands": 9, "command_count": [3, 6], "command_show_duration": [1, 2],
+               "command_show_delay": [0, 2], "explosion_duration": [1, 3], "explosion_delay": [4, 9]}
+    lengths = _compare(env_id, range(4), 0.0, options=options)
+    lengths += _compare(env_id, range(4, 8), 0.2, options={**options, "arena_size": 3, "visual_feedback": False,
+                                                            "reward_command_success": 0.5})
+    print(env_id, "lengths with other reset parameters", lengths)
+    assert len(set(lengths)) > 2
 
 
 def test_endless_same_seed_same_episode_as_memory_gym():
