@@ -79,8 +79,10 @@ from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 from membench_envs.envs._params import check_seed
 
 # =====================================================================================================================
-# Part 1 - Memory Gym pictures (shared with Mystery Path): the screen, the agent sprite and pygame-ce compatible
-# rasterisation of circles, thick lines and rotations, on (height, width) bool masks indexed [y, x].
+# Part 1 - Memory Gym pictures and movement (shared with Mystery Path): the screen, the agent sprite, pygame-ce
+# compatible rasterisation of circles, thick lines and rotations on (height, width) bool masks indexed [y, x], and
+# the authors' character controllers' turning and facing. (Also shareable, at the end of the module: the seeding
+# of the authors' generator, ``_seeds_for`` and the ``reset`` overrides that hand the seeds to the core.)
 # =====================================================================================================================
 
 SCALE = 0.25  #: the authors' scale factor: every length below is their 336-pixel value times SCALE
@@ -91,6 +93,12 @@ AGENT_BODY_RGB = (250, 204, 153)
 AGENT_HAND_RGB = (50, 50, 50)  # the hands' outline colour; at SCALE 0.25 the outline width is 0, i.e. filled
 AGENT_RADIUS = int(25 * SCALE)  #: 6
 AGENT_SPRITE = AGENT_RADIUS * 2 + int(10 * SCALE) + 14  #: 28: the sprite's square side, centred on the agent
+
+#: Grid actions: 0 stay, 1 turn left, 2 turn right, 3 forward; facing f (0 up, 1 left, 2 down, 3 right).
+GRID_FORWARD = np.array([(0, -1), (-1, 0), (0, 1), (1, 0)], dtype=np.int64)
+#: Continuous movement: the facing (45° steps counter-clockwise from up) of each move (dx, dy); as the authors',
+#: a vertical move wins over a horizontal one and diagonals have their own.
+_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
 
 
 def _span(mask: np.ndarray, y: int, x0: int, x1: int) -> None:
@@ -342,11 +350,6 @@ TILE_BLUE, TILE_BLUE_EDGE = (21, 43, 77), (29, 60, 107)
 TILE_RED, TILE_RED_EDGE = (81, 18, 26), (112, 24, 36)
 COMMAND_RGB = (255, 255, 255)
 
-#: Grid actions: 0 stay, 1 turn left, 2 turn right, 3 forward; facing f (0 up, 1 left, 2 down, 3 right).
-GRID_FORWARD = np.array([(0, -1), (-1, 0), (0, 1), (1, 0)], dtype=np.int64)
-#: Continuous movement: the facing (45° steps counter-clockwise from up) of each move (dx, dy); as the authors',
-#: a vertical move wins over a horizontal one and diagonals have their own.
-_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
 
 
 def command_symbol(command: str) -> np.ndarray:
@@ -414,7 +417,6 @@ def _command_pixels() -> np.ndarray:
 
 _COMMAND_PIXELS = _command_pixels()
 _NO_COMMAND = len(COMMANDS)
-_SPARE = SCREEN * SCREEN
 
 
 class MortarMayhemCore(BatchedCore):
