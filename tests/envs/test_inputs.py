@@ -127,7 +127,7 @@ def test_choice_kwarg_outside_its_choices_is_a_value_error(env_id, param):
 
 @pytest.mark.parametrize("env_id,param", _cases("ints") + _cases("floats"))
 def test_sequence_kwarg_of_wrong_length_or_type_is_a_clear_error(env_id, param):
-    _expect(ValueError, param.name, (1, 2, 3, 4, 5), env_id)
+    _expect(ValueError, param.name, (1, 2, 3, 4, 5) if param.length is not None else (), env_id)
     _expect(TypeError, param.name, "red", env_id)
     _expect(TypeError, param.name, (1, "a", 2), env_id)
 

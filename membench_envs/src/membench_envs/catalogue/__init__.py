@@ -42,11 +42,12 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "TVT": "Hung et al., Optimizing agent behavior over long time scales by transporting value (Visual Match)",
         "HCAM": "Lampinen et al., Towards mental time travel: a hierarchical memory for RL agents (Ballet)",
         "Humplik": "Humplik et al., Meta reinforcement learning as task inference (Numpad)",
+        "MemoryGym": "Pleines et al., Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
     }
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "popgym", "minigrid", "robo", "robo_shell_game", "stori")
+_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "popgym", "minigrid", "robo", "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.

@@ -30,9 +30,10 @@ class Param:
     """One keyword argument: its name, kind and allowed values.
 
     ``kind``: ``"bool"``, ``"int"``, ``"float"``, ``"choice"`` (one of ``choices``), ``"ints"`` / ``"floats"``
-    (a sequence of ``length`` numbers, each within the bounds). ``low`` / ``high`` bound numbers (inclusive;
-    ``low_open=True`` makes the lower bound exclusive), ``odd`` requires an odd int, ``none_ok`` lets ``None``
-    through (meaning "the default"), ``default`` is what the entry point uses when the kwarg is not given.
+    (a sequence of ``length`` numbers, or a non-empty one of any length when ``length`` is None, each within the
+    bounds). ``low`` / ``high`` bound numbers (inclusive; ``low_open=True`` makes the lower bound exclusive),
+    ``odd`` requires an odd int, ``none_ok`` lets ``None`` through (meaning "the default"), ``default`` is what the
+    entry point uses when the kwarg is not given.
     """
 
     name: str
@@ -76,7 +77,7 @@ class Param:
             n = self.length if not isinstance(self.length, tuple) else " or ".join(map(str, self.length))
             noun = "ints" if self.kind == "ints" else "numbers"
             bounds = self._bounds()
-            text = f"a sequence of {n} {noun}" if n is not None else f"a sequence of {noun}"
+            text = f"a sequence of {n} {noun}" if n is not None else f"a non-empty sequence of {noun}"
             if bounds:
                 text += f", each {bounds}"
         return text + (", or None" if self.none_ok else "")
@@ -120,7 +121,8 @@ class Param:
         if np.ndim(value) != 1 or any(v is None for v in items):
             raise self._fail(owner, value, TypeError)
         lengths = self.length if isinstance(self.length, tuple) else (self.length,)
-        if (self.length is not None and len(items) not in lengths) or not all(self._in_bounds(v) for v in items):
+        wrong_length = len(items) not in lengths if self.length is not None else not items
+        if wrong_length or not all(self._in_bounds(v) for v in items):
             raise self._fail(owner, value, ValueError)
         return tuple(items)
 

@@ -1,0 +1,175 @@
+"""Catalogue entries of Mortar Mayhem (Memory Gym, Pleines et al.; listed by MIKASA-Base), re-implemented in numpy
+(no extra): see :mod:`membench_envs.envs.mortar_mayhem` for the rules and every decision.
+
+Presets are the ``memory-gym`` 1.0.2 registrations with their default reset parameters:
+
+- ``MIKASA/MortarMayhemGrid-v0`` = ``MortarMayhem-Grid-v0``: grid movement, 5 commands (no diagonals),
+  explosion delay 6 / duration 2;
+- ``MIKASA/MortarMayhem-v0`` = ``MortarMayhem-v0``: continuous movement (3 pixels a step), 9 commands,
+  explosion delay 18 / duration 6;
+- ``MIKASA/MortarMayhemBGrid-v0`` / ``MIKASA/MortarMayhemB-v0`` = ``MortarMayhemB-Grid-v0`` / ``MortarMayhemB-v0``:
+  the same without the command phase, the sequence given as a one-hot vector (task B of the paper).
+"""
+
+from __future__ import annotations
+
+from membench_envs.catalogue import TaskSpec
+from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
+from membench_envs.envs._params import Param
+
+#: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
+MAX_B_COMMANDS = 20
+#: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
+#: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
+ENDLESS_MAX_COMMANDS = 100
+
+MORTAR_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("grid", "bool", True, doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
+          "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)"),
+    Param("show_commands", "bool", True, doc="show the commands one by one before the execution (False: task B, "
+          "the whole sequence as a one-hot vector in every observation, no command phase)"),
+    Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
+    Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
+          "right_down, right_up, left_down, left_up"),
+    Param("command_count", "ints", (10,), low=1, doc="commands per episode, drawn from this list"),
+    Param("command_show_duration", "ints", (3,), low=1, doc="observations showing each command (drawn from the list)"),
+    Param("command_show_delay", "ints", (1,), low=0, doc="blank observations after each command (drawn from the list)"),
+    Param("explosion_duration", "ints", (2,), low=1, doc="steps the other tiles stay red (drawn from the list)"),
+    Param("explosion_delay", "ints", (6,), low=1, doc="steps to reach each target tile (drawn from the list)"),
+    Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
+          "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
+    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
+          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
+          "grid=False, show_commands=True; command_count is the initial count)"),
+    Param("max_commands", "int", None, low=1, none_ok=True, doc="endless only: the oracle's capacity; the episode is "
+          "truncated when the sequence would grow beyond it (None: 100)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
+          "never, the authors' max_steps = -1)"),
+    Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
+    Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
+    Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
+    Param("reward_episode_success", "float", 0.0, doc="extra reward when the last command is executed"),
+)
+
+
+def mortar_episode_length(count: int, show_duration: int, show_delay: int, explosion_delay: int,
+                          explosion_duration: int) -> int:
+    """T: the steps of a perfect episode, the longest there is (nothing truncates): the command phase
+    (count · (duration + delay) frames, the reset shows the first), the first verification explosion_delay + 1
+    steps into the execution and the others every explosion_delay + explosion_duration steps."""
+    frames = count * (show_duration + show_delay)
+    return max(frames - 1, 0) + explosion_delay + 1 + (count - 1) * (explosion_delay + explosion_duration)
+
+
+_EP = "membench_envs.envs.mortar_mayhem:MortarMayhem"
+_VEP = "membench_envs.envs.mortar_mayhem:MortarMayhemVector"
+
+
+def _xi(count: int, duration: int, delay: int, ex_delay: int, ex_duration: int) -> tuple[int, int]:
+    """Ξ of the command phase: command k is shown in observations k·P … k·P + duration − 1 (P = duration + delay);
+    it can be executed from action F − 1 (k = 0, F = count·P, the first action of the execution phase) or from
+    the action after the explosion of command k − 1 ends, F + k·(ex_delay + ex_duration). xi = t_r − t_e − dt + 1."""
+    period, frames = duration + delay, count * (duration + delay)
+    xis = [frames - duration] + [frames + k * (ex_delay + ex_duration) - k * period - duration + 1
+                                 for k in range(1, count)]
+    return min(xis), max(xis)
+
+
+def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
+    allowed, ex_duration, ex_delay = (5, 2, 6) if grid else (9, 6, 18)
+    kwargs = {"grid": grid, "show_commands": show, "allowed_commands": allowed,
+              "explosion_duration": (ex_duration,), "explosion_delay": (ex_delay,)}
+    if not grid and not show:
+        kwargs["spawn_jitter"] = 2  # memory-gym's MortarMayhemB-v0 draws a start offset in [-2, 2) pixels per axis
+    T = mortar_episode_length(10, 3 if show else 0, 1 if show else 0, ex_delay, ex_duration)
+    movement = ("grid movement (turn left / right, forward)" if grid
+                else "continuous movement (8 directions, 3 pixels a step)")
+    if show:
+        what = (f"10 commands (of {allowed}) are shown one by one in the middle of the 84x84 screen, then the agent "
+                "must walk them tile by tile in order")
+        xi = _xi(10, 3, 1, ex_delay, ex_duration)
+        xi_note = (
+            "event: command k, observations k*4 ... k*4+2 (dt = 3); recall: the first action that can execute it: "
+            f"a_39 for k = 0 (the first action of the execution phase), a_(40 + k*{ex_delay + ex_duration}) for "
+            f"k >= 1 (the step after the explosion of command k-1). xi = t_r - t_e - dt + 1 = 37 for k = 0, "
+            f"38 + {ex_delay + ex_duration - 4}k for k = 1 ... 9"
+        )
+    else:
+        what = (f"10 commands (of {allowed}) are given as a one-hot vector in every observation (task B); the agent "
+                "must walk them tile by tile in order")
+        xi = None
+        xi_note = ("undefined: the sequence is in every observation; what must be remembered is only how many "
+                   "commands are done, a count that each explosion (red tiles) updates")
+    return TaskSpec(
+        id=env_id,
+        entry_point=_EP,
+        vector_entry_point=_VEP,
+        description=(
+            f"Mortar Mayhem{' B' if not show else ''}: {what}; {movement}; +0.1 per command, a wrong tile ends the "
+            "episode"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("capacity", "sequential"),
+        episode_length=T,
+        xi=xi,
+        xi_paper=(38, 218) if (show and not grid) else None,
+        obs_type="image" if show else "dict",
+        action_type="discrete" if grid else "multi-discrete",
+        source="MemoryGym",
+        kwargs=kwargs,
+        params=MORTAR_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("commands_shown", "current_command", "target_tile"),
+        xi_note=xi_note,
+        notes=(
+            f"memory-gym 1.0.2 {upstream} with its default reset parameters (arena 5x5, 10 commands, "
+            f"{'show 3 + 1 steps each, ' if show else ''}explosion delay {ex_delay} / duration {ex_duration}, "
+            "+0.1 per command, 0 on failure and at the end); same seed, same episode as memory-gym; the observation "
+            "is its render() orientation (its step() returns the transpose)"
+        ),
+    )
+
+
+def _endless() -> TaskSpec:
+    return TaskSpec(
+        id="MIKASA/EndlessMortarMayhem-v0",
+        entry_point=_EP,
+        vector_entry_point=_VEP,
+        description=(
+            "Endless Mortar Mayhem: one command (of 9) is shown, the agent walks it; each round adds one shown "
+            "command and the whole sequence is walked again (targets wrap around a 6x6 arena, the agent wraps "
+            "around the screen); +0.1 per command, a wrong tile ends the episode"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("capacity", "sequential"),
+        episode_length=None,
+        xi=None,
+        obs_type="image",
+        action_type="multi-discrete",
+        source="MemoryGym",
+        kwargs={"grid": False, "endless": True, "arena_size": 6, "allowed_commands": 9, "command_count": (1,),
+                "explosion_duration": (6,), "explosion_delay": (18,), "spawn_jitter": 2},
+        params=MORTAR_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("commands_shown", "current_command", "target_tile"),
+        xi_note=(
+            "unbounded: command k is shown once, in round k, and must be recalled in every later round, "
+            "so the horizon grows with the episode"
+        ),
+        notes=(
+            "memory-gym 1.0.2 Endless-MortarMayhem-v0 with its default reset parameters (6x6 arena, 1 initial "
+            "command, show 3 + 1 steps, explosion delay 18 / duration 6, +0.1 per command, no time limit); same "
+            "seed, same episode as memory-gym; truncated (not terminated) at max_steps if given, and when the "
+            "sequence would exceed max_commands (100)"
+        ),
+    )
+
+
+TASKS: list[TaskSpec] = [
+    _spec("MIKASA/MortarMayhemGrid-v0", "MortarMayhem-Grid-v0", grid=True, show=True),
+    _spec("MIKASA/MortarMayhemBGrid-v0", "MortarMayhemB-Grid-v0", grid=True, show=False),
+    _spec("MIKASA/MortarMayhem-v0", "MortarMayhem-v0", grid=False, show=True),
+    _spec("MIKASA/MortarMayhemB-v0", "MortarMayhemB-v0", grid=False, show=False),
+    _endless(),
+]

@@ -1,0 +1,885 @@
+"""Mortar Mayhem (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
+2023/2025; the ``memory-gym`` package that MIKASA-Base lists), re-implemented in numpy with the authors' rules,
+timing, random draws and pictures (no pygame).
+
+Arena. ``arena_size`` x ``arena_size`` tiles of 14 x 14 pixels, centred on a black 84 x 84 screen (5 x 5: the
+pixels 7 … 76). Tile (x, y) is column x, row y. The agent starts at the centre of a uniformly drawn tile.
+
+Command phase. A sequence of ``command_count`` commands is drawn, each uniform among the first
+``allowed_commands`` of (right, down, left, up, stay, right_down, right_up, left_down, left_up) that keep the
+target inside the arena. Command k is drawn in the middle of the screen (a white arrow, or a crossed circle for
+"stay") in observations k·P … k·P + ``command_show_duration`` − 1, with P = duration + ``command_show_delay``;
+observations in between show no command. The agent cannot move: the phase lasts count·P − 1 steps (the reset
+observation is its first frame). The B variants (``show_commands=False``) have no command phase: the whole
+sequence is in the observation from the start as the authors' one-hot vector (``MortarMayhemB-v0`` also starts
+the agent up to 2 pixels off its tile's centre, ``spawn_jitter``).
+
+Execution phase. The agent moves from the first step after the command phase. Every command has
+``explosion_delay`` steps to reach its target tile (the previous target moved by the command); then every other
+tile turns red for ``explosion_duration`` steps (``visual_feedback``) while the target stays blue. Being off the
+target when the tiles turn red, or stepping off it while they are red, ends the episode (reward
+``reward_command_failure`` = 0); being on it gives ``reward_command_success`` = +0.1. After the last command the
+episode ends with ``reward_episode_success`` (0) and ``success``. The authors' step counting: the first
+verification comes ``explosion_delay`` + 1 steps into the phase, the next ones every ``explosion_delay`` +
+``explosion_duration`` steps (Grid: 7, 15, …, 79; default: 19, 43, …, 235), so a perfect episode lasts
+T = count·P − 1 + (delay + 1) + (count − 1)(delay + duration) steps (Grid 118, default 274, B-Grid 79, B 235).
+Nothing truncates an episode (the authors return ``truncated=False`` always). ``success`` is reported only when
+the last command is executed (the authors also report it when the last command fails).
+
+Endless (``endless=True``, continuous only). One command (any of the allowed ones; targets wrap around the
+arena) is shown, then executed; each time the whole sequence is done, one new command is drawn and shown alone
+(the tiles stay red while it is shown) and the whole sequence is executed again from the agent's tile. The
+agent moves at 3 pixels a step (diagonals 3/√2, its centre truncated towards zero) and leaves the screen to come
+back on the other side (beyond 3 pixels off it). No success; the authors' optional ``max_steps`` truncates here
+(they terminate), and so does a sequence longer than ``max_commands`` (100), the oracle's capacity. The authors
+draw the previous episode's agent sprite during the first command phase after a reset; here it is where it is.
+
+Movement. Grid (``grid=True``): Discrete(4), 0 = stay, 1 = turn left, 2 = turn right, 3 = one tile forward
+(blocked at the arena's edge); the agent starts facing up. Continuous (``grid=False``): MultiDiscrete([3, 3]),
+(horizontal: 0 none, 1 left, 2 right; vertical: 0 none, 1 up, 2 down), 3 pixels per step, diagonals
+int(3 / √2) = 2 pixels per axis, the agent's centre kept ≥ 6 pixels inside the arena; the agent faces its last
+move (8 directions). Its tile is the one under its centre.
+
+Observation (``partial``): the authors' 84 x 84 RGB screen, uint8 (84, 84, 3), rows top to bottom (the
+orientation of their ``render()``; their ``step`` returns the transpose, pygame's x-major ``array3d``). The B
+variants return ``{"image", "commands_one_hot"}``: the authors' ``(180,)`` float32 vector (20 commands x 9, in
+their order stay, right, left, up, down, right_down, right_up, left_down, left_up). ``oracle`` adds
+``"oracle"``: the commands shown so far (code + 1, codes in the command order above: 0 = right … 8 = left_up;
+0 = not shown yet / none), the index of the
+command being executed (the number verified so far) and its target tile (x, y): what a perfect memory holds
+(the target is where the remembered command leads from the remembered previous target; a memoryless policy
+cannot tell whether it has already moved for the current command). ``full`` adds the Markov state: ``"agent"``
+(centre pixel x, y), ``"rotation"`` (0 … 7, 45° steps, 0 = up, counter-clockwise), ``"tiles_on"`` and
+``"timers"`` (command frames left, execution step, explosion step, each scaled to [0, 1]). ``info["oracle"]`` is
+the oracle vector in every variant.
+
+Randomness is the authors': environment i of a batch reset with seed s draws from ``numpy.random.default_rng(s +
+i)`` exactly what ``memory_gym`` draws after ``reset(seed=s + i)`` (tile, count, commands, show duration and
+delay, explosion duration and delay, in their order), so seeds give the same episodes as the reference.
+
+The batched core steps N environments with numpy; a single environment (N = 1) steps on Python scalars with the
+same rules in the authors' order of checks (numpy's per-call overhead dominates at N = 1); the tests play both
+against each other and against ``memory_gym``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+from membench_envs.catalogue.mortar_mayhem import (
+    ENDLESS_MAX_COMMANDS,
+    MAX_B_COMMANDS,
+    MORTAR_PARAMS,
+    mortar_episode_length,
+)
+from membench_envs.envs import _draw
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._params import check_seed
+
+# =====================================================================================================================
+# Part 1 - Memory Gym pictures and movement (shared with Mystery Path): the screen, the agent sprite, pygame-ce
+# compatible rasterisation of circles, thick lines and rotations on (height, width) bool masks indexed [y, x], and
+# the authors' character controllers' turning and facing. (Also shareable, at the end of the module: the seeding
+# of the authors' generator, ``_seeds_for`` and the ``reset`` overrides that hand the seeds to the core.)
+# =====================================================================================================================
+
+SCALE = 0.25  #: the authors' scale factor: every length below is their 336-pixel value times SCALE
+SCREEN = int(336 * SCALE)  #: 84: the observation is SCREEN x SCREEN x 3
+TILE = int(56 * SCALE)  #: 14: pixels per arena tile
+
+AGENT_BODY_RGB = (250, 204, 153)
+AGENT_HAND_RGB = (50, 50, 50)  # the hands' outline colour; at SCALE 0.25 the outline width is 0, i.e. filled
+AGENT_RADIUS = int(25 * SCALE)  #: 6
+AGENT_SPRITE = AGENT_RADIUS * 2 + int(10 * SCALE) + 14  #: 28: the sprite's square side, centred on the agent
+
+#: Grid actions: 0 stay, 1 turn left, 2 turn right, 3 forward; facing f (0 up, 1 left, 2 down, 3 right).
+GRID_FORWARD = np.array([(0, -1), (-1, 0), (0, 1), (1, 0)], dtype=np.int64)
+#: Continuous movement: the facing (45° steps counter-clockwise from up) of each move (dx, dy); as the authors',
+#: a vertical move wins over a horizontal one and diagonals have their own.
+_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
+
+
+def _span(mask: np.ndarray, y: int, x0: int, x1: int) -> None:
+    """Set mask[y, x0 … x1] (inclusive), clipped to the mask."""
+    h, w = mask.shape
+    if 0 <= y < h:
+        a, b = max(x0, 0), min(x1, w - 1)
+        if a <= b:
+            mask[y, a:b + 1] = True
+
+
+def _vspan(mask: np.ndarray, x: int, y0: int, y1: int) -> None:
+    h, w = mask.shape
+    if 0 <= x < w:
+        a, b = max(y0, 0), min(y1, h - 1)
+        if a <= b:
+            mask[a:b + 1, x] = True
+
+
+def filled_circle(mask: np.ndarray, cx: float, cy: float, radius: float) -> None:
+    """pygame's ``draw.circle(..., width=0)``: the centre and radius truncated to ints, then the midpoint circle
+    filled by horizontal spans (the disc spans columns cx − r … cx + r − 1 and rows cy − r … cy + r − 1)."""
+    x0, y0, r = int(cx), int(cy), int(radius)
+    if r < 1:
+        return
+    f, ddy, x, y = 1 - r, -2 * r, 0, r
+    while x < y:
+        if f >= 0:
+            y -= 1
+            ddy += 2
+            f += ddy
+        x += 1
+        f += 2 * x + 1
+        if f >= 0:
+            _span(mask, y0 + y - 1, x0 - x, x0 + x - 1)
+            _span(mask, y0 - y, x0 - x, x0 + x - 1)
+        _span(mask, y0 + x - 1, x0 - y, x0 + y - 1)
+        _span(mask, y0 - x, x0 - y, x0 + y - 1)
+
+
+def ring(mask: np.ndarray, cx: float, cy: float, radius: float, width: int) -> None:
+    """pygame's ``draw.circle(..., width)`` for 1 < width < radius: an outer and an inner midpoint ellipse walk
+    (radius − width + 1 inside), whose horizontal spans between them make the ring."""
+    x0, y0, r = int(cx), int(cy), int(radius)
+    rr = r * r
+    x, y, dx, dy = 0, r, 0, 2 * rr * r
+    d1 = rr * (1.25 - r)
+    ri = r - width + 1
+    rri = ri * ri
+    xi, yi, dxi, dyi = 0, ri, 0, 2 * rri * ri
+    d1i, d2i = rri * (1.25 - ri), 0.0
+    solid = True
+
+    def rows() -> None:
+        if solid:
+            _span(mask, y0 - y, x0 - x, x0 + x - 1)
+            _span(mask, y0 + y - 1, x0 - x, x0 + x - 1)
+        else:
+            for row in (y0 - y, y0 + y - 1):
+                _span(mask, row, x0 - x, x0 - xi)
+                _span(mask, row, x0 + xi - 1, x0 + x - 1)
+
+    def inner_first_region() -> None:
+        nonlocal xi, yi, dxi, dyi, d1i
+        while d1i < 0:
+            xi += 1
+            dxi += 2 * rri
+            d1i += dxi + rri
+        xi += 1
+        yi -= 1
+        dxi += 2 * rri
+        dyi -= 2 * rri
+        d1i += dxi - dyi + rri
+
+    while dx < dy:
+        while d1 < 0:
+            x += 1
+            dx += 2 * rr
+            d1 += dx + rr
+        rows()
+        x += 1
+        y -= 1
+        dx += 2 * rr
+        dy -= 2 * rr
+        d1 += dx - dy + rr
+        if solid and y < ri:
+            solid = False
+        if not solid:
+            inner_first_region()
+    d1 = rr * ((x + 0.5) ** 2 + (y - 1) ** 2 - rr)
+    while y >= 0:
+        rows()
+        if d1 > 0:
+            y -= 1
+            dy -= 2 * rr
+            d1 += rr - dy
+        else:
+            y -= 1
+            x += 1
+            dx += 2 * rr
+            dy -= 2 * rr
+            d1 += dx - dy + rr
+        if solid and y < ri:
+            solid = False
+        if not solid:
+            if dxi < dyi:
+                inner_first_region()
+            else:
+                if not d2i:
+                    d2i = rri * ((xi + 0.5) ** 2 + (yi - 1) ** 2 - rri)
+                if d2i > 0:
+                    yi -= 1
+                    dyi -= 2 * rri
+                    d2i += rri - dyi
+                else:
+                    yi -= 1
+                    xi += 1
+                    dxi += 2 * rri
+                    dyi -= 2 * rri
+                    d2i += dxi - dyi + rri
+
+
+def thick_line(mask: np.ndarray, start, end, width: int) -> None:
+    """pygame's ``draw.line(..., width)`` for width >= 2: a Bresenham walk from start to end (ends truncated to
+    ints) drawing a span of ``width`` pixels across the line's minor direction at each step."""
+    x1, y1 = int(start[0]), int(start[1])
+    x2, y2 = int(end[0]), int(end[1])
+    half, extra = width // 2, 1 - width % 2
+    steep = abs(x1 - x2) <= abs(y1 - y2)  # the spans are horizontal
+    if x1 == x2 and y1 == y2:
+        _span(mask, y1, x1 - half + extra, x1 + half)
+        return
+    dx, dy = abs(x2 - x1), abs(y2 - y1)
+    sx, sy = (1 if x2 > x1 else -1), (1 if y2 > y1 else -1)
+    err = int((dx if dx > dy else -dy) / 2)  # C division truncates towards zero
+    while (y1 != y2 + sy) if steep else (x1 != x2 + sx):
+        if steep:
+            _span(mask, y1, x1 - half + extra, x1 + half)
+        else:
+            _vspan(mask, x1, y1 - half + extra, y1 + half)
+        e2 = err
+        if e2 > -dx:
+            err -= dy
+            x1 += sx
+        if e2 < dy:
+            err += dx
+            y1 += sy
+
+
+def rotate(mask: np.ndarray, angle: float) -> np.ndarray:
+    """pygame's ``transform.rotate`` (counter-clockwise, degrees): exact quarter turns for multiples of 90,
+    else nearest-neighbour sampling in 16.16 fixed point into the rotated bounding box (pixels outside the
+    source are background, i.e. False)."""
+    angle = float(np.float32(angle))  # the authors' angle reaches pygame as a C float
+    if math.fmod(angle, 90.0) == 0:
+        return np.rot90(mask, int(angle / 90) % 4).copy()
+    h, w = mask.shape
+    rad = angle * 0.01745329251994329
+    s, c = math.sin(rad), math.cos(rad)
+    nw = int(max(abs(c * w + s * h), abs(c * w - s * h), abs(-c * w + s * h), abs(-c * w - s * h)))
+    nh = int(max(abs(s * w + c * h), abs(s * w - c * h), abs(-s * w + c * h), abs(-s * w - c * h)))
+    cy = nh // 2
+    xd, yd = (w - nw) << 15, (h - nh) << 15
+    isin, icos = int(s * 65536), int(c * 65536)
+    ax = (nw << 15) - int(c * ((nw - 1) << 15))
+    ay = (nh << 15) - int(s * ((nw - 1) << 15))
+    xmax, ymax = (w << 16) - 1, (h << 16) - 1
+    rows = np.arange(nh)[:, None]
+    cols = np.arange(nw)[None, :]
+    sx = ax + isin * (cy - rows) + xd + icos * cols
+    sy = ay - icos * (cy - rows) + yd + isin * cols
+    inside = (sx >= 0) & (sy >= 0) & (sx <= xmax) & (sy <= ymax)
+    out = np.zeros((nh, nw), dtype=bool)
+    out[inside] = mask[sy[inside] >> 16, sx[inside] >> 16]
+    return out
+
+
+def _rotate_vector(x: float, y: float, degrees: float) -> tuple[float, float]:
+    """pygame's ``Vector2.rotate``: exact for quarter turns, else cos/sin of the angle in radians mod 2π."""
+    a = math.fmod(degrees * (math.pi / 180.0), 2 * math.pi)
+    if a < 0:
+        a += 2 * math.pi
+    eps = 1e-6
+    if math.fmod(a + eps, math.pi / 2) < 2 * eps:
+        turns = int((a + eps) / (math.pi / 2)) % 4
+        return ((x, y), (-y, x), (-x, -y), (y, -x))[turns]
+    s, c = math.sin(a), math.cos(a)
+    return c * x - s * y, s * x + c * y
+
+
+def agent_sprites() -> tuple[np.ndarray, np.ndarray]:
+    """The authors' agent at SCALE: a body disc and two hands, in 8 orientations. Returns (8, 28, 28, 3) uint8
+    colours and (8, 28, 28) bool opacity; index k faces k·45° counter-clockwise from up (k = 0 faces up)."""
+    size = AGENT_SPRITE
+    centre = size // 2
+    hand_dx, hand_dy, hand_r = int(18 * SCALE), int(12 * SCALE), int(10 * SCALE)
+    hands = ((centre - hand_dx, hand_dy + 7), (centre + hand_dx, hand_dy + 7))
+    rgb = np.zeros((8, size, size, 3), dtype=np.uint8)
+    alpha = np.zeros((8, size, size), dtype=bool)
+    for k in range(8):
+        body = np.zeros((size, size), dtype=bool)
+        filled_circle(body, centre, centre, AGENT_RADIUS)
+        hand = np.zeros((size, size), dtype=bool)
+        for hx, hy in hands:  # the authors rotate the hands by 360 - 45 k degrees (pygame's y-down rotation)
+            rx, ry = _rotate_vector(hx - centre, hy - centre, 360 - 45 * k)
+            filled_circle(hand, rx + centre, ry + centre, hand_r)
+        rgb[k][body] = AGENT_BODY_RGB
+        rgb[k][hand] = AGENT_HAND_RGB
+        alpha[k] = body | hand
+    return rgb, alpha
+
+
+def sprite_pixels(rgb: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sprite, the (y, x) offsets and colours of its opaque pixels, padded (by repeating the first one) to a
+    common count so a batch of sprites is one fancy-indexed write: (n, k) dy, (n, k) dx, (n, k, 3) colours."""
+    count = int(alpha.reshape(len(alpha), -1).sum(axis=1).max())
+    dys = np.zeros((len(alpha), count), dtype=np.int64)
+    dxs = np.zeros((len(alpha), count), dtype=np.int64)
+    cols = np.zeros((len(alpha), count, 3), dtype=np.uint8)
+    for k in range(len(alpha)):
+        y, x = np.nonzero(alpha[k])
+        pad = np.concatenate([np.arange(y.size), np.zeros(count - y.size, dtype=np.int64)])
+        dys[k], dxs[k], cols[k] = y[pad], x[pad], rgb[k][y[pad], x[pad]]
+    return dys, dxs, cols
+
+
+def flat_index(y: np.ndarray, x: np.ndarray, size: int = SCREEN) -> np.ndarray:
+    """Flat pixel index of (y, x) on a size x size screen; off-screen pixels map to the spare index size²."""
+    inside = (y >= 0) & (y < size) & (x >= 0) & (x < size)
+    return np.where(inside, y * size + x, size * size)
+
+
+# =====================================================================================================================
+# Part 2 - Mortar Mayhem
+# =====================================================================================================================
+
+#: The authors' commands, in their order (the first ``allowed_commands`` are used): (dx, dy) on the tiles.
+COMMANDS = ("right", "down", "left", "up", "stay", "right_down", "right_up", "left_down", "left_up")
+COMMAND_MOVES = np.array([(1, 0), (0, 1), (-1, 0), (0, -1), (0, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)],
+                         dtype=np.int64)
+#: The arrows' rotation (degrees, counter-clockwise) of the right-pointing arrow; "stay" has its own symbol.
+COMMAND_ANGLES = {"right": 0, "left": 180, "down": 270, "up": 90, "right_down": 315, "right_up": 45,
+                  "left_down": 225, "left_up": 135}
+#: The position of each command in the authors' one-hot vector of the B variants.
+ONE_HOT_ORDER = ("stay", "right", "left", "up", "down", "right_down", "right_up", "left_down", "left_up")
+ONE_HOT_INDEX = np.array([ONE_HOT_ORDER.index(c) for c in COMMANDS], dtype=np.int64)
+
+TILE_BLUE, TILE_BLUE_EDGE = (21, 43, 77), (29, 60, 107)
+TILE_RED, TILE_RED_EDGE = (81, 18, 26), (112, 24, 36)
+COMMAND_RGB = (255, 255, 255)
+
+
+
+def command_symbol(command: str) -> np.ndarray:
+    """The authors' 22 x 22 command picture (arrows rotated with pygame's rotate, so diagonals are 31 x 31)."""
+    dim = int(88 * SCALE)
+    mask = np.zeros((dim, dim), dtype=bool)
+    width = int(8 * SCALE)
+    if command == "stay":
+        radius = dim // 2 - 4 * SCALE
+        ring(mask, radius, radius, radius, width)
+        y = dim // 2 - 8 * SCALE
+        thick_line(mask, (0, y), (dim - 12 * SCALE, y), width)
+        return mask
+    x1, x2, y1 = 2 * SCALE, 80 * SCALE, 40 * SCALE
+    thick_line(mask, (x1, y1), (x2, y1), width)
+    thick_line(mask, (x2, y1), (y1, 0), width)
+    thick_line(mask, (x2, y1), (y1, x2), width)
+    return rotate(mask, COMMAND_ANGLES[command])
+
+
+def _command_screens() -> np.ndarray:
+    """(9, 84, 84) masks of each command symbol where the authors blit it: its top-left corner at the screen's
+    centre minus half the unrotated size (so the larger diagonal arrows sit off-centre, as upstream)."""
+    out = np.zeros((len(COMMANDS), SCREEN, SCREEN), dtype=bool)
+    corner = SCREEN // 2 - int(88 * SCALE) // 2
+    for k, name in enumerate(COMMANDS):
+        symbol = command_symbol(name)
+        h, w = symbol.shape
+        out[k, corner:corner + h, corner:corner + w] = symbol[:SCREEN - corner, :SCREEN - corner]
+    return out
+
+
+def _arena_screens(size: int) -> np.ndarray:
+    """(1 + size², 84, 84, 3): the arena with every tile blue, then with every tile but (x, y) red, at
+    index 1 + x·size + y."""
+    left = SCREEN // 2 - TILE * size // 2
+    screens = np.zeros((1 + size * size, SCREEN, SCREEN, 3), dtype=np.uint8)
+    for k in range(1 + size * size):
+        for x in range(size):
+            for y in range(size):
+                red = k > 0 and k - 1 != x * size + y
+                fill, edge = (TILE_RED, TILE_RED_EDGE) if red else (TILE_BLUE, TILE_BLUE_EDGE)
+                px, py = left + x * TILE, left + y * TILE
+                tile = screens[k, py:py + TILE, px:px + TILE]
+                tile[:] = edge
+                tile[1:-1, 1:-1] = fill
+    return screens
+
+
+_SPRITES = agent_sprites()
+_SPRITE_DY, _SPRITE_DX, _SPRITE_RGB = sprite_pixels(*_SPRITES)
+_COMMAND_SCREENS = _command_screens()
+
+
+def _command_pixels() -> np.ndarray:
+    """(10, k) flat pixel indices of each command's white pixels (row 9: none), padded with the spare index."""
+    masks = _COMMAND_SCREENS.reshape(len(COMMANDS), -1)
+    count = int(masks.sum(axis=1).max())
+    out = np.full((len(COMMANDS) + 1, count), SCREEN * SCREEN, dtype=np.int64)
+    for k, m in enumerate(masks):
+        idx = np.flatnonzero(m)
+        out[k, :idx.size] = idx
+    return out
+
+
+_COMMAND_PIXELS = _command_pixels()
+_NO_COMMAND = len(COMMANDS)
+
+
+class MortarMayhemCore(BatchedCore):
+    PARAMS = MORTAR_PARAMS
+
+    def __init__(self, num_envs: int, grid: bool = True, show_commands: bool = True, arena_size: int = 5,
+                 allowed_commands: int = 5, command_count=(10,), command_show_duration=(3,),
+                 command_show_delay=(1,), explosion_duration=(2,), explosion_delay=(6,), visual_feedback: bool = True,
+                 reward_command_failure: float = 0.0, reward_command_success: float = 0.1,
+                 reward_episode_success: float = 0.0, spawn_jitter: int = 0, endless: bool = False,
+                 max_commands: int | None = None, max_steps: int | None = None):
+        super().__init__(num_envs)
+        if endless and (grid or not show_commands):
+            raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
+                             "Endless Mortar Mayhem moves continuously and shows each new command)")
+        if not show_commands and max(command_count) > MAX_B_COMMANDS:
+            raise ValueError(f"MortarMayhem: command_count={command_count!r} is not allowed with "
+                             f"show_commands=False; the one-hot vector holds at most {MAX_B_COMMANDS} commands")
+        self.grid, self.show_commands = bool(grid), bool(show_commands)
+        self.size, self.allowed = int(arena_size), int(allowed_commands)
+        self.command_count = tuple(command_count)
+        self.show_duration, self.show_delay = tuple(command_show_duration), tuple(command_show_delay)
+        self.explosion_duration, self.explosion_delay = tuple(explosion_duration), tuple(explosion_delay)
+        self.visual_feedback = bool(visual_feedback)
+        self.r_fail, self.r_ok = float(reward_command_failure), float(reward_command_success)
+        self.r_done = float(reward_episode_success)
+        self.jitter = int(spawn_jitter)
+        self.endless = bool(endless)
+        self.max_steps = max_steps
+        if self.endless:  # the sequence grows by one command a round: the oracle holds up to max_commands
+            self.max_commands = int(max_commands or ENDLESS_MAX_COMMANDS)
+            self.T = max_steps
+        else:
+            self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
+            self.T = mortar_episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
+                                           max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
+                                           max(self.explosion_duration))
+        self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
+        self._arena = _arena_screens(self.size)
+        self.rngs: list[np.random.Generator | None] = [None] * num_envs
+        self.pending_seeds: list[int | None] = [None] * num_envs
+        n, m = num_envs, self.max_commands
+        self.commands = np.zeros((n, m), dtype=np.int64)
+        self.num = np.ones(n, dtype=np.int64)
+        self.period = np.ones(n, dtype=np.int64)  # command frames: show duration + delay
+        self.duration = np.ones(n, dtype=np.int64)  # command show duration
+        self.frames = np.zeros(n, dtype=np.int64)  # command-phase frames in all (num · period)
+        self.shown = np.zeros(n, dtype=np.int64)  # command-phase frames shown so far (the reset shows the first)
+        self.first_shown = np.zeros(n, dtype=np.int64)  # the command of the phase's first frame (endless: the new one)
+        self.done_total = np.zeros(n, dtype=np.int64)  # commands executed in the episode (endless: over all rounds)
+        self.in_command_phase = np.zeros(n, dtype=bool)  # the last observation is a command-phase frame
+        self.pos = np.zeros((n, 2), dtype=np.int64)  # the agent's centre pixel (x, y)
+        self.rot = np.zeros(n, dtype=np.int64)  # facing, in 45° steps counter-clockwise from up
+        self.current = np.zeros(n, dtype=np.int64)  # commands verified so far
+        self.cmd_steps = np.zeros(n, dtype=np.int64)
+        self.verify_step = np.zeros(n, dtype=np.int64)
+        self.tiles_on = np.zeros(n, dtype=bool)
+        self.target = np.zeros((n, 2), dtype=np.int64)
+        self.ex_duration = np.ones(n, dtype=np.int64)
+        self.ex_delay = np.ones(n, dtype=np.int64)
+        self._rows = np.arange(n)
+        self._pictures: dict[tuple[int, ...], np.ndarray] = {}
+
+        self.action_space = gym.spaces.Discrete(4) if self.grid else gym.spaces.MultiDiscrete([3, 3])
+        image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
+        partial = {"image": image}
+        if not self.show_commands:
+            partial["commands_one_hot"] = gym.spaces.Box(0.0, 1.0, (MAX_B_COMMANDS * 9,), np.float32)
+        oracle_space = gym.spaces.MultiDiscrete([len(COMMANDS) + 1] * m + [m + 1, self.size, self.size])
+        oracle = {**partial, "oracle": oracle_space}
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict(partial) if len(partial) > 1 else image,
+            "oracle": gym.spaces.Dict(oracle),
+            "full": gym.spaces.Dict({
+                **oracle,
+                "agent": gym.spaces.Box(0, SCREEN, (2,), np.int64),
+                "rotation": gym.spaces.Discrete(8),
+                "tiles_on": gym.spaces.Discrete(2),
+                "timers": gym.spaces.Box(0.0, 1.0, (3,), np.float32),
+            }),
+        }
+
+    # --- episodes ----------------------------------------------------------------------------------------------
+    def tile_of(self, pos: np.ndarray) -> np.ndarray:
+        """The tile (x, y) under each centre pixel (pos - left) // 14 (may lie outside the arena)."""
+        return (pos - self.left) // TILE
+
+    def _valid_commands(self, x: int, y: int) -> list[int]:
+        moves = COMMAND_MOVES[:self.allowed] + (x, y)
+        return list(np.flatnonzero(((moves >= 0) & (moves < self.size)).all(axis=1)))
+
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            if self.episode[i] == 0:  # a new seed: the authors' generator, or one from the drawn key
+                seed = self.pending_seeds[i]
+                self.rngs[i] = np.random.default_rng(int(self.keys[i]) if seed is None else seed)
+            self._draw_episode(int(i), self.rngs[i])
+
+    def _draw_episode(self, i: int, rng: np.random.Generator) -> None:
+        flat = int(rng.integers(0, self.size ** 2))
+        x, y = flat // self.size, flat % self.size
+        offset = rng.integers(-self.jitter, self.jitter, 2) if self.jitter else np.zeros(2, dtype=np.int64)
+        if self.endless:  # one command, any of the allowed ones (the target wraps around)
+            num = int(self.command_count[0])
+            commands = [int(c) for c in rng.integers(0, self.allowed, num)]
+        else:
+            num = int(rng.choice(list(self.command_count)))
+            commands = []
+            cx, cy = x, y
+            for _ in range(num):
+                valid = self._valid_commands(cx, cy)
+                c = int(valid[rng.integers(0, len(valid))])
+                commands.append(c)
+                cx, cy = cx + COMMAND_MOVES[c][0], cy + COMMAND_MOVES[c][1]
+        if self.show_commands:
+            duration = int(rng.choice(list(self.show_duration)))
+            delay = int(rng.choice(list(self.show_delay)))
+        else:
+            duration = delay = 0
+        self.ex_duration[i] = int(rng.choice(list(self.explosion_duration)))
+        self.ex_delay[i] = int(rng.choice(list(self.explosion_delay)))
+        self.commands[i] = 0
+        self.commands[i, :num] = commands
+        self.num[i] = num
+        self.duration[i], self.period[i] = duration, duration + delay
+        self.frames[i] = num * (duration + delay)
+        self.shown[i] = 1 if self.show_commands else 0
+        self.first_shown[i] = self.done_total[i] = 0
+        self.in_command_phase[i] = self.show_commands
+        self.pos[i] = self.left + TILE * np.array([x, y]) + TILE // 2 + offset
+        self.rot[i] = 0
+        self.current[i] = self.cmd_steps[i] = self.verify_step[i] = 0
+        self.tiles_on[i] = False
+        self.target[i] = ((x, y) + COMMAND_MOVES[commands[0]]) % self.size
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def _move(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        pos, rot = self.pos[rows], self.rot[rows]
+        if self.grid:
+            rot = np.where(actions == 1, rot + 2, np.where(actions == 2, rot - 2, rot)) % 8
+            step = GRID_FORWARD[rot // 2] * (actions == 3)[:, None]
+            tile = np.clip(self.tile_of(pos) + step, 0, self.size - 1)
+            pos = self.left + TILE * tile + TILE // 2
+        else:
+            h, v = actions[:, 0], actions[:, 1]
+            vx = np.where(h == 1, -1, np.where(h == 2, 1, 0))
+            vy = np.where(v == 1, -1, np.where(v == 2, 1, 0))
+            # the authors' facing: the vertical move wins over the horizontal one, diagonals their own
+            facing = np.where(vy != 0, np.where(vy < 0, 0, 4), np.where(vx < 0, 2, 6))
+            diagonal = {(-1, -1): 1, (-1, 1): 3, (1, -1): 7, (1, 1): 5}
+            for (dx, dy), k in diagonal.items():
+                facing = np.where((vx == dx) & (vy == dy), k, facing)
+            moved = (vx != 0) | (vy != 0)
+            rot = np.where(moved, facing, rot)
+            diagonal_speed = 3 * (1 / math.sqrt(2))  # pygame's Vector2.normalize() * speed
+            velocity = np.stack([vx, vy], axis=1) * np.where((vx != 0) & (vy != 0), diagonal_speed, 3.0)[:, None]
+            if self.endless:  # float velocity, the centre truncated towards zero; beyond 3 pixels off the screen
+                pos = np.trunc(pos + velocity).astype(np.int64)  # it comes back on the other side
+                low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
+                pos = np.where(pos > high, low, np.where(pos < low, high, pos))
+            else:  # velocity truncated to ints (diagonals 2 pixels per axis), the centre kept inside the arena
+                lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
+                pos = np.clip(pos + np.trunc(velocity).astype(np.int64), lo, hi)
+        self.pos[rows], self.rot[rows] = pos, rot
+
+    def step(self, actions, idx=None):
+        rows = self._rows if idx is None else np.asarray(idx)
+        n = rows.size
+        if n == 1:  # the same rules on Python scalars: a single env spends its time in numpy's per-call overhead
+            reward, terminated, truncated = self._step_one(int(rows[0]), actions[0])
+            return np.array([reward]), np.array([terminated]), np.array([truncated])
+        reward = np.zeros(n, dtype=np.float64)
+        terminated = np.zeros(n, dtype=bool)
+        showing = self.shown[rows] < self.frames[rows]
+        self.shown[rows] += showing
+        self.in_command_phase[rows] = showing
+        act = ~showing
+        if act.any():
+            r = rows[act]
+            self._move(r, actions[act])
+            tile = self.tile_of(self.pos[r])
+            on_target = (tile == self.target[r]).all(axis=1)
+            steps, current, num = self.cmd_steps[r], self.current[r], self.num[r]
+            verify = (steps % self.ex_delay[r] == 0) & (steps > 0) & ~self.tiles_on[r]
+            counted = verify & (current < num)
+            current = current + counted
+            rew = np.where(counted, np.where(on_target, self.r_ok, self.r_fail), 0.0)
+            done = counted & ~on_target
+            self.done_total[r] += counted & on_target
+            finished = verify & (current >= num)
+            if self.endless:  # a new round: one more command, shown alone, then the whole sequence again
+                for j in np.flatnonzero(finished):
+                    current[j] = 0
+                    self._next_round(int(r[j]))
+                num = self.num[r]
+                finished = np.zeros_like(finished)
+            done |= finished
+            rew = rew + np.where(finished, self.r_done, 0.0)
+            tiles_on = self.tiles_on[r] | counted
+            steps = np.where(verify, 1, steps)
+            # while the tiles are red: they go off after the explosion, else leaving the target is death
+            vstep = self.verify_step[r]
+            off = tiles_on & (vstep % self.ex_duration[r] == 0) & (vstep > 0)
+            burning = tiles_on & ~off
+            dead = burning & ~on_target
+            done |= dead
+            rew = np.where(dead, self.r_fail, rew)
+            vstep = np.where(off, 0, vstep + burning)
+            advance = off & (current < num)
+            nxt = self.commands[r, np.minimum(current, self.max_commands - 1)]
+            self.target[r] = (self.target[r] + COMMAND_MOVES[nxt] * advance[:, None]) % self.size
+            tiles_on &= ~off
+            steps = steps + ~(tiles_on | off)
+            self.cmd_steps[r], self.current[r], self.verify_step[r], self.tiles_on[r] = steps, current, vstep, tiles_on
+            self.success[r] = finished & on_target  # upstream also reports success when the last command fails
+            reward[act], terminated[act] = rew, done
+        self.t[rows] += 1
+        truncated = np.zeros(n, dtype=bool)
+        if self.endless:
+            full = self.num[rows] > self.max_commands
+            truncated = ~terminated & (full | ((self.t[rows] >= self.max_steps) if self.max_steps else False))
+        return reward, terminated, truncated
+
+    def _move_one(self, i: int, action) -> None:
+        x, y = int(self.pos[i, 0]), int(self.pos[i, 1])
+        rot = int(self.rot[i])
+        if self.grid:
+            a = int(action)
+            rot = (rot + 2) % 8 if a == 1 else (rot - 2) % 8 if a == 2 else rot
+            if a == 3:
+                dx, dy = GRID_FORWARD[rot // 2]
+                tx = min(max((x - self.left) // TILE + int(dx), 0), self.size - 1)
+                ty = min(max((y - self.left) // TILE + int(dy), 0), self.size - 1)
+                x, y = self.left + TILE * tx + TILE // 2, self.left + TILE * ty + TILE // 2
+        else:
+            h, v = int(action[0]), int(action[1])
+            vx = -1 if h == 1 else 1 if h == 2 else 0
+            vy = -1 if v == 1 else 1 if v == 2 else 0
+            if vx or vy:
+                rot = _FACING[(vx, vy)]
+                speed = 3 * (1 / math.sqrt(2)) if vx and vy else 3.0
+                if self.endless:
+                    low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
+                    x, y = int(x + vx * speed), int(y + vy * speed)  # int() truncates towards zero
+                    x = low if x > high else high if x < low else x
+                    y = low if y > high else high if y < low else y
+                else:
+                    lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
+                    x = min(max(x + int(vx * speed), lo), hi)
+                    y = min(max(y + int(vy * speed), lo), hi)
+        self.pos[i] = x, y
+        self.rot[i] = rot
+
+    def _step_one(self, i: int, action) -> tuple[float, bool, bool]:
+        """:meth:`step` for one environment, in the authors' order of checks."""
+        self.t[i] += 1
+        reward, done = 0.0, False
+        if self.shown[i] < self.frames[i]:  # the command phase: nothing moves
+            self.shown[i] += 1
+            self.in_command_phase[i] = True
+        else:
+            self.in_command_phase[i] = False
+            self._move_one(i, action)
+            x, y = (int(v) for v in self.pos[i])
+            on_target = ((x - self.left) // TILE, (y - self.left) // TILE) == tuple(int(v) for v in self.target[i])
+            steps = int(self.cmd_steps[i])
+            if steps % int(self.ex_delay[i]) == 0 and steps > 0 and not self.tiles_on[i]:
+                if self.current[i] < self.num[i]:
+                    self.current[i] += 1
+                    self.tiles_on[i] = True
+                    if on_target:
+                        reward += self.r_ok
+                        self.done_total[i] += 1
+                    else:
+                        done = True
+                        reward += self.r_fail
+                if self.current[i] >= self.num[i]:
+                    if self.endless:
+                        self.current[i] = 0
+                        self._next_round(i)
+                    else:
+                        done = True
+                        self.success[i] = on_target
+                        reward += self.r_done
+                self.cmd_steps[i] = 1
+            if self.tiles_on[i]:
+                vstep = int(self.verify_step[i])
+                if vstep % int(self.ex_duration[i]) == 0 and vstep > 0:
+                    self.tiles_on[i] = False
+                    self.verify_step[i] = 0
+                    if self.current[i] < self.num[i]:
+                        move = COMMAND_MOVES[self.commands[i, min(int(self.current[i]), self.max_commands - 1)]]
+                        self.target[i] = (self.target[i] + move) % self.size
+                else:
+                    if not on_target:
+                        done = True
+                        reward = self.r_fail
+                    self.verify_step[i] = vstep + 1
+            else:
+                self.cmd_steps[i] += 1
+        truncated = False
+        if self.endless and not done:
+            truncated = bool(self.num[i] > self.max_commands or (self.max_steps and self.t[i] >= self.max_steps))
+        return reward, done, truncated
+
+    def _next_round(self, i: int) -> None:
+        """Endless: draw one more command and show it alone (the red tiles stay on while it is shown)."""
+        command = int(self.rngs[i].integers(0, self.allowed, 1)[0])
+        k = int(self.num[i])
+        if k < self.max_commands:
+            self.commands[i, k] = command
+        self.num[i] = k + 1  # beyond max_commands the episode is truncated at the end of this step
+        self.first_shown[i] = k
+        self.frames[i], self.shown[i] = self.period[i], 0
+        self.verify_step[i] = 0
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def _picture_key(self, i: int) -> tuple[int, ...]:
+        """Everything the picture of environment i depends on."""
+        screen = 1 + int(self.target[i, 0]) * self.size + int(self.target[i, 1]) if (
+            self.tiles_on[i] and self.visual_feedback) else 0
+        code = _NO_COMMAND
+        if self.show_commands and self.in_command_phase[i]:
+            frame, period = int(self.shown[i]) - 1, int(self.period[i])
+            if frame % period < self.duration[i]:
+                code = int(self.commands[i, min(int(self.first_shown[i]) + frame // period, self.max_commands - 1)])
+        return screen, int(self.pos[i, 0]), int(self.pos[i, 1]), int(self.rot[i]), code
+
+    def image(self, rows: np.ndarray) -> np.ndarray:
+        if rows.size == 1:  # one environment: pictures repeat a lot (the command phase, standing still), cache them
+            key = self._picture_key(int(rows[0]))
+            picture = self._pictures.get(key)
+            if picture is None:
+                if len(self._pictures) >= 4096:
+                    self._pictures.clear()
+                picture = self._pictures[key] = self._draw(rows)[0]
+            return picture[None].copy()
+        return self._draw(rows)
+
+    def _draw(self, rows: np.ndarray) -> np.ndarray:
+        n = rows.size
+        size = self.size
+        screen = np.where(self.tiles_on[rows] & self.visual_feedback,
+                          1 + self.target[rows, 0] * size + self.target[rows, 1], 0)
+        flat = np.empty((n, SCREEN * SCREEN + 1, 3), dtype=np.uint8)
+        flat[:, :-1] = self._arena[screen].reshape(n, -1, 3)
+        k = self.rot[rows]  # 0 (up) throughout the command phase, as the authors draw it
+        corner = self.pos[rows] - AGENT_SPRITE // 2
+        index = flat_index(corner[:, 1, None] + _SPRITE_DY[k], corner[:, 0, None] + _SPRITE_DX[k])
+        local = np.arange(n)
+        flat[local[:, None], index] = _SPRITE_RGB[k]
+        if self.show_commands:
+            frame = self.shown[rows] - 1
+            visible = self.in_command_phase[rows] & (frame % self.period[rows] < self.duration[rows])
+            cmd = self.commands[rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0,
+                                              self.max_commands - 1)]
+            code = np.where(visible, cmd, _NO_COMMAND)
+            flat[local[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
+        return flat[:, :-1].reshape(n, SCREEN, SCREEN, 3)
+
+    def one_hot(self, rows: np.ndarray) -> np.ndarray:
+        n = rows.size
+        out = np.zeros((n, MAX_B_COMMANDS, 9), dtype=np.float32)
+        k = np.arange(self.max_commands)[None, :]
+        valid = k < self.num[rows, None]
+        r, c = np.nonzero(valid)
+        out[r, c, ONE_HOT_INDEX[self.commands[rows][r, c]]] = 1.0
+        return out.reshape(n, -1)
+
+    def oracle(self, idx=None):
+        rows = self._rows if idx is None else np.asarray(idx)
+        m = self.max_commands
+        out = np.zeros((rows.size, m + 3), dtype=np.int64)
+        seen = self.num[rows]  # commands shown so far: the first frame of command k is frame (k - first) * period
+        if self.show_commands:
+            seen = np.minimum(seen, self.first_shown[rows] + (self.shown[rows] - 1) // self.period[rows] + 1)
+        out[:, :m] = np.where(np.arange(m) < seen[:, None], self.commands[rows] + 1, 0)
+        out[:, m] = np.minimum(self.current[rows], m)
+        out[:, m + 1:] = self.target[rows]
+        return out
+
+    def observe(self, variant, idx=None):
+        rows = self._rows if idx is None else np.asarray(idx)
+        image = self.image(rows)
+        if variant == "partial" and self.show_commands:
+            return image
+        obs = {"image": image}
+        if not self.show_commands:
+            obs["commands_one_hot"] = self.one_hot(rows)
+        if variant in ("oracle", "full"):
+            obs["oracle"] = self.oracle(rows)
+        if variant == "full":
+            obs["agent"] = np.clip(self.pos[rows], 0, SCREEN)
+            obs["rotation"] = self.rot[rows].copy()
+            obs["tiles_on"] = self.tiles_on[rows].astype(np.int64)
+            frames = np.maximum(self.frames[rows], 1)
+            obs["timers"] = np.stack([
+                (self.frames[rows] - np.minimum(self.shown[rows], self.frames[rows])) / frames,
+                np.minimum(self.cmd_steps[rows] / self.ex_delay[rows], 1.0),
+                np.minimum(self.verify_step[rows] / self.ex_duration[rows], 1.0),
+            ], axis=1).astype(np.float32)
+        return obs
+
+    # --- pictures ----------------------------------------------------------------------------------------------
+    def render_ansi(self, i: int) -> str:
+        rows = []
+        tile = self.tile_of(self.pos[i])
+        for y in range(self.size):
+            line = ""
+            for x in range(self.size):
+                if (x, y) == tuple(tile):
+                    line += "A"
+                elif self.tiles_on[i] and (x, y) != tuple(self.target[i]):
+                    line += "x"
+                else:
+                    line += "."
+            rows.append(line)
+        names = [COMMANDS[c] for c in self.commands[i, :min(self.num[i], self.max_commands)]]
+        return ("\n".join(rows) + f"\ncommands: {', '.join(names)}; executing {int(self.current[i])}; "
+                f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T or 'unbounded'}\n")
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The 84 x 84 screen at 4x (the authors' 336-pixel view), the step count under it, t / T along the bottom
+        (endless: the sequence length / max_commands) and the outcome border."""
+        scale, m = 4, 8
+        view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
+        size = SCREEN * scale
+        canvas = _draw.Canvas(size + 2 * m + 24, size + 2 * m)
+        canvas.pixels[m:m + size, m:m + size] = view
+        canvas.text(m, m + size + 4, str(int(self.t[i])), _draw.WHITE, 2)
+        canvas.progress(self.t[i] / self.T if self.T else self.num[i] / self.max_commands)
+        canvas.border(done, bool(self.success[i]))
+        return canvas.image()
+
+
+def _seeds_for(seed, n: int) -> list[int | None]:
+    """The per-environment seeds of a reset, as gymnasium's SyncVectorEnv spreads them (int s: s + i)."""
+    if isinstance(seed, (list, tuple)):
+        return [s if isinstance(s, (int, np.integer)) and not isinstance(s, bool) else None for s in seed]
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return [int(seed) + i for i in range(n)]
+    return [None] * n
+
+
+class MortarMayhem(NativeEnv):
+    """Mortar Mayhem (single environment). Kwargs: see ``catalogue.mortar_mayhem.MORTAR_PARAMS``."""
+
+    core_cls = MortarMayhemCore
+
+    def reset(self, *, seed=None, options=None):
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
+        self.core.pending_seeds[0] = seed
+        return super().reset(seed=seed, options=options)
+
+
+class MortarMayhemVector(NativeVectorEnv):
+    """Mortar Mayhem, N environments in one numpy step."""
+
+    core_cls = MortarMayhemCore
+
+    def reset(self, *, seed=None, options=None):
+        seeds = _seeds_for(seed, self.num_envs)
+        if isinstance(seed, (list, tuple)) and len(seed) != self.num_envs:
+            seeds = [None] * self.num_envs  # the base class raises the clear error
+        self.core.pending_seeds[:] = seeds
+        return super().reset(seed=seed, options=options)
