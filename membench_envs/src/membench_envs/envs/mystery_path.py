@@ -1,0 +1,476 @@
+"""Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0`` and
+``MysteryPath-Grid-v0``, which MIKASA-Base vendors), re-implemented in numpy with upstream's path generator,
+rules, rewards and pictures. No pygame: the sprites are rasterised here the way pygame draws them.
+
+Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
+(0 left, 1 right, 2 top, 3 bottom); the start is a random tile on it, the goal a random tile on the opposite
+side. Upstream's generator then builds the path from the episode's ``numpy.random.Generator`` (seeded as
+gymnasium seeds ``np_random``, so a seed gives upstream's path): each inner tile (1 … 4 on both axes) is a wall
+with probability 33/100; 4 or 8 border tiles become walls (not next to the start, the goal, their neighbours, or
+an inner wall); an A* search with random step costs (1 … 8) and a Euclidean heuristic walks from the start to the
+goal. Upstream's A* quirks are kept, since they shape the path: the open node taken is the first one whose cost
+is below the first open node's (not the cheapest), and a node already open that is reached more cheaply gets the
+new predecessor but keeps its old cost. The path is invisible (upstream's default ``show_origin`` and
+``show_goal`` are False, so the board is black).
+
+Dynamics. Free movement (``MysteryPath-v0``): actions MultiDiscrete([3, 3]) = [0 none, 1 left, 2 right],
+[0 none, 1 up, 2 down]; the agent's centre moves 3 pixels (2 per axis diagonally: upstream truncates 3/√2),
+stays within 6 pixels of the edges, and its tile is centre // 12. Grid locomotion (``grid=True``): Discrete(4),
+0 wait, 1 turn left, 2 turn right, 3 one tile forward (not beyond the board). On each step: the goal tile ends
+the episode (``reward_goal``, success); else a path tile not rewarded before (start excluded) gives
+``reward_path_progress``; a tile off the path gives ``reward_fall_off``, shows a red cross over the agent
+(``visual_feedback``) and puts the agent back on the start tile on the next step, whatever its action (it keeps
+its facing). ``reward_step`` every step. After ``max_steps`` steps the episode is truncated (upstream ends it
+with done=True and truncated=False).
+
+Observation (``partial``): ``{"image"}``, uint8 (84, 84, 3), exactly upstream's observation, which is pygame's
+``surfarray`` of the screen: indexed [x, y] (columns first; ``render()`` shows it upright). The agent is
+upstream's sprite (a body disc with two hands on the side it faces), the red cross is drawn over it on the step
+it falls. ``oracle`` adds ``"path"``: (7, 7) indexed [x, y], the rank of each tile along the path (1 = start …
+L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls and progress approximates.
+``full`` adds the rest of the state: ``"tile"`` (the agent's [x, y] tile), ``"position"`` (its centre in
+pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from up, upstream's angle / 45),
+``"returning"`` (1 when it fell and the next step puts it back on the start), ``"rewarded"`` ((7, 7), the path
+tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the path in every variant.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+from membench_envs.catalogue.mystery_path import MYSTERY_PATH_DEFAULTS, MYSTERY_PATH_PARAMS
+from membench_envs.envs import _draw
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._params import check_seed
+
+# ======================================================================================================================
+# Memory Gym drawing, shareable with the other Memory Gym tasks (Mortar Mayhem uses the same agent and screen).
+# Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
+# ======================================================================================================================
+SCREEN = 84  #: Memory Gym's screen: 336 px at SCALE = 0.25
+SCALE = 0.25
+AGENT_RADIUS = int(25 * SCALE)  #: 6 px
+BODY_RGB = (250, 204, 153)
+HAND_RGB = (50, 50, 50)  # upstream draws white hands, then a "0 px outline" that pygame fills: dark grey discs
+CROSS_RGB = (255, 0, 0)
+
+
+def tile_centre(tile, tile_dim: int = 12):
+    """The pixel centre of grid tile(s) ``tile`` (``[x, y]``): upstream's ``tile * tile_dim + tile_dim // 2``."""
+    return np.asarray(tile) * tile_dim + tile_dim // 2
+
+
+def pixel_tile(position, tile_dim: int = 12):
+    """The tile(s) holding the pixel position(s) ``position`` (upstream's ``position // tile_dim``)."""
+    return np.asarray(position) // tile_dim
+
+
+def filled_circle(size: int, cx: float, cy: float, radius: int) -> np.ndarray:
+    """A (size, size) bool mask [x, y] of a disc as pygame fills it (verified against pygame-ce 2.5).
+
+    pygame truncates the centre to integers and fills, for each d = 1 … r, the rows cy − d and cy + d − 1 from
+    cx − w(d) to cx + w(d) − 1, where w(d) is the largest x of the midpoint circle's points at height d.
+    """
+    x0, y0 = int(cx), int(cy)
+    half = np.zeros(radius + 1, dtype=np.int64)
+    x, y, f = 0, radius, 1 - radius
+    points = [(0, radius)]
+    while x < y:  # the midpoint circle algorithm over one octant
+        if f >= 0:
+            y -= 1
+            f += 2 - 2 * y  # == the usual ddF_y update
+        x += 1
+        f += 2 * x + 1
+        points.append((x, y))
+    for px, py in points:  # both octants of the quadrant: (x, y) and (y, x)
+        half[py] = max(half[py], px)
+        half[px] = max(half[px], py)
+    mask = np.zeros((size, size), dtype=bool)
+    for d in range(1, radius + 1):
+        xs = slice(max(x0 - half[d], 0), max(x0 + half[d], 0))
+        for row in (y0 - d, y0 + d - 1):
+            if 0 <= row < size:
+                mask[xs, row] = True
+    return mask
+
+
+def _rotate(v: tuple[int, int], degrees: int) -> tuple[float, float]:
+    """``v`` rotated by ``degrees`` (counter-clockwise in pygame's y-down frame, as ``Vector2.rotate``)."""
+    if degrees % 90 == 0:  # exact, as pygame special-cases right angles
+        c, s = ((1, 0), (0, 1), (-1, 0), (0, -1))[(degrees // 90) % 4]
+    else:
+        r = math.radians(degrees)
+        c, s = math.cos(r), math.sin(r)
+    return v[0] * c - v[1] * s, v[0] * s + v[1] * c
+
+
+def agent_sprites(scale: float = SCALE) -> tuple[np.ndarray, np.ndarray]:
+    """Memory Gym's agent: ``(masks, colours)``, (8, D, D) bool and (8, D, D, 3) uint8, [x, y], one per facing
+    k = 0 … 7 (upstream's rotation k * 45°: 0 up, 90 left, 180 down, 270 right; the hands are on that side)."""
+    radius = int(25 * scale)
+    hand_x, hand_y, hand_r = int(18 * scale), int(12 * scale), int(10 * scale)
+    extension = 14
+    dim = radius * 2 + hand_r + extension
+    c = dim // 2
+    hands = ((c - hand_x - c, hand_y + extension // 2 - c), (c + hand_x - c, hand_y + extension // 2 - c))
+    body = filled_circle(dim, c, c, radius)
+    masks = np.zeros((8, dim, dim), dtype=bool)
+    colours = np.zeros((8, dim, dim, 3), dtype=np.uint8)
+    for k in range(8):
+        angle = 360 - 45 * k  # upstream's sprite k is drawn with its hands rotated by this angle
+        colours[k][body] = BODY_RGB
+        hand = np.zeros((dim, dim), dtype=bool)
+        for v in hands:
+            dx, dy = _rotate(v, angle)
+            hand |= filled_circle(dim, c + dx, c + dy, hand_r)
+        colours[k][hand] = HAND_RGB
+        masks[k] = body | hand
+    return masks, colours
+
+
+def fall_cross(scale: float = SCALE) -> np.ndarray:
+    """The red cross Memory Gym shows where the agent fell: a (D, D) bool mask, D = 40 * scale = 10 px; two
+    diagonals 3 px wide (pygame's lines of width int(12 * scale))."""
+    dim = int(40 * scale)
+    i, j = np.mgrid[:dim, :dim]
+    half = int(12 * scale) // 2
+    return (np.abs(i - j) <= half) | (np.abs(i + j - (dim - 1)) <= half)
+
+
+def blit(canvas: np.ndarray, left: np.ndarray, top: np.ndarray, masks: np.ndarray, colours) -> None:
+    """Draw one sprite per image into ``canvas`` (m, W, H, 3), [x, y], in place: image k gets ``colours[k]``
+    where ``masks[k]`` (both (m, D, D[, 3])) with its corner at (``left[k]``, ``top[k]``), clipped to the canvas."""
+    m, width, height = canvas.shape[:3]
+    d = masks.shape[1]
+    span = np.arange(d)
+    xs = left[:, None] + span[None, :]  # (m, d)
+    ys = top[:, None] + span[None, :]
+    mask = masks & ((xs >= 0) & (xs < width))[:, :, None] & ((ys >= 0) & (ys < height))[:, None, :]
+    k, a, b = np.nonzero(mask)
+    canvas[k, xs[k, a], ys[k, b]] = colours[k, a, b] if np.ndim(colours) == 4 else colours
+
+
+# ======================================================================================================================
+# Mystery Path
+# ======================================================================================================================
+GRID = 7
+TILE = SCREEN // GRID  # 12 px
+AGENT_MASKS, AGENT_COLOURS = agent_sprites()
+SPRITE = AGENT_MASKS.shape[1]  # 28 px
+CROSS = fall_cross()
+ORIGIN_RGB, GOAL_RGB = (0, 0, 255), (0, 255, 0)
+
+#: Free movement, per [horizontal, vertical] action: the (dx, dy) step in pixels and the facing (-1: unchanged).
+_SPEED = 12.0 * SCALE
+_FREE_STEP = np.zeros((3, 3, 2), dtype=np.int64)
+_FREE_FACING = np.full((3, 3), -1, dtype=np.int64)
+for _h in range(3):
+    for _v in range(3):
+        _dx, _dy = (0, -1, 1)[_h], (0, -1, 1)[_v]
+        if _dx or _dy:
+            _norm = math.hypot(_dx, _dy)
+            _FREE_STEP[_h, _v] = (int(_dx / _norm * _SPEED), int(_dy / _norm * _SPEED))
+            # upstream's angle: 0 up, 45 up-left, 90 left, 135 down-left, 180 down, 225 down-right, 270 right, 315
+            _FREE_FACING[_h, _v] = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5,
+                                    (1, 0): 6, (1, -1): 7}[(_dx, _dy)]
+#: Grid locomotion: the tile step forward for each facing 0 (up), 2 (left), 4 (down), 6 (right).
+_GRID_FORWARD = np.zeros((8, 2), dtype=np.int64)
+_GRID_FORWARD[[0, 2, 4, 6]] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
+
+
+def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int],
+                  size: int = GRID) -> list[tuple[int, int]]:
+    """Upstream's procedural path from ``start`` to ``goal`` (tiles [x, y]), drawing from ``rng`` in upstream's
+    order; returns the path's tiles from the start to the goal."""
+    n = size
+    wall = np.zeros((n, n), dtype=bool)
+    for x in range(1, n - 2):  # inner walls: one draw per tile, x outer
+        for y in range(1, n - 2):
+            wall[x, y] = rng.integers(0, 100) < 33
+
+    def neighbours(x, y):  # upstream's order: +x, -x, +y, -y
+        out = []
+        if x < n - 1:
+            out.append((x + 1, y))
+        if x > 0:
+            out.append((x - 1, y))
+        if y < n - 1:
+            out.append((x, y + 1))
+        if y > 0:
+            out.append((x, y - 1))
+        return out
+
+    near_ends = set(neighbours(*start)) | set(neighbours(*goal)) | {tuple(start), tuple(goal)}
+    padded = np.zeros((n + 2, n + 2), dtype=bool)
+    padded[1:-1, 1:-1] = wall
+    border = []
+    for x in range(n):
+        for y in range(n):
+            if (x in (0, n - 1) or y in (0, n - 1)) and (x, y) not in near_ends \
+                    and not padded[x:x + 3, y:y + 3].any():
+                border.append((x, y))
+    for _ in range((4, 8)[rng.choice(2)]):  # upstream: rng.choice([4, 8]), then rng.choice(candidates)
+        if border:
+            wall[border.pop(int(rng.choice(len(border))))] = True
+
+    # A* with random step costs (upstream's, quirks included; see the module docstring)
+    start, goal = tuple(start), tuple(goal)
+    g = np.zeros((n, n), dtype=np.int64)
+    f = np.zeros((n, n), dtype=np.float64)
+    previous: dict[tuple[int, int], tuple[int, int]] = {}
+    open_list, is_open, closed = [start], {start}, set()
+    while True:
+        if not open_list:
+            raise RuntimeError(f"Mystery Path: no path from {start} to {goal} (upstream raises too)")
+        first = f[open_list[0]]
+        current = next((node for node in open_list if f[node] < first), open_list[0])
+        if current == goal:
+            break
+        open_list.remove(current)
+        is_open.discard(current)
+        closed.add(current)
+        for node in neighbours(*current):
+            if node in closed or wall[node]:
+                continue
+            cost = g[current] + rng.integers(1, 9)
+            if node in is_open:
+                if not cost < g[node]:
+                    continue  # cheaper: upstream keeps the old cost but takes the new predecessor
+            else:
+                g[node] = cost
+                open_list.append(node)
+                is_open.add(node)
+            f[node] = g[node] + math.sqrt((node[0] - goal[0]) ** 2 + (node[1] - goal[1]) ** 2)
+            previous[node] = current
+    path = [goal]
+    while path[-1] in previous:
+        path.append(previous[path[-1]])
+    return path[::-1]
+
+
+def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Upstream's start and goal tiles: a side from ``sides`` (0 left, 1 right, 2 top, 3 bottom), then a tile on it
+    and one on the opposite side."""
+    side = sides[int(rng.choice(len(sides)))]
+    last = size - 1
+    a, b = int(rng.integers(0, size)), int(rng.integers(0, size))
+    return {0: ((0, a), (last, b)), 1: ((last, a), (0, b)), 2: ((a, 0), (b, last)), 3: ((a, last), (b, 0))}[side]
+
+
+class MysteryPathCore(BatchedCore):
+    PARAMS = MYSTERY_PATH_PARAMS
+
+    def __init__(self, num_envs: int, grid: bool = False, max_steps: int | None = None,
+                 cardinal_origin_choice=(0, 1, 2, 3), show_origin: bool = False, show_goal: bool = False,
+                 visual_feedback: bool = True, reward_goal: float = 1.0, reward_fall_off: float = 0.0,
+                 reward_path_progress: float | None = None, reward_step: float = 0.0):
+        super().__init__(num_envs)
+        default_steps, default_progress = MYSTERY_PATH_DEFAULTS[bool(grid)]
+        self.grid = bool(grid)
+        self.T = default_steps if max_steps is None else int(max_steps)
+        if not cardinal_origin_choice:
+            raise ValueError("MysteryPath: cardinal_origin_choice must name at least one side (0 … 3)")
+        self.sides = tuple(int(s) for s in cardinal_origin_choice)
+        self.show_origin, self.show_goal, self.visual_feedback = bool(show_origin), bool(show_goal), bool(
+            visual_feedback)
+        self.reward_goal, self.reward_fall_off, self.reward_step = float(reward_goal), float(reward_fall_off), float(
+            reward_step)
+        self.reward_path_progress = default_progress if reward_path_progress is None else float(reward_path_progress)
+        n = num_envs
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        self.pending_seed = np.full(n, -1, dtype=np.int64)  # set by the envs' reset(seed=...) for _new_episodes
+        self.path = np.zeros((n, GRID, GRID), dtype=np.int64)  # [x, y]: rank along the path, 0 = off it
+        self.start = np.zeros((n, 2), dtype=np.int64)
+        self.goal = np.zeros((n, 2), dtype=np.int64)
+        self.position = np.zeros((n, 2), dtype=np.int64)  # the agent's centre in pixels
+        self.facing = np.zeros(n, dtype=np.int64)  # upstream's rotation / 45
+        self.returning = np.zeros(n, dtype=bool)  # fell on the last step: the next one puts it back on the start
+        self.cross = np.zeros(n, dtype=bool)  # the red cross is shown, centred at cross_at
+        self.cross_at = np.zeros((n, 2), dtype=np.int64)
+        self.rewarded = np.zeros((n, GRID, GRID), dtype=bool)
+        self.num_fails = np.zeros(n, dtype=np.int64)
+        self.board = np.zeros((n, SCREEN, SCREEN, 3), dtype=np.uint8)  # the path surface (black unless shown)
+        self._rows = np.arange(n)
+        if self.grid:
+            self.action_space = gym.spaces.Discrete(4)
+        else:
+            self.action_space = gym.spaces.MultiDiscrete([3, 3])
+        image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
+        path = gym.spaces.MultiDiscrete(np.full((GRID, GRID), GRID * GRID + 1))
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict({"image": image}),
+            "oracle": gym.spaces.Dict({"image": image, "path": path}),
+            "full": gym.spaces.Dict({
+                "image": image,
+                "path": path,
+                "tile": gym.spaces.MultiDiscrete([GRID, GRID]),
+                "position": gym.spaces.MultiDiscrete([SCREEN + 1, SCREEN + 1]),
+                "rotation": gym.spaces.Discrete(8),
+                "returning": gym.spaces.Discrete(2),
+                "rewarded": gym.spaces.MultiBinary((GRID, GRID)),
+                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+            }),
+        }
+
+    # --- episodes ----------------------------------------------------------------------------------------------
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            if self.episode[i] == 0 or self.rngs[i] is None:  # a new seed stream: upstream's np_random for it
+                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
+                self.rngs[i] = np.random.default_rng(seed)
+            rng = self.rngs[i]
+            start, goal = draw_start_and_goal(rng, self.sides)
+            tiles = generate_path(rng, start, goal)
+            self.path[i] = 0
+            xs, ys = np.array(tiles).T
+            self.path[i, xs, ys] = np.arange(1, len(tiles) + 1)
+            self.start[i], self.goal[i] = start, goal
+            self.board[i] = 0
+            if self.show_goal:
+                self.board[i, goal[0] * TILE:(goal[0] + 1) * TILE, goal[1] * TILE:(goal[1] + 1) * TILE] = GOAL_RGB
+            if self.show_origin:
+                self.board[i, start[0] * TILE:(start[0] + 1) * TILE, start[1] * TILE:(start[1] + 1) * TILE] = ORIGIN_RGB
+        self.position[idx] = tile_centre(self.start[idx], TILE)
+        self.facing[idx] = 0
+        self.returning[idx] = False
+        self.cross[idx] = False
+        self.rewarded[idx] = False
+        self.num_fails[idx] = 0
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def _move(self, actions: np.ndarray, position: np.ndarray, facing: np.ndarray):
+        if self.grid:
+            a = actions
+            facing = np.where(a == 1, (facing + 2) % 8, np.where(a == 2, (facing - 2) % 8, facing))
+            tile = pixel_tile(position, TILE) + _GRID_FORWARD[facing] * (a == 3)[:, None]
+            return tile_centre(np.clip(tile, 0, GRID - 1), TILE), facing
+        h, v = actions[:, 0], actions[:, 1]
+        new_facing = _FREE_FACING[h, v]
+        position = np.clip(position + _FREE_STEP[h, v], AGENT_RADIUS, SCREEN - AGENT_RADIUS)
+        return position, np.where(new_facing >= 0, new_facing, facing)
+
+    def step(self, actions, idx=None):
+        sl = slice(None) if idx is None else idx
+        returning = self.returning[sl]
+        moved, facing = self._move(actions, self.position[sl], self.facing[sl])
+        position = np.where(returning[:, None], tile_centre(self.start[sl], TILE), moved)
+        facing = np.where(returning, self.facing[sl], facing)
+        tile = pixel_tile(position, TILE)
+        rows = self._rows[sl]
+        at_goal = (tile == self.goal[sl]).all(axis=1)
+        rank = self.path[rows, tile[:, 0], tile[:, 1]]
+        on_path = rank > 0
+        first_visit = on_path & ~at_goal & ~self.rewarded[rows, tile[:, 0], tile[:, 1]] & (rank > 1)
+        fell = ~on_path  # the goal is on the path
+        reward = (self.reward_goal * at_goal + self.reward_path_progress * first_visit + self.reward_fall_off * fell
+                  + self.reward_step)
+        self.rewarded[rows[first_visit], tile[first_visit, 0], tile[first_visit, 1]] = True
+        self.num_fails[sl] += fell
+        # upstream leaves the fall state alone on the goal step (it never follows a fall: the start is no goal)
+        self.returning[sl] = np.where(at_goal, returning, fell)
+        self.cross[sl] = np.where(at_goal, self.cross[sl], fell & self.visual_feedback)
+        self.cross_at[sl] = np.where(at_goal[:, None], self.cross_at[sl], position)
+        self.position[sl] = position
+        self.facing[sl] = facing
+        t = self.t[sl] + 1
+        self.t[sl] = t
+        self.success[sl] = at_goal
+        return reward.astype(np.float64), at_goal, ~at_goal & (t >= self.T)
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def image(self, sl) -> np.ndarray:
+        rows = self._rows[sl]
+        canvas = self.board[rows].copy()
+        corner = self.position[rows] - SPRITE // 2
+        blit(canvas, corner[:, 0], corner[:, 1], AGENT_MASKS[self.facing[rows]], AGENT_COLOURS[self.facing[rows]])
+        shown = rows[self.cross[rows]]
+        if shown.size:
+            local = np.flatnonzero(self.cross[rows])
+            corner = self.cross_at[shown] - CROSS.shape[0] // 2
+            sub = canvas[local]
+            blit(sub, corner[:, 0], corner[:, 1], np.broadcast_to(CROSS, (shown.size, *CROSS.shape)), CROSS_RGB)
+            canvas[local] = sub
+        return canvas
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return self.path[sl].copy()
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        obs = {"image": self.image(sl)}
+        if variant in ("oracle", "full"):
+            obs["path"] = self.oracle(idx)
+        if variant == "full":
+            obs["tile"] = pixel_tile(self.position[sl], TILE)
+            obs["position"] = self.position[sl].copy()
+            obs["rotation"] = self.facing[sl].copy()
+            obs["returning"] = self.returning[sl].astype(np.int64)
+            obs["rewarded"] = self.rewarded[sl].astype(np.int8)
+            obs["time"] = (self.t[sl] / self.T).astype(np.float32)[:, None]
+        return obs
+
+    # --- pictures ----------------------------------------------------------------------------------------------
+    def render_ansi(self, i: int) -> str:
+        """The board, rows top to bottom: ``S`` start, ``G`` goal, ``o`` path, ``.`` off it, ``A`` the agent
+        (``X`` when it just fell)."""
+        chars = np.where(self.path[i] > 0, "o", ".").astype("<U1")
+        chars[tuple(self.start[i])], chars[tuple(self.goal[i])] = "S", "G"
+        x, y = pixel_tile(self.position[i], TILE)
+        chars[x, y] = "X" if self.returning[i] else "A"
+        lines = ["".join(chars[:, row]) for row in range(GRID)]
+        return "\n".join(lines) + f"\nt={self.t[i]}/{self.T}\n"
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The agent's image upright at 4x scale, the hidden path tinted in dim blue beneath it (start and goal
+        brighter), and t / T along the bottom."""
+        scale, m = 4, 8
+        image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
+        path = self.path[i].T
+        hidden = np.zeros_like(image)
+        hidden[np.repeat(np.repeat(path > 0, TILE, 0), TILE, 1)] = _draw.dim(_draw.HIDDEN)
+        for tile, colour in ((self.start[i], ORIGIN_RGB), (self.goal[i], GOAL_RGB)):
+            hidden[tile[1] * TILE:(tile[1] + 1) * TILE, tile[0] * TILE:(tile[0] + 1) * TILE] = _draw.dim(colour)
+        picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
+        size = SCREEN * scale
+        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
+        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+        canvas.progress(self.t[i] / self.T)
+        canvas.border(done, bool(self.success[i]))
+        return canvas.image()
+
+
+class MysteryPath(NativeEnv):
+    """Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.MYSTERY_PATH_PARAMS``.
+
+    ``reset(seed=s)`` gives upstream's path for seed ``s``; later resets without a seed continue that generator,
+    as upstream's ``np_random`` does."""
+
+    core_cls = MysteryPathCore
+
+    def reset(self, *, seed=None, options=None):
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
+        self.core.pending_seed[0] = -1 if seed is None else seed
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self.core.pending_seed[0] = -1
+
+
+class MysteryPathVector(NativeVectorEnv):
+    """Mystery Path, N environments in one numpy step (the paths are generated per environment in Python)."""
+
+    core_cls = MysteryPathCore
+
+    def reset(self, *, seed=None, options=None):
+        n = self.num_envs
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+            self.core.pending_seed[:] = int(seed) + np.arange(n)
+        elif isinstance(seed, (list, tuple)) and len(seed) == n:
+            self.core.pending_seed[:] = [s if isinstance(s, (int, np.integer)) and s >= 0 else -1 for s in seed]
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self.core.pending_seed[:] = -1
