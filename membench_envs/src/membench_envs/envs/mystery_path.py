@@ -71,22 +71,23 @@ def filled_circle(size: int, cx: float, cy: float, radius: int) -> np.ndarray:
     """A (size, size) bool mask [x, y] of a disc as pygame fills it (verified against pygame-ce 2.5).
 
     pygame truncates the centre to integers and fills, for each d = 1 … r, the rows cy − d and cy + d − 1 from
-    cx − w(d) to cx + w(d) − 1, where w(d) is the largest x of the midpoint circle's points at height d.
+    cx − w(d) to cx + w(d) − 1, where w(d) is the largest x of the midpoint circle's points at height d (a radius
+    of 1 is a 2 x 2 block).
     """
     x0, y0 = int(cx), int(cy)
-    half = np.zeros(radius + 1, dtype=np.int64)
+    half = np.zeros(radius + 2, dtype=np.int64)
     x, y, f = 0, radius, 1 - radius
-    points = [(0, radius)]
-    while x < y:  # the midpoint circle algorithm over one octant
-        if f >= 0:
+    while x <= y:  # the midpoint circle algorithm over one octant; (x, y) and (y, x) bound the quadrant
+        half[y] = max(half[y], x)
+        half[x] = max(half[x], y)
+        if f < 0:
+            f += 2 * x + 3
+        else:
+            f += 2 * (x - y) + 5
             y -= 1
-            f += 2 - 2 * y  # == the usual ddF_y update
         x += 1
-        f += 2 * x + 1
-        points.append((x, y))
-    for px, py in points:  # both octants of the quadrant: (x, y) and (y, x)
-        half[py] = max(half[py], px)
-        half[px] = max(half[px], py)
+    if radius == 1:
+        half[1] = 1
     mask = np.zeros((size, size), dtype=bool)
     for d in range(1, radius + 1):
         xs = slice(max(x0 - half[d], 0), max(x0 + half[d], 0))
