@@ -26,9 +26,9 @@ with done=True and truncated=False).
 Observation (``partial``): ``{"image"}``, uint8 (84, 84, 3), exactly upstream's observation, which is pygame's
 ``surfarray`` of the screen: indexed [x, y] (columns first; ``render()`` shows it upright). The agent is
 upstream's sprite (a body disc with two hands on the side it faces), the red cross is drawn over it on the step
-it falls. ``oracle`` adds ``"path"``: (7, 7) indexed [x, y], the rank of each tile along the path (1 = start …
+it falls. ``oracle`` adds ``"oracle"``, the path: (7, 7) indexed [x, y], the rank of each tile along the path (1 = start …
 L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls and progress approximates.
-``full`` adds the rest of the state: ``"tile"`` (the agent's [x, y] tile), ``"position"`` (its centre in
+``full`` adds the path as ``"path"`` and the rest of the state: ``"tile"`` (the agent's [x, y] tile), ``"position"`` (its centre in
 pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from up, upstream's angle / 45),
 ``"returning"`` (1 when it fell and the next step puts it back on the start), ``"rewarded"`` ((7, 7), the path
 tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the path in every variant.
@@ -140,17 +140,35 @@ def fall_cross(scale: float = SCALE) -> np.ndarray:
     return (np.abs(i - j) <= half) | (np.abs(i + j - (dim - 1)) <= half)
 
 
-def blit(canvas: np.ndarray, left: np.ndarray, top: np.ndarray, masks: np.ndarray, colours) -> None:
-    """Draw one sprite per image into ``canvas`` (m, W, H, 3), [x, y], in place: image k gets ``colours[k]``
-    where ``masks[k]`` (both (m, D, D[, 3])) with its corner at (``left[k]``, ``top[k]``), clipped to the canvas."""
-    m, width, height = canvas.shape[:3]
-    d = masks.shape[1]
-    span = np.arange(d)
-    xs = left[:, None] + span[None, :]  # (m, d)
-    ys = top[:, None] + span[None, :]
-    mask = masks & ((xs >= 0) & (xs < width))[:, :, None] & ((ys >= 0) & (ys < height))[:, None, :]
-    k, a, b = np.nonzero(mask)
-    canvas[k, xs[k, a], ys[k, b]] = colours[k, a, b] if np.ndim(colours) == 4 else colours
+class Sprites:
+    """Sprites as lists of pixels, for drawing one sprite per image of a batch with one numpy assignment.
+
+    ``masks`` (K, D, D) bool and ``colours`` (K, D, D, 3) or one RGB triple, [x, y]; sprite k's pixels are kept
+    as offsets from its top-left corner (padded to the longest sprite with pixels that are never drawn)."""
+
+    def __init__(self, masks: np.ndarray, colours):
+        masks = np.asarray(masks, dtype=bool)
+        k, d = masks.shape[:2]
+        colours = np.broadcast_to(np.asarray(colours, dtype=np.uint8), (k, d, d, 3))
+        longest = int(masks.reshape(k, -1).sum(axis=1).max())
+        self.offsets = np.zeros((k, longest, 2), dtype=np.int64)
+        self.colours = np.zeros((k, longest, 3), dtype=np.uint8)
+        self.real = np.zeros((k, longest), dtype=bool)
+        for i in range(k):
+            xs, ys = np.nonzero(masks[i])
+            self.offsets[i, :xs.size] = np.stack([xs, ys], axis=1)
+            self.colours[i, :xs.size] = colours[i, xs, ys]
+            self.real[i, :xs.size] = True
+
+    def draw(self, canvas: np.ndarray, which: np.ndarray, corner: np.ndarray, images: np.ndarray | None = None):
+        """Draw sprite ``which[j]`` with its top-left corner at ``corner[j]`` ([x, y]) into image ``images[j]``
+        (default j) of ``canvas`` (m, W, H, 3), in place, clipped to the canvas."""
+        images = np.arange(len(which)) if images is None else images
+        xy = corner[:, None, :] + self.offsets[which]  # (n, P, 2)
+        width, height = canvas.shape[1:3]
+        keep = self.real[which] & (xy[..., 0] >= 0) & (xy[..., 0] < width) & (xy[..., 1] >= 0) & (xy[..., 1] < height)
+        j, p = np.nonzero(keep)
+        canvas[images[j], xy[j, p, 0], xy[j, p, 1]] = self.colours[which[j], p]
 
 
 # ======================================================================================================================
@@ -161,24 +179,28 @@ TILE = SCREEN // GRID  # 12 px
 AGENT_MASKS, AGENT_COLOURS = agent_sprites()
 SPRITE = AGENT_MASKS.shape[1]  # 28 px
 CROSS = fall_cross()
+_AGENT = Sprites(AGENT_MASKS, AGENT_COLOURS)
+_CROSS = Sprites(CROSS[None], CROSS_RGB)
 ORIGIN_RGB, GOAL_RGB = (0, 0, 255), (0, 255, 0)
 
-#: Free movement, per [horizontal, vertical] action: the (dx, dy) step in pixels and the facing (-1: unchanged).
+#: Free movement, per action h * 3 + v ([horizontal, vertical]): the (dx, dy) step in pixels, and per (facing,
+#: action) the new facing (upstream's angle / 45: 0 up, 1 up-left, 2 left, … 6 right, 7 up-right; kept on no move).
 _SPEED = 12.0 * SCALE
-_FREE_STEP = np.zeros((3, 3, 2), dtype=np.int64)
-_FREE_FACING = np.full((3, 3), -1, dtype=np.int64)
+_FREE_STEP = np.zeros((9, 2), dtype=np.int64)
+_FREE_FACING = np.repeat(np.arange(8)[:, None], 9, axis=1)
+_DIAGONAL_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
 for _h in range(3):
     for _v in range(3):
         _dx, _dy = (0, -1, 1)[_h], (0, -1, 1)[_v]
         if _dx or _dy:
             _norm = math.hypot(_dx, _dy)
-            _FREE_STEP[_h, _v] = (int(_dx / _norm * _SPEED), int(_dy / _norm * _SPEED))
-            # upstream's angle: 0 up, 45 up-left, 90 left, 135 down-left, 180 down, 225 down-right, 270 right, 315
-            _FREE_FACING[_h, _v] = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5,
-                                    (1, 0): 6, (1, -1): 7}[(_dx, _dy)]
-#: Grid locomotion: the tile step forward for each facing 0 (up), 2 (left), 4 (down), 6 (right).
-_GRID_FORWARD = np.zeros((8, 2), dtype=np.int64)
-_GRID_FORWARD[[0, 2, 4, 6]] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
+            _FREE_STEP[_h * 3 + _v] = (int(_dx / _norm * _SPEED), int(_dy / _norm * _SPEED))  # 3/√2 -> 2
+            _FREE_FACING[:, _h * 3 + _v] = _DIAGONAL_FACING[(_dx, _dy)]
+#: Grid locomotion, per (facing, action 0 wait, 1 turn left, 2 turn right, 3 forward): the new facing and the
+#: tile step (forward: up for facing 0, left for 2, down for 4, right for 6).
+_GRID_FACING = np.stack([np.arange(8), (np.arange(8) + 2) % 8, (np.arange(8) - 2) % 8, np.arange(8)], axis=1)
+_GRID_STEP = np.zeros((8, 4, 2), dtype=np.int64)
+_GRID_STEP[[0, 2, 4, 6], 3] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
 
 
 def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int],
@@ -302,7 +324,7 @@ class MysteryPathCore(BatchedCore):
         path = gym.spaces.MultiDiscrete(np.full((GRID, GRID), GRID * GRID + 1))
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
-            "oracle": gym.spaces.Dict({"image": image, "path": path}),
+            "oracle": gym.spaces.Dict({"image": image, "oracle": path}),
             "full": gym.spaces.Dict({
                 "image": image,
                 "path": path,
@@ -341,58 +363,50 @@ class MysteryPathCore(BatchedCore):
         self.num_fails[idx] = 0
 
     # --- dynamics ----------------------------------------------------------------------------------------------
-    def _move(self, actions: np.ndarray, position: np.ndarray, facing: np.ndarray):
-        if self.grid:
-            a = actions
-            facing = np.where(a == 1, (facing + 2) % 8, np.where(a == 2, (facing - 2) % 8, facing))
-            tile = pixel_tile(position, TILE) + _GRID_FORWARD[facing] * (a == 3)[:, None]
-            return tile_centre(np.clip(tile, 0, GRID - 1), TILE), facing
-        h, v = actions[:, 0], actions[:, 1]
-        new_facing = _FREE_FACING[h, v]
-        position = np.clip(position + _FREE_STEP[h, v], AGENT_RADIUS, SCREEN - AGENT_RADIUS)
-        return position, np.where(new_facing >= 0, new_facing, facing)
-
     def step(self, actions, idx=None):
-        sl = slice(None) if idx is None else idx
-        returning = self.returning[sl]
-        moved, facing = self._move(actions, self.position[sl], self.facing[sl])
-        position = np.where(returning[:, None], tile_centre(self.start[sl], TILE), moved)
-        facing = np.where(returning, self.facing[sl], facing)
-        tile = pixel_tile(position, TILE)
-        rows = self._rows[sl]
-        at_goal = (tile == self.goal[sl]).all(axis=1)
-        rank = self.path[rows, tile[:, 0], tile[:, 1]]
-        on_path = rank > 0
-        first_visit = on_path & ~at_goal & ~self.rewarded[rows, tile[:, 0], tile[:, 1]] & (rank > 1)
-        fell = ~on_path  # the goal is on the path
-        reward = (self.reward_goal * at_goal + self.reward_path_progress * first_visit + self.reward_fall_off * fell
-                  + self.reward_step)
-        self.rewarded[rows[first_visit], tile[first_visit, 0], tile[first_visit, 1]] = True
-        self.num_fails[sl] += fell
-        # upstream leaves the fall state alone on the goal step (it never follows a fall: the start is no goal)
-        self.returning[sl] = np.where(at_goal, returning, fell)
-        self.cross[sl] = np.where(at_goal, self.cross[sl], fell & self.visual_feedback)
-        self.cross_at[sl] = np.where(at_goal[:, None], self.cross_at[sl], position)
-        self.position[sl] = position
-        self.facing[sl] = facing
-        t = self.t[sl] + 1
-        self.t[sl] = t
-        self.success[sl] = at_goal
-        return reward.astype(np.float64), at_goal, ~at_goal & (t >= self.T)
+        rows = self._rows if idx is None else idx
+        position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
+        if self.grid:
+            tile = position // TILE + _GRID_STEP[facing, actions]
+            moved = np.minimum(np.maximum(tile, 0), GRID - 1) * TILE + TILE // 2
+            turned = _GRID_FACING[facing, actions]
+        else:
+            a = actions[:, 0] * 3 + actions[:, 1]
+            moved = np.minimum(np.maximum(position + _FREE_STEP[a], AGENT_RADIUS), SCREEN - AGENT_RADIUS)
+            turned = _FREE_FACING[facing, a]
+        if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
+            moved[returning] = self.start[rows[returning]] * TILE + TILE // 2
+            turned[returning] = facing[returning]
+        tile = moved // TILE
+        cell = tile[:, 0] * GRID + tile[:, 1]
+        at_goal = cell == self.goal[rows, 0] * GRID + self.goal[rows, 1]
+        rank = self.path.reshape(-1, GRID * GRID)[rows, cell]
+        fell = rank == 0  # the goal is on the path
+        rewarded = self.rewarded.reshape(-1, GRID * GRID)
+        first_visit = (rank > 1) & ~at_goal & ~rewarded[rows, cell]  # rank 1 is the start
+        reward = self.reward_step + self.reward_goal * at_goal + self.reward_path_progress * first_visit \
+            + self.reward_fall_off * fell
+        rewarded[rows[first_visit], cell[first_visit]] = True
+        self.num_fails[rows] += fell
+        self.returning[rows] = fell  # (upstream skips this on the goal step, where it is False anyway)
+        self.cross[rows] = fell & self.visual_feedback
+        self.cross_at[rows] = moved
+        self.position[rows] = moved
+        self.facing[rows] = turned
+        t = self.t[rows] + 1
+        self.t[rows] = t
+        self.success[rows] = at_goal
+        return reward, at_goal, ~at_goal & (t >= self.T)
 
     # --- observations ------------------------------------------------------------------------------------------
     def image(self, sl) -> np.ndarray:
         rows = self._rows[sl]
-        canvas = self.board[rows].copy()
-        corner = self.position[rows] - SPRITE // 2
-        blit(canvas, corner[:, 0], corner[:, 1], AGENT_MASKS[self.facing[rows]], AGENT_COLOURS[self.facing[rows]])
-        shown = rows[self.cross[rows]]
-        if shown.size:
-            local = np.flatnonzero(self.cross[rows])
-            corner = self.cross_at[shown] - CROSS.shape[0] // 2
-            sub = canvas[local]
-            blit(sub, corner[:, 0], corner[:, 1], np.broadcast_to(CROSS, (shown.size, *CROSS.shape)), CROSS_RGB)
-            canvas[local] = sub
+        canvas = self.board[rows]  # a copy (fancy indexing)
+        _AGENT.draw(canvas, self.facing[rows], self.position[rows] - SPRITE // 2)
+        crossed = np.flatnonzero(self.cross[rows])
+        if crossed.size:
+            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64),
+                        self.cross_at[rows[crossed]] - CROSS.shape[0] // 2, images=crossed)
         return canvas
 
     def oracle(self, idx=None):
@@ -402,9 +416,10 @@ class MysteryPathCore(BatchedCore):
     def observe(self, variant, idx=None):
         sl = slice(None) if idx is None else idx
         obs = {"image": self.image(sl)}
-        if variant in ("oracle", "full"):
+        if variant == "oracle":
+            obs["oracle"] = self.oracle(idx)
+        elif variant == "full":
             obs["path"] = self.oracle(idx)
-        if variant == "full":
             obs["tile"] = pixel_tile(self.position[sl], TILE)
             obs["position"] = self.position[sl].copy()
             obs["rotation"] = self.facing[sl].copy()

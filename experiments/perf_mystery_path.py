@@ -1,0 +1,97 @@
+"""`make bench-perf` section `mystery_path`: env-steps/s of membench's numpy Mystery Path against memory-gym's
+pygame original, in the same run.
+
+For MysteryPath-Grid (Discrete(4)) and MysteryPath (free movement, MultiDiscrete([3, 3])):
+  - memory_gym: upstream's env (``memory_gym``, pygame), one env, stepped in a Python loop (its reference);
+  - single:     ``gym.make("MIKASA/MysteryPath*-v0")`` (the numpy core with N = 1);
+  - batched:    the native ``vector_entry_point`` with N = 64 and N = 256 (one numpy step for N envs).
+All use the partial observation (the 84x84 image), random actions drawn before timing, resets included (a done
+env is reset in the loop; the batched env autoresets); one process, one thread. memory_gym is optional: without
+it the table shows our numbers only.
+
+Usage: python experiments/perf_mystery_path.py   (about 30 s on 2 busy cores)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import membench_envs  # noqa: E402, F401  (registers the IDs)
+
+TASKS = {  # name: (our ID, upstream ID)
+    "MysteryPath-Grid": ("MIKASA/MysteryPathGrid-v0", "MysteryPath-Grid-v0"),
+    "MysteryPath": ("MIKASA/MysteryPath-v0", "MysteryPath-v0"),
+}
+SINGLE_STEPS, BATCHED_STEPS = 3000, {64: 200, 256: 60}
+
+
+def actions(space: gym.Space, count: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if isinstance(space, gym.spaces.Discrete):
+        return rng.integers(0, space.n, size=count)
+    return rng.integers(0, space.nvec, size=(count, *space.shape))
+
+
+def single_rate(env: gym.Env, steps: int, as_list: bool = False) -> float:
+    acts = actions(env.action_space, steps)
+    env.reset(seed=0)
+    for a in acts[:50]:  # warm-up
+        _, _, term, trunc, _ = env.step(list(a) if as_list else a)
+        if term or trunc:
+            env.reset()
+    start = time.perf_counter()
+    for a in acts:
+        _, _, term, trunc, _ = env.step(list(a) if as_list else a)
+        if term or trunc:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def batched_rate(env_id: str, n: int, steps: int) -> float:
+    venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+    acts = actions(venv.single_action_space, steps * n).reshape(steps, n, *venv.single_action_space.shape)
+    venv.reset(seed=0)
+    for a in acts[:5]:
+        venv.step(a)
+    start = time.perf_counter()
+    for a in acts:
+        venv.step(a)
+    elapsed = time.perf_counter() - start
+    venv.close()
+    return steps * n / elapsed
+
+
+def main() -> int:
+    t0 = time.perf_counter()
+    have_upstream = importlib.util.find_spec("memory_gym") is not None
+    if have_upstream:
+        import memory_gym  # noqa: F401  (registers the upstream IDs)
+    print(f"{'task':18s} {'env':22s} {'steps/s':>10s} {'vs memory_gym':>14s}")
+    for name, (ours, theirs) in TASKS.items():
+        ref = None
+        if have_upstream:
+            ref = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS, as_list=theirs == "MysteryPath-v0")
+            print(f"{name:18s} {'memory_gym (pygame)':22s} {ref:10.0f} {1.0:13.2f}x")
+        rows = [("membench single", single_rate(gym.make(ours), SINGLE_STEPS))]
+        rows += [(f"membench batched N={n}", batched_rate(ours, n, s)) for n, s in BATCHED_STEPS.items()]
+        for label, rate in rows:
+            ratio = f"{rate / ref:13.2f}x" if ref else f"{'-':>14s}"
+            print(f"{name:18s} {label:22s} {rate:10.0f} {ratio}")
+    if not have_upstream:
+        print("memory_gym is not installed: no reference column (pip install memory-gym --no-deps pygame-ce)")
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
