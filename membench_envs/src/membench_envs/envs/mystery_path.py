@@ -40,7 +40,11 @@ import math
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.mystery_path import MYSTERY_PATH_DEFAULTS, MYSTERY_PATH_PARAMS
+from membench_envs.catalogue.mystery_path import (
+    ENDLESS_MYSTERY_PATH_PARAMS,
+    MYSTERY_PATH_DEFAULTS,
+    MYSTERY_PATH_PARAMS,
+)
 from membench_envs.envs import _draw
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 from membench_envs.envs._params import check_seed
@@ -458,6 +462,283 @@ class MysteryPathCore(BatchedCore):
         return canvas.image()
 
 
+# ======================================================================================================================
+# Endless Mystery Path
+# ======================================================================================================================
+SEGMENT = GRID + 1  #: columns per endless segment: a 7 x 7 path, then one transition tile
+_ENDLESS_STEP = np.array([(0, 0), (3, 0), (0, -3), (0, 3)], dtype=np.int64)  # none, right, up, down (3 px)
+_ENDLESS_FACING = np.array([-1, 6, 0, 4], dtype=np.int64)  # upstream's angle / 45; -1: unchanged
+AGENT_SCREEN_X = 66  #: the agent's centre on screen: the camera trails it by 5.0 tiles (camera_offset_scale)
+_PAST_DEPTH = 5  #: columns of past path drawn behind the agent (int(camera_offset_scale))
+_LOOK_BACK = 128  #: path nodes examined when drawing the past path (more than 6 columns can hold)
+#: the oracle's window: the path in the columns [tile - 7, tile + 8] around the agent's tile
+WINDOW_BEHIND, WINDOW = 7, 16
+
+
+def _past_tile() -> tuple[np.ndarray, np.ndarray]:
+    """A past path tile as upstream draws it: a white 12 x 12 square with a 1 px (210, 210, 210) border."""
+    colours = np.full((TILE, TILE, 3), 255, dtype=np.uint8)
+    colours[[0, -1], :] = colours[:, [0, -1]] = 210
+    return np.ones((1, TILE, TILE), dtype=bool), colours[None]
+
+
+class EndlessMysteryPathCore(BatchedCore):
+    PARAMS = ENDLESS_MYSTERY_PATH_PARAMS
+
+    def __init__(self, num_envs: int, max_steps: int | None = None, stamina_level: int = 20,
+                 show_past_path: bool = True, visual_feedback: bool = True, reward_fall_off: float = 0.0,
+                 reward_path_progress: float = 0.1, reward_step: float = 0.0):
+        super().__init__(num_envs)
+        n = num_envs
+        self.max_steps = max_steps
+        self.T = max_steps if max_steps is not None else np.iinfo(np.int64).max
+        self.stamina_level = int(stamina_level)
+        self.show_past_path, self.visual_feedback = bool(show_past_path), bool(visual_feedback)
+        self.reward_fall_off, self.reward_path_progress = float(reward_fall_off), float(reward_path_progress)
+        self.reward_step = float(reward_step)
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        self.pending_seed = np.full(n, -1, dtype=np.int64)
+        self._rows = np.arange(n)
+        self._allocate(4 * SEGMENT)
+        self.segments = np.zeros(n, dtype=np.int64)
+        self.nodes = np.zeros(n, dtype=np.int64)  # path nodes so far
+        self.end_y = np.zeros(n, dtype=np.int64)  # the last segment's goal row: the next segment starts there
+        self.position = np.zeros((n, 2), dtype=np.int64)  # the agent's centre in world pixels
+        self.facing = np.zeros(n, dtype=np.int64)
+        self.current = np.zeros(n, dtype=np.int64)  # rank of the last path node the agent stood on
+        self.direction = np.zeros((n, 3), dtype=np.int64)  # upstream's ground truth: next node east / north / south
+        self.stamina = np.zeros(n, dtype=np.int64)
+        self.max_x = np.zeros(n, dtype=np.int64)
+        self.returning = np.zeros(n, dtype=bool)
+        self.cross = np.zeros(n, dtype=bool)
+        self.num_fails = np.zeros(n, dtype=np.int64)
+        self.falls: list[set[tuple[int, int]]] = [set() for _ in range(n)]
+        self.action_space = gym.spaces.Discrete(4)
+        image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
+        window = gym.spaces.MultiDiscrete(np.full((WINDOW, GRID), 3))
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict({"image": image}),
+            "oracle": gym.spaces.Dict({"image": image, "oracle": window}),
+            "full": gym.spaces.Dict({
+                "image": image,
+                "path": window,
+                "direction": gym.spaces.MultiBinary(3),
+                # the agent's centre in world pixels (x grows along the path; y leaves the board by a step at most)
+                "position": gym.spaces.Box(np.array([0, -TILE], np.float32), np.array([2**24, SCREEN + TILE], np.float32),
+                                           dtype=np.float32),
+                "rotation": gym.spaces.Discrete(8),
+                "stamina": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                "returning": gym.spaces.Discrete(2),
+            }),
+        }
+
+    def _allocate(self, columns: int) -> None:
+        """(Re)size the per-tile arrays to ``columns`` world columns, keeping what they hold."""
+        n = self.num_envs
+        old = getattr(self, "rank", None)
+        self.columns = columns
+        fresh = {
+            "rank": np.zeros((n, columns, GRID), dtype=np.int64),  # [x, y]: the node's rank along the path, 0 = off
+            "rewarded": np.zeros((n, columns, GRID), dtype=bool),
+            "refilled": np.zeros((n, columns, GRID), dtype=bool),  # upstream's stamina_visited
+            "node_xy": np.zeros((n, columns * GRID + 1, 2), dtype=np.int64),  # per rank (1 …), its tile
+        }
+        for name, array in fresh.items():
+            if old is not None:
+                previous = getattr(self, name)
+                array[:, :previous.shape[1]] = previous
+            setattr(self, name, array)
+
+    # --- the endless path ----------------------------------------------------------------------------------------
+    def _add_segment(self, i: int) -> None:
+        """Upstream's next segment: a 7 x 7 path from the last goal row (the first: a random row) to a random row
+        of the segment's last column, shifted to columns 8s … 8s + 6, then a transition tile in column 8s + 7."""
+        rng = self.rngs[i]
+        s = int(self.segments[i])
+        start_y = int(rng.integers(0, GRID)) if s == 0 else int(self.end_y[i])
+        end_y = int(rng.integers(0, GRID))
+        tiles = generate_path(rng, (0, start_y), (GRID - 1, end_y)) + [(GRID, end_y)]
+        if SEGMENT * (s + 1) > self.columns:
+            self._allocate(2 * self.columns)
+        xy = np.array(tiles, dtype=np.int64) + (SEGMENT * s, 0)
+        first = int(self.nodes[i]) + 1
+        ranks = np.arange(first, first + len(tiles))
+        self.rank[i, xy[:, 0], xy[:, 1]] = ranks
+        self.node_xy[i, ranks] = xy
+        self.nodes[i] += len(tiles)
+        self.segments[i] = s + 1
+        self.end_y[i] = end_y
+
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            if self.episode[i] == 0 or self.rngs[i] is None:
+                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
+                self.rngs[i] = np.random.default_rng(seed)
+            self.rank[i] = 0
+            self.rewarded[i] = False
+            self.refilled[i] = False
+            self.segments[i] = self.nodes[i] = 0
+            for _ in range(3):
+                self._add_segment(i)
+            self.falls[i] = set()
+            start = self.node_xy[i, 1]
+            self.rewarded[i, start[0], start[1]] = True  # upstream: the first node yields no reward
+            self.position[i] = start * TILE + TILE // 2
+        self.facing[idx] = 6  # 270°: facing right
+        self.current[idx] = 1
+        self.direction[idx] = self._direction(idx, np.zeros((np.size(idx), 3), dtype=np.int64))
+        self.stamina[idx] = self.stamina_level
+        self.max_x[idx] = 0
+        self.returning[idx] = False
+        self.cross[idx] = False
+        self.num_fails[idx] = 0
+
+    def _direction(self, rows, previous):
+        """Upstream's ground truth: the step from the current node to the next, one-hot east / north / south
+        (a step west keeps the previous value, as upstream does)."""
+        d = self.node_xy[rows, self.current[rows] + 1] - self.node_xy[rows, self.current[rows]]
+        new = np.stack([d[:, 0] == 1, d[:, 1] == -1, d[:, 1] == 1], axis=1).astype(np.int64)  # one step: one hot
+        return np.where(new.any(axis=1, keepdims=True), new, previous)
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def step(self, actions, idx=None):
+        rows = self._rows if idx is None else idx
+        position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
+        moved = position + _ENDLESS_STEP[actions]
+        turned = np.where(_ENDLESS_FACING[actions] >= 0, _ENDLESS_FACING[actions], facing)
+        if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
+            moved[returning] = self.node_xy[rows[returning], 1] * TILE + TILE // 2
+            turned[returning] = facing[returning]
+        tile = moved // TILE
+        for j in np.flatnonzero(tile[:, 0] // SEGMENT > self.segments[rows] - 2):  # keep a segment ahead
+            self._add_segment(int(rows[j]))
+        inside = (tile[:, 1] >= 0) & (tile[:, 1] < GRID)
+        ty = np.where(inside, tile[:, 1], 0)
+        rank = np.where(inside, self.rank[rows, tile[:, 0], ty], 0)
+        on_path = rank > 0
+        new_tile = on_path & ~self.rewarded[rows, tile[:, 0], ty]
+        refill = on_path & ~self.refilled[rows, tile[:, 0], ty]
+        self.rewarded[rows[new_tile], tile[new_tile, 0], ty[new_tile]] = True
+        self.refilled[rows[refill], tile[refill, 0], ty[refill]] = True
+        stamina = np.where(refill, self.stamina_level, self.stamina[rows])
+        self.current[rows] = np.where(on_path, rank, self.current[rows])
+        fell = ~on_path
+        terminated = fell & (tile[:, 0] < self.max_x[rows])  # fell behind its furthest column
+        for j in np.flatnonzero(fell & ~terminated):  # or where it fell before
+            spot = (int(tile[j, 0]), int(tile[j, 1]))
+            falls = self.falls[int(rows[j])]
+            terminated[j] = spot in falls
+            falls.add(spot)  # (upstream would clear these on a new furthest column, but checks too early to)
+        if fell.any():  # a fall makes every tile refill the stamina again
+            self.refilled[rows[fell]] = False
+            stamina = np.where(fell, self.stamina_level, stamina)
+        reward = self.reward_step + self.reward_path_progress * new_tile + self.reward_fall_off * fell
+        self.num_fails[rows] += fell
+        self.returning[rows] = fell
+        self.cross[rows] = fell & self.visual_feedback
+        stamina = stamina - 1
+        terminated |= stamina == 0
+        self.stamina[rows] = stamina
+        self.position[rows] = moved
+        self.facing[rows] = turned
+        self.direction[rows] = self._direction(rows, self.direction[rows])
+        self.max_x[rows] = np.where(on_path & (tile[:, 0] > self.max_x[rows]), tile[:, 0], self.max_x[rows])
+        t = self.t[rows] + 1
+        self.t[rows] = t
+        return reward, terminated, ~terminated & (t >= self.T)
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def image(self, sl) -> np.ndarray:
+        rows = self._rows[sl]
+        m = rows.size
+        canvas = np.zeros((m, SCREEN, SCREEN, 3), dtype=np.uint8)
+        position = self.position[rows]
+        camera = position[:, 0] - AGENT_SCREEN_X  # world x of the screen's left edge
+        if self.show_past_path:
+            # from the current node's predecessor back to the first node in a column <= past_x (drawn too)
+            x0 = position[:, 0] // TILE - 1
+            past_x = np.maximum(0, x0 - _PAST_DEPTH)
+            ranks = self.current[rows, None] - 1 - np.arange(_LOOK_BACK)[None, :]  # (m, K)
+            valid = (ranks >= 1) & (x0 >= 0)[:, None]
+            xy = self.node_xy[rows[:, None], np.maximum(ranks, 0)]  # (m, K, 2)
+            reached = valid & (xy[..., 0] <= past_x[:, None])
+            last = np.where(reached.any(axis=1), reached.argmax(axis=1), _LOOK_BACK)
+            draw = valid & (np.arange(_LOOK_BACK)[None, :] <= last[:, None])
+            j, k = np.nonzero(draw)
+            corner = xy[j, k] * TILE - np.stack([camera[j], np.zeros_like(j)], axis=1)
+            _PAST.draw(canvas, np.zeros(j.size, dtype=np.int64), corner, images=j)
+        screen = np.stack([np.full(m, AGENT_SCREEN_X), position[:, 1]], axis=1)
+        _AGENT.draw(canvas, self.facing[rows], screen - SPRITE // 2)
+        crossed = np.flatnonzero(self.cross[rows])
+        if crossed.size:
+            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
+                        images=crossed)
+        return canvas
+
+    def window(self, sl) -> np.ndarray:
+        """(m, 16, 7) [x, y]: the path in the columns tile − 7 … tile + 8 around the agent: 0 off the path, 1 a
+        node at or before the current one, 2 a node after it."""
+        rows = self._rows[sl]
+        columns = self.position[rows, 0, None] // TILE - WINDOW_BEHIND + np.arange(WINDOW)[None, :]
+        inside = (columns >= 0) & (columns < self.columns)
+        rank = self.rank[rows[:, None], np.clip(columns, 0, self.columns - 1)] * inside[:, :, None]  # (m, W, 7)
+        return np.where(rank == 0, 0, np.where(rank > self.current[rows, None, None], 2, 1))
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return self.window(sl)
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        obs = {"image": self.image(sl)}
+        if variant == "oracle":
+            obs["oracle"] = self.window(sl)
+        elif variant == "full":
+            obs["path"] = self.window(sl)
+            obs["direction"] = self.direction[sl].astype(np.int8)
+            obs["position"] = self.position[sl].astype(np.float32)
+            obs["rotation"] = self.facing[sl].copy()
+            obs["stamina"] = (self.stamina[sl] / self.stamina_level).astype(np.float32)[:, None]
+            obs["returning"] = self.returning[sl].astype(np.int64)
+        return obs
+
+    # --- pictures ----------------------------------------------------------------------------------------------
+    def render_ansi(self, i: int) -> str:
+        """The oracle window (columns tile − 7 … tile + 8; ``o`` path behind, ``+`` ahead, ``.`` off it) with the
+        agent (``A``, ``X`` when it just fell), its stamina and its furthest column."""
+        window = self.window(np.array([i]))[0]
+        chars = np.array([".", "o", "+"])[window]
+        y = int(self.position[i, 1] // TILE)
+        if 0 <= y < GRID:
+            chars[WINDOW_BEHIND, y] = "X" if self.returning[i] else "A"
+        lines = ["".join(chars[:, row]) for row in range(GRID)]
+        return "\n".join(lines) + (f"\nstamina={self.stamina[i]}/{self.stamina_level} max_x={self.max_x[i]} "
+                                   f"t={self.t[i]}\n")
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The agent's image upright at 4x scale, the hidden path ahead tinted in dim blue beneath it, and the
+        stamina along the bottom."""
+        scale, m = 4, 8
+        image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
+        camera = int(self.position[i, 0]) - AGENT_SCREEN_X
+        hidden = np.zeros_like(image)
+        xs = camera + np.arange(SCREEN)
+        inside = (xs >= 0) & (xs < self.columns * TILE)
+        ahead = self.rank[i, np.clip(xs // TILE, 0, self.columns - 1)] > self.current[i]  # (84, 7) [x, y]
+        ahead &= inside[:, None]
+        hidden[np.repeat(ahead.T, TILE, axis=0)] = _draw.dim(_draw.HIDDEN)
+        picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
+        size = SCREEN * scale
+        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
+        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+        canvas.progress(self.stamina[i] / self.stamina_level)
+        canvas.border(done, False)
+        return canvas.image()
+
+
+_PAST = Sprites(*_past_tile())
+
+
 class MysteryPath(NativeEnv):
     """Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.MYSTERY_PATH_PARAMS``.
 
@@ -490,3 +771,15 @@ class MysteryPathVector(NativeVectorEnv):
             return super().reset(seed=seed, options=options)
         finally:
             self.core.pending_seed[:] = -1
+
+
+class EndlessMysteryPath(MysteryPath):
+    """Endless Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.ENDLESS_MYSTERY_PATH_PARAMS``."""
+
+    core_cls = EndlessMysteryPathCore
+
+
+class EndlessMysteryPathVector(MysteryPathVector):
+    """Endless Mystery Path, N environments in one numpy step."""
+
+    core_cls = EndlessMysteryPathCore
