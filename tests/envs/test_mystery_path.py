@@ -25,8 +25,9 @@ from membench_envs.envs.mystery_path import (
 
 import membench_envs
 
-FREE, GRID = "MIKASA/MysteryPath-v0", "MIKASA/MysteryPathGrid-v0"
-UPSTREAM = {FREE: "MysteryPath-v0", GRID: "MysteryPath-Grid-v0"}
+FREE, GRID, ENDLESS = "MIKASA/MysteryPath-v0", "MIKASA/MysteryPathGrid-v0", "MIKASA/EndlessMysteryPath-v0"
+UPSTREAM = {FREE: "MysteryPath-v0", GRID: "MysteryPath-Grid-v0", ENDLESS: "Endless-MysteryPath-v0"}
+NONE, MOVE_RIGHT, MOVE_UP, MOVE_DOWN = 0, 1, 2, 3  # endless actions
 WAIT, LEFT, RIGHT, FORWARD = 0, 1, 2, 3  # grid actions
 #: free-movement action per tile step (dx, dy)
 FREE_ACTION = {(-1, 0): (1, 0), (1, 0): (2, 0), (0, -1): (0, 1), (0, 1): (0, 2)}
@@ -106,20 +107,24 @@ def test_presets_and_catalogue():
         assert "Endless-MysteryPath-v0" in spec.notes
         core = make(env_id).unwrapped.core
         assert (core.grid, core.T, core.reward_path_progress) == (grid, T, 0.0 if grid else 0.1)
+    spec = membench_envs.info(ENDLESS)
+    assert spec.episode_length is None and spec.xi is None and spec.action_type == "discrete" and spec.extra is None
+    assert make(ENDLESS).unwrapped.core.stamina_level == 20
 
 
 @pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
-@pytest.mark.parametrize("env_id", [FREE, GRID])
+@pytest.mark.parametrize("env_id", [FREE, GRID, ENDLESS])
 def test_gymnasium_env_checker_and_spaces(env_id, variant):
     env = make(env_id, variant)
     check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=0)
     assert obs["image"].shape == (84, 84, 3) and obs["image"].dtype == np.uint8
-    assert env.action_space == (gym.spaces.Discrete(4) if env_id == GRID else gym.spaces.MultiDiscrete([3, 3]))
-    keys = {"partial": set(), "oracle": {"oracle"},
-            "full": {"path", "tile", "position", "rotation", "returning", "rewarded", "time"}}[variant]
+    assert env.action_space == (gym.spaces.MultiDiscrete([3, 3]) if env_id == FREE else gym.spaces.Discrete(4))
+    full = ({"path", "direction", "position", "rotation", "stamina", "returning"} if env_id == ENDLESS
+            else {"path", "tile", "position", "rotation", "returning", "rewarded", "time"})
+    keys = {"partial": set(), "oracle": {"oracle"}, "full": full}[variant]
     assert set(obs) == {"image"} | keys
-    assert info["oracle"].shape == (7, 7)
+    assert info["oracle"].shape == ((16, 7) if env_id == ENDLESS else (7, 7))
 
 
 # --- against the reference -----------------------------------------------------------------------------------------
@@ -305,7 +310,7 @@ def test_the_time_limit_truncates():
 def test_memoryless_policies_climb_the_ladder(env_id):
     """With the oracle path a memoryless policy walks to the goal every time; without it (random moves, the best
     a memoryless policy can do when the path is invisible) it rarely does."""
-    episodes = 24
+    episodes = 16
     scores = {}
     for variant in ("partial", "oracle"):
         env = make(env_id, variant)
@@ -329,21 +334,25 @@ def test_memoryless_policies_climb_the_ladder(env_id):
 
 def test_the_picture_reader_is_exact():
     """The scripted policies' reading of the agent from the image agrees with the state, for every facing."""
-    for env_id in (FREE, GRID):
+    for env_id in (FREE, GRID, ENDLESS):
         env = make(env_id, "full")
         rng = np.random.default_rng(5)
         obs, _ = env.reset(seed=5)
         seen = set()
         for _ in range(300):
-            if not obs["returning"]:
+            whole = env_id != ENDLESS or 6 <= obs["position"][1] <= 78  # (endless: no clamp at the board's edge)
+            if not obs["returning"] and whole:
                 centre, facing = read_agent(obs["image"])
-                np.testing.assert_array_equal(centre, obs["position"])
+                if env_id == ENDLESS:  # drawn at a fixed screen column, the path scrolling by
+                    assert centre[0] == 66 and centre[1] == obs["position"][1]
+                else:
+                    np.testing.assert_array_equal(centre, obs["position"])
                 assert facing == obs["rotation"]
                 seen.add(facing)
             obs, _, term, trunc, _ = env.step(random_policy(env_id, rng))
             if term or trunc:
                 obs, _ = env.reset()
-        assert len(seen) == (8 if env_id == FREE else 4)
+        assert len(seen) == {FREE: 8, GRID: 4, ENDLESS: 3}[env_id]
 
 
 def test_same_seed_same_episode_and_different_seeds_differ():
@@ -371,7 +380,7 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-@pytest.mark.parametrize("env_id", [GRID, FREE])
+@pytest.mark.parametrize("env_id", [GRID, FREE, ENDLESS])
 def test_batched_equals_single(env_id, mode):
     """Environment i of the batch (seed 9 + i) is the single env reset with seed 9 + i, over episode ends."""
     n, steps = 3, 150
@@ -422,6 +431,19 @@ def test_bad_kwargs_are_clear_errors(kwargs, exc, match):
         gym.make(FREE, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"stamina_level": 0}, ValueError, "stamina_level=0 is not allowed"),
+        ({"grid": True}, TypeError, "unknown kwarg 'grid'"),
+        ({"show_past_path": 1}, TypeError, "show_past_path=1 is not allowed"),
+    ],
+)
+def test_endless_bad_kwargs_are_clear_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        gym.make(ENDLESS, **kwargs)
+
+
 def test_bad_actions_unknown_ids_and_step_before_reset():
     env = make(FREE)
     with pytest.raises(gym.error.ResetNeeded):
@@ -437,6 +459,10 @@ def test_bad_actions_unknown_ids_and_step_before_reset():
             grid.step(bad)
     with pytest.raises(gym.error.Error):
         gym.make("MIKASA/MysteryPathEndless-v0")
+    endless = make(ENDLESS)
+    endless.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        endless.step(4)
 
 
 def test_render_shows_the_upright_picture_and_the_hidden_path():
@@ -451,3 +477,122 @@ def test_render_shows_the_upright_picture_and_the_hidden_path():
     text.reset(seed=2)
     board = text.render()
     assert board.count("G") == 1 and board.count("A") == 1 and "t=0/128" in board
+
+
+# --- Endless Mystery Path ------------------------------------------------------------------------------------------
+def endless_oracle_policy(obs):
+    """Memoryless: the agent's row from the image, then a step right, up or down onto a path tile ahead (2) in the
+    oracle window (the agent's column is the window's column 7)."""
+    window = obs["oracle"] if "oracle" in obs else obs["path"]
+    y = int(read_agent(obs["image"])[0][1] // TILE)
+    for action, (dx, dy) in ((MOVE_RIGHT, (1, 0)), (MOVE_UP, (0, -1)), (MOVE_DOWN, (0, 1))):
+        if 0 <= y + dy < 7 and window[7 + dx, y + dy] == 2:
+            return action
+    return NONE
+
+
+@needs_memory_gym
+def test_endless_step_for_step_equal_to_memory_gym():
+    """Mostly upstream's ground-truth direction, sometimes a random action: new segments, falls, the past path,
+    every way an episode ends; pixels, rewards, ends, positions, stamina and the ground truth equal."""
+    ref, ours = upstream(ENDLESS), make(ENDLESS, "full")
+    core = ours.unwrapped.core
+    rng = np.random.default_rng(0)
+    steps = furthest = falls = 0
+    for seed in range(24):
+        ref_obs, ref_info = ref.reset(seed=seed) if seed % 3 == 0 else ref.reset()
+        obs, _ = ours.reset(seed=seed) if seed % 3 == 0 else ours.reset()
+        np.testing.assert_array_equal(obs["image"], ref_obs)
+        done = False
+        while not done:
+            gt = obs["direction"]
+            action = int(rng.integers(4)) if rng.random() < 0.25 else (1 if gt[0] else 2 if gt[1] else 3)
+            ref_obs, ref_r, ref_done, _, ref_info = ref.step(action)
+            obs, r, term, trunc, _ = ours.step(action)
+            np.testing.assert_array_equal(obs["image"], ref_obs)
+            assert r == pytest.approx(ref_r, abs=1e-12) and ref_done == term and not trunc
+            assert tuple(obs["position"].astype(int)) == tuple(int(v) for v in ref.agent.rect.center)
+            np.testing.assert_array_equal(obs["direction"], ref_info["ground_truth"])
+            assert core.stamina[0] == ref.stamina and core.max_x[0] == ref.max_x_reached
+            done = term
+            steps += 1
+        furthest = max(furthest, int(ref.max_x_reached))
+        falls += ref.num_fails
+    print("endless lockstep: steps", steps, "falls", falls, "furthest column", furthest)
+    assert furthest >= 3 * 8 and falls > 20  # beyond the three initial segments
+
+
+def _fall_from_here(env, obs):
+    """Step off the path (up or down) from the agent's tile; returns the step's result."""
+    y = int(read_agent(obs["image"])[0][1] // TILE)
+    window = obs["path"]
+    for action, dy in ((MOVE_UP, -1), (MOVE_DOWN, 1)):
+        if not (0 <= y + dy < 7) or window[7, y + dy] == 0:
+            for _ in range(TILE):  # 3 px per step
+                result = env.step(action)
+                if result[0]["returning"] or result[2]:
+                    return result
+    raise AssertionError("no way off the path from here")
+
+
+def test_endless_a_fall_returns_to_the_start_and_a_second_fall_there_ends_the_episode():
+    env = make(ENDLESS, "full", reward_fall_off=-1.0)
+    for seed in range(10):
+        obs, _ = env.reset(seed=seed)
+        start = obs["position"].copy()
+        obs, reward, term, *_ = _fall_from_here(env, obs)
+        assert obs["returning"] and reward == -1.0 and not term
+        assert (obs["image"] == (255, 0, 0)).all(axis=2).sum() == CROSS.sum()
+        obs, reward, term, *_ = env.step(MOVE_RIGHT)  # ignored: back on the start
+        np.testing.assert_array_equal(obs["position"], start)
+        assert not obs["returning"] and not term
+        obs, reward, term, *_ = _fall_from_here(env, obs)  # the same spot again
+        assert obs["returning"] and term
+        return
+
+
+def test_endless_a_fall_behind_the_furthest_column_ends_the_episode():
+    env = make(ENDLESS, "full")
+    core = env.unwrapped.core
+    obs, _ = env.reset(seed=2)
+    while core.max_x[0] < 3:
+        obs, _, term, *_ = env.step(endless_oracle_policy(obs))
+        assert not term
+    while True:  # fall off; on a fresh spot at the front the agent goes back to the start and falls again there
+        obs, _, term, *_ = _fall_from_here(env, obs)
+        if term:
+            break
+        obs, *_ = env.step(NONE)
+    assert int(obs["position"][0] // TILE) < core.max_x[0]
+
+
+def test_endless_stamina_ends_the_episode_without_new_tiles():
+    env = make(ENDLESS, "full", stamina_level=20)
+    env.reset(seed=0)
+    for k in range(1, 21):
+        obs, reward, term, trunc, _ = env.step(NONE)
+        assert reward == 0 and obs["stamina"][0] == pytest.approx((20 - k) / 20)
+        assert term == (k == 20) and not trunc
+
+
+def test_endless_memoryless_policies_climb_the_ladder():
+    """Following the oracle window a memoryless policy walks far along the path; random moves do not."""
+    scores = {}
+    for variant in ("partial", "oracle"):
+        env = make(ENDLESS, variant)
+        core = env.unwrapped.core
+        rng = np.random.default_rng(3)
+        returns, furthest = [], []
+        for seed in range(8):
+            obs, _ = env.reset(seed=seed)
+            total, done, steps = 0.0, False, 0
+            while not done and steps < 300:
+                action = endless_oracle_policy(obs) if variant == "oracle" else int(rng.integers(0, 4))
+                obs, reward, term, trunc, _ = env.step(action)
+                total += reward
+                done, steps = term or trunc, steps + 1
+            returns.append(total)
+            furthest.append(int(core.max_x[0]))
+        scores[variant] = (float(np.mean(returns)), float(np.mean(furthest)))
+    print("endless mean return, mean furthest column (300-step cap):", scores)
+    assert scores["oracle"][0] > 3 * scores["partial"][0] and scores["oracle"][1] > 3 * scores["partial"][1]
