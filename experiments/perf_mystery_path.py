@@ -1,7 +1,8 @@
 """`make bench-perf` section `mystery_path`: env-steps/s of membench's numpy Mystery Path against memory-gym's
 pygame original, in the same run.
 
-For MysteryPath-Grid (Discrete(4)) and MysteryPath (free movement, MultiDiscrete([3, 3])):
+For MysteryPath-Grid (Discrete(4)), MysteryPath (free movement, MultiDiscrete([3, 3])) and Endless-MysteryPath
+(Discrete(4)):
   - memory_gym: upstream's env (``memory_gym``, pygame), one env, stepped in a Python loop (its reference);
   - single:     ``gym.make("MIKASA/MysteryPath*-v0")`` (the numpy core with N = 1);
   - batched:    the native ``vector_entry_point`` with N = 64 and N = 256 (one numpy step for N envs).
@@ -31,6 +32,7 @@ import membench_envs  # noqa: E402, F401  (registers the IDs)
 TASKS = {  # name: (our ID, upstream ID)
     "MysteryPath-Grid": ("MIKASA/MysteryPathGrid-v0", "MysteryPath-Grid-v0"),
     "MysteryPath": ("MIKASA/MysteryPath-v0", "MysteryPath-v0"),
+    "Endless-MysteryPath": ("MIKASA/EndlessMysteryPath-v0", "Endless-MysteryPath-v0"),
 }
 SINGLE_STEPS, BATCHED_STEPS = 3000, {64: 200, 256: 60}
 

@@ -558,12 +558,13 @@ def test_endless_a_fall_behind_the_furthest_column_ends_the_episode():
     while core.max_x[0] < 3:
         obs, _, term, *_ = env.step(endless_oracle_policy(obs))
         assert not term
-    while True:  # fall off; on a fresh spot at the front the agent goes back to the start and falls again there
+    for _ in range(2):  # fall off at the front (a fresh spot: goes on), then from the start (behind: ends)
         obs, _, term, *_ = _fall_from_here(env, obs)
+        assert term == (int(obs["position"][0] // TILE) < core.max_x[0])
         if term:
             break
         obs, *_ = env.step(NONE)
-    assert int(obs["position"][0] // TILE) < core.max_x[0]
+    assert term
 
 
 def test_endless_stamina_ends_the_episode_without_new_tiles():

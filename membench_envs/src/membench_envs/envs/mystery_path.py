@@ -1,5 +1,5 @@
-"""Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0`` and
-``MysteryPath-Grid-v0``, which MIKASA-Base vendors), re-implemented in numpy with upstream's path generator,
+"""Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0``,
+``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy with upstream's path generator,
 rules, rewards and pictures. No pygame: the sprites are rasterised here the way pygame draws them.
 
 Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
@@ -32,10 +32,30 @@ L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls
 pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from up, upstream's angle / 45),
 ``"returning"`` (1 when it fell and the next step puts it back on the start), ``"rewarded"`` ((7, 7), the path
 tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the path in every variant.
+
+Endless (``EndlessMysteryPath``, upstream's ``Endless-MysteryPath-v0``). The path is made of segments: segment s
+is a 7 x 7 path from upstream's generator (the first starts on a random row, each next one on the row where the
+last ended, all end in the segment's last column), put in world columns 8s … 8s + 6, followed by one transition
+tile in column 8s + 7; three segments at the reset, and a new one whenever the agent enters the last but one. The
+agent starts on the first tile facing right and moves 3 px per step: Discrete(4), 0 none, 1 right, 2 up, 3 down
+(no left; nothing keeps it on the board). The camera follows it: the agent is always drawn with its centre at
+screen x = 66, and the path tiles behind it are shown (white with a 1 px (210, 210, 210) border): from the
+predecessor of the last path tile it stood on, back to the first tile in a column at most 5 behind the agent's
+column − 1. A path tile reached for the first time gives ``reward_path_progress``; stamina (``stamina_level``)
+drops by one every step and refills on a path tile not visited since the last fall. A fall: ``reward_fall_off``,
+the red cross, every tile refills again, and the next step puts the agent back on the first tile; the episode ends
+(terminated) when a fall is in a column behind the furthest one reached on the path, or on a spot where it fell
+before (upstream never clears that list), or when the stamina reaches 0. No step limit (``max_steps`` adds a
+truncation). The observation is upstream's screen, [x, y]; ``oracle`` adds ``"oracle"``, the path in a window
+of 16 columns (the agent's tile − 7 … + 8) x 7 rows: 0 off the path, 1 a tile up to the last one stood on, 2 a
+tile after it; ``full`` adds that window as ``"path"``, upstream's ground truth ``"direction"`` (the step from the
+last path tile to the next: east / north / south, one-hot; a step west keeps the old value as upstream does),
+the agent's world ``"position"``, ``"rotation"``, ``"stamina"`` (fraction left) and ``"returning"``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import gymnasium as gym
@@ -207,74 +227,73 @@ _GRID_STEP = np.zeros((8, 4, 2), dtype=np.int64)
 _GRID_STEP[[0, 2, 4, 6], 3] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
 
 
+@functools.lru_cache(maxsize=8)
+def _neighbours(n: int) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """Per tile x * n + y of an n x n board: its 4 neighbours in upstream's order (+x, -x, +y, -y), and its 8
+    neighbours, as tile indices."""
+    four, eight = [], []
+    for x in range(n):
+        for y in range(n):
+            four.append(tuple((x + dx) * n + y + dy for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                              if 0 <= x + dx < n and 0 <= y + dy < n))
+            eight.append(tuple((x + dx) * n + y + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                               if (dx or dy) and 0 <= x + dx < n and 0 <= y + dy < n))
+    return tuple(four), tuple(eight)
+
+
 def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int],
                   size: int = GRID) -> list[tuple[int, int]]:
     """Upstream's procedural path from ``start`` to ``goal`` (tiles [x, y]), drawing from ``rng`` in upstream's
-    order; returns the path's tiles from the start to the goal."""
+    order; returns the path's tiles from the start to the goal. (Plain Python: it runs once per episode.)"""
     n = size
-    wall = np.zeros((n, n), dtype=bool)
+    four, eight = _neighbours(n)
+    wall = [False] * (n * n)  # tile x * n + y
     for x in range(1, n - 2):  # inner walls: one draw per tile, x outer
         for y in range(1, n - 2):
-            wall[x, y] = rng.integers(0, 100) < 33
-
-    def neighbours(x, y):  # upstream's order: +x, -x, +y, -y
-        out = []
-        if x < n - 1:
-            out.append((x + 1, y))
-        if x > 0:
-            out.append((x - 1, y))
-        if y < n - 1:
-            out.append((x, y + 1))
-        if y > 0:
-            out.append((x, y - 1))
-        return out
-
-    near_ends = set(neighbours(*start)) | set(neighbours(*goal)) | {tuple(start), tuple(goal)}
-    padded = np.zeros((n + 2, n + 2), dtype=bool)
-    padded[1:-1, 1:-1] = wall
-    border = []
-    for x in range(n):
-        for y in range(n):
-            if (x in (0, n - 1) or y in (0, n - 1)) and (x, y) not in near_ends \
-                    and not padded[x:x + 3, y:y + 3].any():
-                border.append((x, y))
+            wall[x * n + y] = rng.integers(0, 100) < 33
+    s, e = start[0] * n + start[1], goal[0] * n + goal[1]
+    near_ends = {s, e, *four[s], *four[e]}
+    border = [x * n + y for x in range(n) for y in range(n)
+              if (x in (0, n - 1) or y in (0, n - 1)) and x * n + y not in near_ends
+              and not any(wall[k] for k in eight[x * n + y])]
     for _ in range((4, 8)[rng.choice(2)]):  # upstream: rng.choice([4, 8]), then rng.choice(candidates)
         if border:
             wall[border.pop(int(rng.choice(len(border))))] = True
 
     # A* with random step costs (upstream's, quirks included; see the module docstring)
-    start, goal = tuple(start), tuple(goal)
-    g = np.zeros((n, n), dtype=np.int64)
-    f = np.zeros((n, n), dtype=np.float64)
-    previous: dict[tuple[int, int], tuple[int, int]] = {}
-    open_list, is_open, closed = [start], {start}, set()
+    g = [0] * (n * n)
+    f = [0.0] * (n * n)
+    previous = [-1] * (n * n)
+    is_open, closed = [False] * (n * n), [False] * (n * n)
+    open_list = [s]
+    is_open[s] = True
+    gx, gy = goal
     while True:
         if not open_list:
             raise RuntimeError(f"Mystery Path: no path from {start} to {goal} (upstream raises too)")
         first = f[open_list[0]]
-        current = next((node for node in open_list if f[node] < first), open_list[0])
-        if current == goal:
+        current = next((k for k in open_list if f[k] < first), open_list[0])
+        if current == e:
             break
         open_list.remove(current)
-        is_open.discard(current)
-        closed.add(current)
-        for node in neighbours(*current):
-            if node in closed or wall[node]:
+        is_open[current], closed[current] = False, True
+        for k in four[current]:
+            if closed[k] or wall[k]:
                 continue
-            cost = g[current] + rng.integers(1, 9)
-            if node in is_open:
-                if not cost < g[node]:
+            cost = g[current] + int(rng.integers(1, 9))
+            if is_open[k]:
+                if not cost < g[k]:
                     continue  # cheaper: upstream keeps the old cost but takes the new predecessor
             else:
-                g[node] = cost
-                open_list.append(node)
-                is_open.add(node)
-            f[node] = g[node] + math.sqrt((node[0] - goal[0]) ** 2 + (node[1] - goal[1]) ** 2)
-            previous[node] = current
-    path = [goal]
-    while path[-1] in previous:
+                g[k] = cost
+                open_list.append(k)
+                is_open[k] = True
+            f[k] = g[k] + math.sqrt((k // n - gx) ** 2 + (k % n - gy) ** 2)
+            previous[k] = current
+    path = [e]
+    while previous[path[-1]] >= 0:
         path.append(previous[path[-1]])
-    return path[::-1]
+    return [(k // n, k % n) for k in reversed(path)]
 
 
 def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -471,15 +490,15 @@ _ENDLESS_FACING = np.array([-1, 6, 0, 4], dtype=np.int64)  # upstream's angle / 
 AGENT_SCREEN_X = 66  #: the agent's centre on screen: the camera trails it by 5.0 tiles (camera_offset_scale)
 _PAST_DEPTH = 5  #: columns of past path drawn behind the agent (int(camera_offset_scale))
 _LOOK_BACK = 128  #: path nodes examined when drawing the past path (more than 6 columns can hold)
+_DIRECTIONS = np.full((3, 3), -1, dtype=np.int64)  # per (dx + 1, dy + 1) of a path step: east 0, north 1, south 2
+_DIRECTIONS[2, 1], _DIRECTIONS[1, 0], _DIRECTIONS[1, 2] = 0, 1, 2
+_ONE_HOT = np.eye(3, dtype=np.int64)[[0, 1, 2, 0]]  # (index -1: unused)
 #: the oracle's window: the path in the columns [tile - 7, tile + 8] around the agent's tile
 WINDOW_BEHIND, WINDOW = 7, 16
 
 
-def _past_tile() -> tuple[np.ndarray, np.ndarray]:
-    """A past path tile as upstream draws it: a white 12 x 12 square with a 1 px (210, 210, 210) border."""
-    colours = np.full((TILE, TILE, 3), 255, dtype=np.uint8)
-    colours[[0, -1], :] = colours[:, [0, -1]] = 210
-    return np.ones((1, TILE, TILE), dtype=bool), colours[None]
+_VIEW_COLUMNS = SCREEN // TILE + 2  #: world columns that can show on screen (the first and last partly)
+_ROW_EDGE = (np.arange(SCREEN) % TILE == 0) | (np.arange(SCREEN) % TILE == TILE - 1)  # tile borders along y
 
 
 class EndlessMysteryPathCore(BatchedCore):
@@ -596,9 +615,10 @@ class EndlessMysteryPathCore(BatchedCore):
     def _direction(self, rows, previous):
         """Upstream's ground truth: the step from the current node to the next, one-hot east / north / south
         (a step west keeps the previous value, as upstream does)."""
-        d = self.node_xy[rows, self.current[rows] + 1] - self.node_xy[rows, self.current[rows]]
-        new = np.stack([d[:, 0] == 1, d[:, 1] == -1, d[:, 1] == 1], axis=1).astype(np.int64)  # one step: one hot
-        return np.where(new.any(axis=1, keepdims=True), new, previous)
+        current = self.current[rows]
+        d = self.node_xy[rows, current + 1] - self.node_xy[rows, current]
+        which = _DIRECTIONS[d[:, 0] + 1, d[:, 1] + 1]  # east 0, north 1, south 2, west -1
+        return np.where((which >= 0)[:, None], _ONE_HOT[which], previous)
 
     # --- dynamics ----------------------------------------------------------------------------------------------
     def step(self, actions, idx=None):
@@ -664,9 +684,19 @@ class EndlessMysteryPathCore(BatchedCore):
             reached = valid & (xy[..., 0] <= past_x[:, None])
             last = np.where(reached.any(axis=1), reached.argmax(axis=1), _LOOK_BACK)
             draw = valid & (np.arange(_LOOK_BACK)[None, :] <= last[:, None])
+            # the drawn tiles on a tile map of the 9 world columns in view, blown up and shifted by the camera
+            first = camera // TILE  # the world column at the screen's left edge (partly visible)
             j, k = np.nonzero(draw)
-            corner = xy[j, k] * TILE - np.stack([camera[j], np.zeros_like(j)], axis=1)
-            _PAST.draw(canvas, np.zeros(j.size, dtype=np.int64), corner, images=j)
+            column = xy[j, k, 0] - first[j]
+            seen = (column >= 0) & (column < _VIEW_COLUMNS)
+            tiles = np.zeros((m, _VIEW_COLUMNS, GRID), dtype=bool)
+            tiles[j[seen], column[seen], xy[j[seen], k[seen], 1]] = True
+            pixels = tiles.repeat(TILE, axis=1).repeat(TILE, axis=2)  # (m, 108, 84)
+            xs = camera[:, None] - first[:, None] * TILE + np.arange(SCREEN)[None, :]  # (m, 84) into the map
+            pixels = pixels[np.arange(m)[:, None], xs]
+            canvas[pixels] = 255
+            edge = (xs % TILE == 0) | (xs % TILE == TILE - 1)  # upstream's 1 px (210, 210, 210) border
+            canvas[pixels & (edge[:, :, None] | _ROW_EDGE[None, None, :])] = 210
         screen = np.stack([np.full(m, AGENT_SCREEN_X), position[:, 1]], axis=1)
         _AGENT.draw(canvas, self.facing[rows], screen - SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
@@ -681,7 +711,7 @@ class EndlessMysteryPathCore(BatchedCore):
         rows = self._rows[sl]
         columns = self.position[rows, 0, None] // TILE - WINDOW_BEHIND + np.arange(WINDOW)[None, :]
         inside = (columns >= 0) & (columns < self.columns)
-        rank = self.rank[rows[:, None], np.clip(columns, 0, self.columns - 1)] * inside[:, :, None]  # (m, W, 7)
+        rank = self.rank[rows[:, None], np.minimum(np.maximum(columns, 0), self.columns - 1)] * inside[:, :, None]
         return np.where(rank == 0, 0, np.where(rank > self.current[rows, None, None], 2, 1))
 
     def oracle(self, idx=None):
@@ -734,9 +764,6 @@ class EndlessMysteryPathCore(BatchedCore):
         canvas.progress(self.stamina[i] / self.stamina_level)
         canvas.border(done, False)
         return canvas.image()
-
-
-_PAST = Sprites(*_past_tile())
 
 
 class MysteryPath(NativeEnv):
