@@ -1,6 +1,7 @@
 """Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0``,
-``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy with upstream's path generator,
-rules, rewards and pictures. No pygame: the sprites are rasterised here the way pygame draws them.
+``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy
+with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised here the way
+pygame draws them.
 
 Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
 (0 left, 1 right, 2 top, 3 bottom); the start is a random tile on it, the goal a random tile on the opposite
@@ -26,12 +27,13 @@ with done=True and truncated=False).
 Observation (``partial``): ``{"image"}``, uint8 (84, 84, 3), exactly upstream's observation, which is pygame's
 ``surfarray`` of the screen: indexed [x, y] (columns first; ``render()`` shows it upright). The agent is
 upstream's sprite (a body disc with two hands on the side it faces), the red cross is drawn over it on the step
-it falls. ``oracle`` adds ``"oracle"``, the path: (7, 7) indexed [x, y], the rank of each tile along the path (1 = start …
-L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls and progress approximates.
-``full`` adds the path as ``"path"`` and the rest of the state: ``"tile"`` (the agent's [x, y] tile), ``"position"`` (its centre in
-pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from up, upstream's angle / 45),
-``"returning"`` (1 when it fell and the next step puts it back on the start), ``"rewarded"`` ((7, 7), the path
-tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the path in every variant.
+it falls. ``oracle`` adds ``"oracle"``, the path: (7, 7) indexed [x, y], the rank of each tile along the path
+(1 = start … L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls and progress
+approximates. ``full`` adds the path as ``"path"`` and the rest of the state: ``"tile"`` (the agent's [x, y]
+tile), ``"position"`` (its centre in pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from
+up, upstream's angle / 45), ``"returning"`` (1 when it fell and the next step puts it back on the start),
+``"rewarded"`` ((7, 7), the path tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the
+path in every variant.
 
 Endless (``EndlessMysteryPath``, upstream's ``Endless-MysteryPath-v0``). The path is made of segments: segment s
 is a 7 x 7 path from upstream's generator (the first starts on a random row, each next one on the row where the
@@ -543,8 +545,8 @@ class EndlessMysteryPathCore(BatchedCore):
                 "path": window,
                 "direction": gym.spaces.MultiBinary(3),
                 # the agent's centre in world pixels (x grows along the path; y leaves the board by a step at most)
-                "position": gym.spaces.Box(np.array([0, -TILE], np.float32), np.array([2**24, SCREEN + TILE], np.float32),
-                                           dtype=np.float32),
+                "position": gym.spaces.Box(np.array([0, -TILE], np.float32),
+                                           np.array([2**24, SCREEN + TILE], np.float32), dtype=np.float32),
                 "rotation": gym.spaces.Discrete(8),
                 "stamina": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
                 "returning": gym.spaces.Discrete(2),
