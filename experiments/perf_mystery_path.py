@@ -7,10 +7,11 @@ For MysteryPath-Grid (Discrete(4)), MysteryPath (free movement, MultiDiscrete([3
   - single:     ``gym.make("MIKASA/MysteryPath*-v0")`` (the numpy core with N = 1);
   - batched:    the native ``vector_entry_point`` with N = 64 and N = 256 (one numpy step for N envs).
 All use the partial observation (the 84x84 image), random actions drawn before timing, resets included (a done
-env is reset in the loop; the batched env autoresets); one process, one thread. memory_gym is optional: without
-it the table shows our numbers only.
+env is reset in the loop; the batched env autoresets; random actions end endless episodes after ~25 steps, so its
+rates are mostly path generation); one process, one thread; the best of 3 interleaved rounds per row. memory_gym
+is optional: without it the table shows our numbers only.
 
-Usage: python experiments/perf_mystery_path.py   (about 30 s on 2 busy cores)
+Usage: python experiments/perf_mystery_path.py   (about 40 s on 2 busy cores)
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ TASKS = {  # name: (our ID, upstream ID)
     "MysteryPath": ("MIKASA/MysteryPath-v0", "MysteryPath-v0"),
     "Endless-MysteryPath": ("MIKASA/EndlessMysteryPath-v0", "Endless-MysteryPath-v0"),
 }
-SINGLE_STEPS, BATCHED_STEPS = 3000, {64: 200, 256: 60}
+SINGLE_STEPS, BATCHED_STEPS, ROUNDS = 2000, {64: 100, 256: 30}, 3
 
 
 def actions(space: gym.Space, count: int, seed: int = 0) -> np.ndarray:
@@ -78,17 +79,24 @@ def main() -> int:
     have_upstream = importlib.util.find_spec("memory_gym") is not None
     if have_upstream:
         import memory_gym  # noqa: F401  (registers the upstream IDs)
-    print(f"{'task':18s} {'env':22s} {'steps/s':>10s} {'vs memory_gym':>14s}")
+    print(f"{'task':20s} {'env':22s} {'steps/s':>10s} {'vs memory_gym':>14s}")
     for name, (ours, theirs) in TASKS.items():
-        ref = None
-        if have_upstream:
-            ref = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS, as_list=theirs == "MysteryPath-v0")
-            print(f"{name:18s} {'memory_gym (pygame)':22s} {ref:10.0f} {1.0:13.2f}x")
-        rows = [("membench single", single_rate(gym.make(ours), SINGLE_STEPS))]
-        rows += [(f"membench batched N={n}", batched_rate(ours, n, s)) for n, s in BATCHED_STEPS.items()]
-        for label, rate in rows:
+        # ROUNDS interleaved rounds, the best rate of each: a busy machine slows single rounds, not all of them
+        best: dict[str, float] = {}
+        for _ in range(ROUNDS):
+            rates = {}
+            if have_upstream:
+                rates["memory_gym (pygame)"] = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS,
+                                                           as_list=theirs == "MysteryPath-v0")
+            rates["membench single"] = single_rate(gym.make(ours), SINGLE_STEPS)
+            for n, steps in BATCHED_STEPS.items():
+                rates[f"membench batched N={n}"] = batched_rate(ours, n, steps)
+            for label, rate in rates.items():
+                best[label] = max(best.get(label, 0.0), rate)
+        ref = best.get("memory_gym (pygame)")
+        for label, rate in best.items():
             ratio = f"{rate / ref:13.2f}x" if ref else f"{'-':>14s}"
-            print(f"{name:18s} {label:22s} {rate:10.0f} {ratio}")
+            print(f"{name:20s} {label:22s} {rate:10.0f} {ratio}")
     if not have_upstream:
         print("memory_gym is not installed: no reference column (pip install memory-gym --no-deps pygame-ce)")
     print(f"total {time.perf_counter() - t0:.0f} s")
