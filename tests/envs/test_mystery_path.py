@@ -211,6 +211,38 @@ def test_step_for_step_equal_to_memory_gym_with_a_scripted_walk(env_id):
 
 
 @needs_memory_gym
+@pytest.mark.parametrize(
+    ("env_id", "options"),
+    [
+        (GRID, {"show_origin": True, "show_goal": True, "visual_feedback": False, "reward_fall_off": -0.25,
+                "reward_step": -0.01, "reward_goal": 2.0, "max_steps": 60, "cardinal_origin_choice": [2, 3]}),
+        (FREE, {"show_origin": True, "show_goal": True, "reward_path_progress": 0.5, "max_steps": 60,
+                "cardinal_origin_choice": [1]}),
+        (ENDLESS, {"show_past_path": False, "visual_feedback": False, "stamina_level": 7, "reward_fall_off": -1.0,
+                   "reward_path_progress": 0.3, "reward_step": -0.01}),
+    ],
+)
+def test_kwargs_act_as_upstreams_reset_options(env_id, options):
+    """Our kwargs are upstream's reset parameters (``reset(options=...)``): same pixels, rewards and ends."""
+    ref = upstream(env_id)
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    ours = make(env_id, **kwargs)
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        ref_obs, _ = ref.reset(seed=seed, options=options)
+        obs, _ = ours.reset(seed=seed)
+        np.testing.assert_array_equal(obs["image"], ref_obs)
+        done = False
+        while not done:
+            action = random_policy(env_id, rng)
+            ref_obs, ref_r, ref_done, _, _ = ref.step(list(action) if env_id == FREE else action)
+            obs, r, term, trunc, _ = ours.step(action)
+            np.testing.assert_array_equal(obs["image"], ref_obs)
+            assert r == pytest.approx(ref_r, abs=1e-12) and ref_done == (term or trunc)
+            done = term or trunc
+
+
+@needs_memory_gym
 def test_sprites_are_drawn_as_pygame_draws_them():
     import pygame
     from memory_gym.character_controller import CharacterController
