@@ -321,10 +321,10 @@ class MysteryPathCore(BatchedCore):
         if not cardinal_origin_choice:
             raise ValueError("MysteryPath: cardinal_origin_choice must name at least one side (0 … 3)")
         self.sides = tuple(int(s) for s in cardinal_origin_choice)
-        self.show_origin, self.show_goal, self.visual_feedback = bool(show_origin), bool(show_goal), bool(
-            visual_feedback)
-        self.reward_goal, self.reward_fall_off, self.reward_step = float(reward_goal), float(reward_fall_off), float(
-            reward_step)
+        self.show_origin, self.show_goal = bool(show_origin), bool(show_goal)
+        self.visual_feedback = bool(visual_feedback)
+        self.reward_goal, self.reward_fall_off = float(reward_goal), float(reward_fall_off)
+        self.reward_step = float(reward_step)
         self.reward_path_progress = default_progress if reward_path_progress is None else float(reward_path_progress)
         n = num_envs
         self.rngs: list[np.random.Generator | None] = [None] * n
