@@ -335,6 +335,9 @@ def test_the_time_limit_truncates():
     env.reset(seed=0)
     ends = [env.step(WAIT)[2:4] for _ in range(5)]
     assert ends == [(False, False)] * 4 + [(False, True)]
+    endless = make(ENDLESS, max_steps=5)  # upstream has no limit by default; max_steps adds one
+    endless.reset(seed=0)
+    assert [endless.step(NONE)[2:4] for _ in range(5)] == [(False, False)] * 4 + [(False, True)]
 
 
 # --- variants, seeding, batching -----------------------------------------------------------------------------------
