@@ -133,7 +133,7 @@ def test_batched_native_env_renders_each_env_like_the_single_env(env_id):
         single = _make(env_id)
         single.reset(seed=5 + i)
         np.testing.assert_array_equal(frame, single.render())
-    venv.step(np.zeros(venv.action_space.shape, dtype=np.int64))
+    venv.step(np.zeros(venv.action_space.shape, dtype=np.int64))  # Discrete or MultiDiscrete
     assert not np.array_equal(venv.render()[0], frames[0])
     text = gym.make_vec(env_id, num_envs=2, render_mode="ansi")
     text.reset(seed=0)

@@ -1,0 +1,131 @@
+"""Catalogue entries of Memory Gym's Mystery Path (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark
+Memory Capabilities of Agents"; the ``memory-gym`` package, which MIKASA-Base vendors), re-implemented in numpy in
+:mod:`membench_envs.envs.mystery_path`.
+
+Upstream registers ``MysteryPath-v0`` (free movement, 512 steps), ``MysteryPath-Grid-v0`` (grid locomotion, 128
+steps) and ``Endless-MysteryPath-v0`` (a scrolling, stamina-limited path): here ``MIKASA/MysteryPath-v0``,
+``MIKASA/MysteryPathGrid-v0`` and ``MIKASA/EndlessMysteryPath-v0``.
+"""
+
+from __future__ import annotations
+
+from membench_envs.catalogue import TaskSpec
+from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
+from membench_envs.envs._params import Param
+
+#: Upstream's defaults that differ between the two finite versions: (max_steps, reward_path_progress).
+MYSTERY_PATH_DEFAULTS = {True: (128, 0.0), False: (512, 0.1)}
+
+MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
+          "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
+    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3,
+          doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
+    Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
+    Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
+    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
+    Param("reward_goal", "float", 1.0, doc="reward for reaching the goal tile (ends the episode)"),
+    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
+    Param("reward_path_progress", "float", None, none_ok=True,
+          doc="reward per path tile reached for the first time; None: 0.0 (grid) / 0.1 (free)"),
+    Param("reward_step", "float", 0.0, doc="reward added on every step"),
+)
+
+ENDLESS_MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (truncation); None: none, as "
+          "upstream (the stamina ends episodes)"),
+    Param("stamina_level", "int", 20, low=1, doc="steps the agent may take without reaching a new path tile"),
+    Param("show_past_path", "bool", True, doc="draw the path behind the agent (up to 5 columns back)"),
+    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
+    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
+    Param("reward_path_progress", "float", 0.1, doc="reward per path tile reached for the first time"),
+    Param("reward_step", "float", 0.0, doc="reward added on every step"),
+)
+
+_EP = "membench_envs.envs.mystery_path:MysteryPath"
+_VEP = "membench_envs.envs.mystery_path:MysteryPathVector"
+
+
+def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
+    T, progress = MYSTERY_PATH_DEFAULTS[grid]
+    movement = (
+        "grid locomotion (0 wait, 1 turn left, 2 turn right, 3 forward one tile)" if grid
+        else "free movement (MultiDiscrete([3, 3]): [0 none, 1 left, 2 right], [0 none, 1 up, 2 down]; 3 px per step, "
+             "2 px per axis diagonally)"
+    )
+    return TaskSpec(
+        id=env_id,
+        entry_point=_EP,
+        vector_entry_point=_VEP,
+        description=(
+            f"Mystery Path{' Grid' if grid else ''}: walk an invisible path across a 7x7 board from one side to the "
+            f"other; stepping off it sends the agent back to the start (+1 at the goal"
+            f"{', +0.1 per new path tile' if progress else ''}); 84x84 image"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("capacity", "spatial"),
+        episode_length=T,
+        xi=(8, 26),
+        obs_type="dict",
+        action_type="discrete" if grid else "multi-discrete",
+        source="MIKASA",
+        kwargs={"grid": grid},
+        params=MYSTERY_PATH_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("path",),
+        xi_note=(
+            "Table 2 of the memory-classification paper gives [8, 26] for 'Mystery Path (finite)' without naming the "
+            "version or deriving it; it is used for both finite versions. Event: the agent learns that a tile is on "
+            "or off the path (by standing on it, or by the cross when it falls); recall: the next time it must "
+            "choose at that tile, after walking back from the start"
+        ),
+        notes=(
+            f"memory-gym {upstream} (MIKASA-Base vendors it), its default reset parameters: max_steps={T}, "
+            f"reward_goal=1, reward_path_progress={progress}, reward_fall_off=0, reward_step=0, no origin / goal "
+            f"shown, visual feedback on; {movement}. The time limit is a truncation here (upstream reports "
+            "done=True, truncated=False). Upstream IDs: MysteryPath-v0, MysteryPath-Grid-v0, Endless-MysteryPath-v0"
+        ),
+    )
+
+
+TASKS = [
+    _mystery_path("MIKASA/MysteryPath-v0", False, "MysteryPath-v0"),
+    _mystery_path("MIKASA/MysteryPathGrid-v0", True, "MysteryPath-Grid-v0"),
+    TaskSpec(
+        id="MIKASA/EndlessMysteryPath-v0",
+        entry_point="membench_envs.envs.mystery_path:EndlessMysteryPath",
+        vector_entry_point="membench_envs.envs.mystery_path:EndlessMysteryPathVector",
+        description=(
+            "Endless Mystery Path: an endless invisible path scrolls by from left to right; only the last tiles "
+            "behind the agent are shown; a fall sends it back to the start, a second fall at the same spot, a fall "
+            "behind its furthest column or 20 steps without a new tile end the episode (+0.1 per new tile); "
+            "84x84 image"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("capacity", "spatial"),
+        episode_length=None,
+        xi=None,
+        obs_type="dict",
+        action_type="discrete",
+        source="MIKASA",
+        kwargs={},
+        params=ENDLESS_MYSTERY_PATH_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("path_window",),
+        xi_note=(
+            "undefined: the memory paper's Table 2 lists only the finite Mystery Path, and here the distance between "
+            "learning a tile (a fall) and using it grows with the furthest column reached, without bound"
+        ),
+        notes=(
+            "memory-gym Endless-MysteryPath-v0 (MIKASA-Base vendors it), its default reset parameters: stamina 20, "
+            "reward_path_progress=0.1, past path shown (5 columns back), camera 5 tiles behind, no background, no "
+            "stamina bar, no step limit; actions 0 none, 1 right, 2 up, 3 down (3 px). Episodes end only by the "
+            "rules (terminated). Follows memory-gym 1.0.2, where the start tile refills the stamina (MIKASA-Base's "
+            "copy excludes it); upstream never clears its list of fall spots (it checks for a new furthest column "
+            "before updating it), kept. Upstream IDs: MysteryPath-v0, MysteryPath-Grid-v0, Endless-MysteryPath-v0"
+        ),
+    ),
+]

@@ -1,0 +1,814 @@
+"""Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0``,
+``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy
+with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised here the way
+pygame draws them.
+
+Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
+(0 left, 1 right, 2 top, 3 bottom); the start is a random tile on it, the goal a random tile on the opposite
+side. Upstream's generator then builds the path from the episode's ``numpy.random.Generator`` (seeded as
+gymnasium seeds ``np_random``, so a seed gives upstream's path): each inner tile (1 … 4 on both axes) is a wall
+with probability 33/100; 4 or 8 border tiles become walls (not next to the start, the goal, their neighbours, or
+an inner wall); an A* search with random step costs (1 … 8) and a Euclidean heuristic walks from the start to the
+goal. Upstream's A* quirks are kept, since they shape the path: the open node taken is the first one whose cost
+is below the first open node's (not the cheapest), and a node already open that is reached more cheaply gets the
+new predecessor but keeps its old cost. The path is invisible (upstream's default ``show_origin`` and
+``show_goal`` are False, so the board is black).
+
+Dynamics. Free movement (``MysteryPath-v0``): actions MultiDiscrete([3, 3]) = [0 none, 1 left, 2 right],
+[0 none, 1 up, 2 down]; the agent's centre moves 3 pixels (2 per axis diagonally: upstream truncates 3/√2),
+stays within 6 pixels of the edges, and its tile is centre // 12. Grid locomotion (``grid=True``): Discrete(4),
+0 wait, 1 turn left, 2 turn right, 3 one tile forward (not beyond the board). On each step: the goal tile ends
+the episode (``reward_goal``, success); else a path tile not rewarded before (start excluded) gives
+``reward_path_progress``; a tile off the path gives ``reward_fall_off``, shows a red cross over the agent
+(``visual_feedback``) and puts the agent back on the start tile on the next step, whatever its action (it keeps
+its facing). ``reward_step`` every step. After ``max_steps`` steps the episode is truncated (upstream ends it
+with done=True and truncated=False).
+
+Observation (``partial``): ``{"image"}``, uint8 (84, 84, 3), exactly upstream's observation, which is pygame's
+``surfarray`` of the screen: indexed [x, y] (columns first; ``render()`` shows it upright). The agent is
+upstream's sprite (a body disc with two hands on the side it faces), the red cross is drawn over it on the step
+it falls. ``oracle`` adds ``"oracle"``, the path: (7, 7) indexed [x, y], the rank of each tile along the path
+(1 = start … L = goal, 0 = off the path), the hidden fact that a perfect memory of past falls and progress
+approximates. ``full`` adds the path as ``"path"`` and the rest of the state: ``"tile"`` (the agent's [x, y]
+tile), ``"position"`` (its centre in pixels), ``"rotation"`` (its facing in units of 45° counter-clockwise from
+up, upstream's angle / 45), ``"returning"`` (1 when it fell and the next step puts it back on the start),
+``"rewarded"`` ((7, 7), the path tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the
+path in every variant.
+
+Endless (``EndlessMysteryPath``, upstream's ``Endless-MysteryPath-v0``). The path is made of segments: segment s
+is a 7 x 7 path from upstream's generator (the first starts on a random row, each next one on the row where the
+last ended, all end in the segment's last column), put in world columns 8s … 8s + 6, followed by one transition
+tile in column 8s + 7; three segments at the reset, and a new one whenever the agent enters the last but one. The
+agent starts on the first tile facing right and moves 3 px per step: Discrete(4), 0 none, 1 right, 2 up, 3 down
+(no left; nothing keeps it on the board). The camera follows it: the agent is always drawn with its centre at
+screen x = 66, and the path tiles behind it are shown (white with a 1 px (210, 210, 210) border): from the
+predecessor of the last path tile it stood on, back to the first tile in a column at most 5 behind the agent's
+column − 1. A path tile reached for the first time gives ``reward_path_progress``; stamina (``stamina_level``)
+drops by one every step and refills on a path tile not visited since the last fall. A fall: ``reward_fall_off``,
+the red cross, every tile refills again, and the next step puts the agent back on the first tile; the episode ends
+(terminated) when a fall is in a column behind the furthest one reached on the path, or on a spot where it fell
+before (upstream never clears that list), or when the stamina reaches 0. No step limit (``max_steps`` adds a
+truncation). The observation is upstream's screen, [x, y]; ``oracle`` adds ``"oracle"``, the path in a window
+of 16 columns (the agent's tile − 7 … + 8) x 7 rows: 0 off the path, 1 a tile up to the last one stood on, 2 a
+tile after it; ``full`` adds that window as ``"path"``, upstream's ground truth ``"direction"`` (the step from the
+last path tile to the next: east / north / south, one-hot; a step west keeps the old value as upstream does),
+the agent's world ``"position"``, ``"rotation"``, ``"stamina"`` (fraction left) and ``"returning"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import gymnasium as gym
+import numpy as np
+from membench_envs.catalogue.mystery_path import (
+    ENDLESS_MYSTERY_PATH_PARAMS,
+    MYSTERY_PATH_DEFAULTS,
+    MYSTERY_PATH_PARAMS,
+)
+from membench_envs.envs import _draw
+from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs._params import check_seed
+
+# ======================================================================================================================
+# Memory Gym drawing, shareable with the other Memory Gym tasks (Mortar Mayhem uses the same agent and screen).
+# Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
+# ======================================================================================================================
+SCREEN = 84  #: Memory Gym's screen: 336 px at SCALE = 0.25
+SCALE = 0.25
+AGENT_RADIUS = int(25 * SCALE)  #: 6 px
+BODY_RGB = (250, 204, 153)
+HAND_RGB = (50, 50, 50)  # upstream draws white hands, then a "0 px outline" that pygame fills: dark grey discs
+CROSS_RGB = (255, 0, 0)
+
+
+def tile_centre(tile, tile_dim: int = 12):
+    """The pixel centre of grid tile(s) ``tile`` (``[x, y]``): upstream's ``tile * tile_dim + tile_dim // 2``."""
+    return np.asarray(tile) * tile_dim + tile_dim // 2
+
+
+def pixel_tile(position, tile_dim: int = 12):
+    """The tile(s) holding the pixel position(s) ``position`` (upstream's ``position // tile_dim``)."""
+    return np.asarray(position) // tile_dim
+
+
+def filled_circle(size: int, cx: float, cy: float, radius: int) -> np.ndarray:
+    """A (size, size) bool mask [x, y] of a disc as pygame fills it (verified against pygame-ce 2.5).
+
+    pygame truncates the centre to integers and fills, for each d = 1 … r, the rows cy − d and cy + d − 1 from
+    cx − w(d) to cx + w(d) − 1, where w(d) is the largest x of the midpoint circle's points at height d (a radius
+    of 1 is a 2 x 2 block).
+    """
+    x0, y0 = int(cx), int(cy)
+    half = np.zeros(radius + 2, dtype=np.int64)
+    x, y, f = 0, radius, 1 - radius
+    while x <= y:  # the midpoint circle algorithm over one octant; (x, y) and (y, x) bound the quadrant
+        half[y] = max(half[y], x)
+        half[x] = max(half[x], y)
+        if f < 0:
+            f += 2 * x + 3
+        else:
+            f += 2 * (x - y) + 5
+            y -= 1
+        x += 1
+    if radius == 1:
+        half[1] = 1
+    mask = np.zeros((size, size), dtype=bool)
+    for d in range(1, radius + 1):
+        xs = slice(max(x0 - half[d], 0), max(x0 + half[d], 0))
+        for row in (y0 - d, y0 + d - 1):
+            if 0 <= row < size:
+                mask[xs, row] = True
+    return mask
+
+
+def _rotate(v: tuple[int, int], degrees: int) -> tuple[float, float]:
+    """``v`` rotated by ``degrees`` (counter-clockwise in pygame's y-down frame, as ``Vector2.rotate``)."""
+    if degrees % 90 == 0:  # exact, as pygame special-cases right angles
+        c, s = ((1, 0), (0, 1), (-1, 0), (0, -1))[(degrees // 90) % 4]
+    else:
+        r = math.radians(degrees)
+        c, s = math.cos(r), math.sin(r)
+    return v[0] * c - v[1] * s, v[0] * s + v[1] * c
+
+
+def agent_sprites(scale: float = SCALE) -> tuple[np.ndarray, np.ndarray]:
+    """Memory Gym's agent: ``(masks, colours)``, (8, D, D) bool and (8, D, D, 3) uint8, [x, y], one per facing
+    k = 0 … 7 (upstream's rotation k * 45°: 0 up, 90 left, 180 down, 270 right; the hands are on that side)."""
+    radius = int(25 * scale)
+    hand_x, hand_y, hand_r = int(18 * scale), int(12 * scale), int(10 * scale)
+    extension = 14
+    dim = radius * 2 + hand_r + extension
+    c = dim // 2
+    hands = ((c - hand_x - c, hand_y + extension // 2 - c), (c + hand_x - c, hand_y + extension // 2 - c))
+    body = filled_circle(dim, c, c, radius)
+    masks = np.zeros((8, dim, dim), dtype=bool)
+    colours = np.zeros((8, dim, dim, 3), dtype=np.uint8)
+    for k in range(8):
+        angle = 360 - 45 * k  # upstream's sprite k is drawn with its hands rotated by this angle
+        colours[k][body] = BODY_RGB
+        hand = np.zeros((dim, dim), dtype=bool)
+        for v in hands:
+            dx, dy = _rotate(v, angle)
+            hand |= filled_circle(dim, c + dx, c + dy, hand_r)
+        colours[k][hand] = HAND_RGB
+        masks[k] = body | hand
+    return masks, colours
+
+
+def fall_cross(scale: float = SCALE) -> np.ndarray:
+    """The red cross Memory Gym shows where the agent fell: a (D, D) bool mask, D = 40 * scale = 10 px; two
+    diagonals 3 px wide (pygame's lines of width int(12 * scale))."""
+    dim = int(40 * scale)
+    i, j = np.mgrid[:dim, :dim]
+    half = int(12 * scale) // 2
+    return (np.abs(i - j) <= half) | (np.abs(i + j - (dim - 1)) <= half)
+
+
+class Sprites:
+    """Sprites as lists of pixels, for drawing one sprite per image of a batch with one numpy assignment.
+
+    ``masks`` (K, D, D) bool and ``colours`` (K, D, D, 3) or one RGB triple, [x, y]; sprite k's pixels are kept
+    as offsets from its top-left corner (padded to the longest sprite with pixels that are never drawn)."""
+
+    def __init__(self, masks: np.ndarray, colours):
+        masks = np.asarray(masks, dtype=bool)
+        k, d = masks.shape[:2]
+        colours = np.broadcast_to(np.asarray(colours, dtype=np.uint8), (k, d, d, 3))
+        longest = int(masks.reshape(k, -1).sum(axis=1).max())
+        self.offsets = np.zeros((k, longest, 2), dtype=np.int64)
+        self.colours = np.zeros((k, longest, 3), dtype=np.uint8)
+        self.real = np.zeros((k, longest), dtype=bool)
+        for i in range(k):
+            xs, ys = np.nonzero(masks[i])
+            self.offsets[i, :xs.size] = np.stack([xs, ys], axis=1)
+            self.colours[i, :xs.size] = colours[i, xs, ys]
+            self.real[i, :xs.size] = True
+
+    def draw(self, canvas: np.ndarray, which: np.ndarray, corner: np.ndarray, images: np.ndarray | None = None):
+        """Draw sprite ``which[j]`` with its top-left corner at ``corner[j]`` ([x, y]) into image ``images[j]``
+        (default j) of ``canvas`` (m, W, H, 3), in place, clipped to the canvas."""
+        images = np.arange(len(which)) if images is None else images
+        xy = corner[:, None, :] + self.offsets[which]  # (n, P, 2)
+        width, height = canvas.shape[1:3]
+        keep = self.real[which] & (xy[..., 0] >= 0) & (xy[..., 0] < width) & (xy[..., 1] >= 0) & (xy[..., 1] < height)
+        j, p = np.nonzero(keep)
+        canvas[images[j], xy[j, p, 0], xy[j, p, 1]] = self.colours[which[j], p]
+
+
+# ======================================================================================================================
+# Mystery Path
+# ======================================================================================================================
+GRID = 7
+TILE = SCREEN // GRID  # 12 px
+AGENT_MASKS, AGENT_COLOURS = agent_sprites()
+SPRITE = AGENT_MASKS.shape[1]  # 28 px
+CROSS = fall_cross()
+_AGENT = Sprites(AGENT_MASKS, AGENT_COLOURS)
+_CROSS = Sprites(CROSS[None], CROSS_RGB)
+ORIGIN_RGB, GOAL_RGB = (0, 0, 255), (0, 255, 0)
+
+#: Free movement, per action h * 3 + v ([horizontal, vertical]): the (dx, dy) step in pixels, and per (facing,
+#: action) the new facing (upstream's angle / 45: 0 up, 1 up-left, 2 left, … 6 right, 7 up-right; kept on no move).
+_SPEED = 12.0 * SCALE
+_FREE_STEP = np.zeros((9, 2), dtype=np.int64)
+_FREE_FACING = np.repeat(np.arange(8)[:, None], 9, axis=1)
+_DIAGONAL_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
+for _h in range(3):
+    for _v in range(3):
+        _dx, _dy = (0, -1, 1)[_h], (0, -1, 1)[_v]
+        if _dx or _dy:
+            _norm = math.hypot(_dx, _dy)
+            _FREE_STEP[_h * 3 + _v] = (int(_dx / _norm * _SPEED), int(_dy / _norm * _SPEED))  # 3/√2 -> 2
+            _FREE_FACING[:, _h * 3 + _v] = _DIAGONAL_FACING[(_dx, _dy)]
+#: Grid locomotion, per (facing, action 0 wait, 1 turn left, 2 turn right, 3 forward): the new facing and the
+#: tile step (forward: up for facing 0, left for 2, down for 4, right for 6).
+_GRID_FACING = np.stack([np.arange(8), (np.arange(8) + 2) % 8, (np.arange(8) - 2) % 8, np.arange(8)], axis=1)
+_GRID_STEP = np.zeros((8, 4, 2), dtype=np.int64)
+_GRID_STEP[[0, 2, 4, 6], 3] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
+
+
+@functools.lru_cache(maxsize=8)
+def _neighbours(n: int) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """Per tile x * n + y of an n x n board: its 4 neighbours in upstream's order (+x, -x, +y, -y), and its 8
+    neighbours, as tile indices."""
+    four, eight = [], []
+    for x in range(n):
+        for y in range(n):
+            four.append(tuple((x + dx) * n + y + dy for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                              if 0 <= x + dx < n and 0 <= y + dy < n))
+            eight.append(tuple((x + dx) * n + y + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                               if (dx or dy) and 0 <= x + dx < n and 0 <= y + dy < n))
+    return tuple(four), tuple(eight)
+
+
+def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int],
+                  size: int = GRID) -> list[tuple[int, int]]:
+    """Upstream's procedural path from ``start`` to ``goal`` (tiles [x, y]), drawing from ``rng`` in upstream's
+    order; returns the path's tiles from the start to the goal. (Plain Python: it runs once per episode.)"""
+    n = size
+    four, eight = _neighbours(n)
+    wall = [False] * (n * n)  # tile x * n + y
+    for x in range(1, n - 2):  # inner walls: one draw per tile, x outer
+        for y in range(1, n - 2):
+            wall[x * n + y] = rng.integers(0, 100) < 33
+    s, e = start[0] * n + start[1], goal[0] * n + goal[1]
+    near_ends = {s, e, *four[s], *four[e]}
+    border = [x * n + y for x in range(n) for y in range(n)
+              if (x in (0, n - 1) or y in (0, n - 1)) and x * n + y not in near_ends
+              and not any(wall[k] for k in eight[x * n + y])]
+    for _ in range((4, 8)[rng.choice(2)]):  # upstream: rng.choice([4, 8]), then rng.choice(candidates)
+        if border:
+            wall[border.pop(int(rng.choice(len(border))))] = True
+
+    # A* with random step costs (upstream's, quirks included; see the module docstring)
+    g = [0] * (n * n)
+    f = [0.0] * (n * n)
+    previous = [-1] * (n * n)
+    is_open, closed = [False] * (n * n), [False] * (n * n)
+    open_list = [s]
+    is_open[s] = True
+    gx, gy = goal
+    while True:
+        if not open_list:
+            raise RuntimeError(f"Mystery Path: no path from {start} to {goal} (upstream raises too)")
+        first = f[open_list[0]]
+        current = next((k for k in open_list if f[k] < first), open_list[0])
+        if current == e:
+            break
+        open_list.remove(current)
+        is_open[current], closed[current] = False, True
+        for k in four[current]:
+            if closed[k] or wall[k]:
+                continue
+            cost = g[current] + int(rng.integers(1, 9))
+            if is_open[k]:
+                if not cost < g[k]:
+                    continue  # cheaper: upstream keeps the old cost but takes the new predecessor
+            else:
+                g[k] = cost
+                open_list.append(k)
+                is_open[k] = True
+            f[k] = g[k] + math.sqrt((k // n - gx) ** 2 + (k % n - gy) ** 2)
+            previous[k] = current
+    path = [e]
+    while previous[path[-1]] >= 0:
+        path.append(previous[path[-1]])
+    return [(k // n, k % n) for k in reversed(path)]
+
+
+def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Upstream's start and goal tiles: a side from ``sides`` (0 left, 1 right, 2 top, 3 bottom), then a tile on it
+    and one on the opposite side."""
+    side = sides[int(rng.choice(len(sides)))]
+    last = size - 1
+    a, b = int(rng.integers(0, size)), int(rng.integers(0, size))
+    return {0: ((0, a), (last, b)), 1: ((last, a), (0, b)), 2: ((a, 0), (b, last)), 3: ((a, last), (b, 0))}[side]
+
+
+class MysteryPathCore(BatchedCore):
+    PARAMS = MYSTERY_PATH_PARAMS
+
+    def __init__(self, num_envs: int, grid: bool = False, max_steps: int | None = None,
+                 cardinal_origin_choice=(0, 1, 2, 3), show_origin: bool = False, show_goal: bool = False,
+                 visual_feedback: bool = True, reward_goal: float = 1.0, reward_fall_off: float = 0.0,
+                 reward_path_progress: float | None = None, reward_step: float = 0.0):
+        super().__init__(num_envs)
+        default_steps, default_progress = MYSTERY_PATH_DEFAULTS[bool(grid)]
+        self.grid = bool(grid)
+        self.T = default_steps if max_steps is None else int(max_steps)
+        if not cardinal_origin_choice:
+            raise ValueError("MysteryPath: cardinal_origin_choice must name at least one side (0 … 3)")
+        self.sides = tuple(int(s) for s in cardinal_origin_choice)
+        self.show_origin, self.show_goal = bool(show_origin), bool(show_goal)
+        self.visual_feedback = bool(visual_feedback)
+        self.reward_goal, self.reward_fall_off = float(reward_goal), float(reward_fall_off)
+        self.reward_step = float(reward_step)
+        self.reward_path_progress = default_progress if reward_path_progress is None else float(reward_path_progress)
+        n = num_envs
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        self.pending_seed = np.full(n, -1, dtype=np.int64)  # set by the envs' reset(seed=...) for _new_episodes
+        self.path = np.zeros((n, GRID, GRID), dtype=np.int64)  # [x, y]: rank along the path, 0 = off it
+        self.start = np.zeros((n, 2), dtype=np.int64)
+        self.goal = np.zeros((n, 2), dtype=np.int64)
+        self.position = np.zeros((n, 2), dtype=np.int64)  # the agent's centre in pixels
+        self.facing = np.zeros(n, dtype=np.int64)  # upstream's rotation / 45
+        self.returning = np.zeros(n, dtype=bool)  # fell on the last step: the next one puts it back on the start
+        self.cross = np.zeros(n, dtype=bool)  # the red cross is shown, centred at cross_at
+        self.cross_at = np.zeros((n, 2), dtype=np.int64)
+        self.rewarded = np.zeros((n, GRID, GRID), dtype=bool)
+        self.num_fails = np.zeros(n, dtype=np.int64)
+        self.board = np.zeros((n, SCREEN, SCREEN, 3), dtype=np.uint8)  # the path surface (black unless shown)
+        self._rows = np.arange(n)
+        if self.grid:
+            self.action_space = gym.spaces.Discrete(4)
+        else:
+            self.action_space = gym.spaces.MultiDiscrete([3, 3])
+        image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
+        path = gym.spaces.MultiDiscrete(np.full((GRID, GRID), GRID * GRID + 1))
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict({"image": image}),
+            "oracle": gym.spaces.Dict({"image": image, "oracle": path}),
+            "full": gym.spaces.Dict({
+                "image": image,
+                "path": path,
+                "tile": gym.spaces.MultiDiscrete([GRID, GRID]),
+                "position": gym.spaces.MultiDiscrete([SCREEN + 1, SCREEN + 1]),
+                "rotation": gym.spaces.Discrete(8),
+                "returning": gym.spaces.Discrete(2),
+                "rewarded": gym.spaces.MultiBinary((GRID, GRID)),
+                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+            }),
+        }
+
+    # --- episodes ----------------------------------------------------------------------------------------------
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            if self.episode[i] == 0 or self.rngs[i] is None:  # a new seed stream: upstream's np_random for it
+                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
+                self.rngs[i] = np.random.default_rng(seed)
+            rng = self.rngs[i]
+            start, goal = draw_start_and_goal(rng, self.sides)
+            tiles = generate_path(rng, start, goal)
+            self.path[i] = 0
+            xs, ys = np.array(tiles).T
+            self.path[i, xs, ys] = np.arange(1, len(tiles) + 1)
+            self.start[i], self.goal[i] = start, goal
+            self.board[i] = 0
+            if self.show_goal:
+                self.board[i, goal[0] * TILE:(goal[0] + 1) * TILE, goal[1] * TILE:(goal[1] + 1) * TILE] = GOAL_RGB
+            if self.show_origin:
+                self.board[i, start[0] * TILE:(start[0] + 1) * TILE, start[1] * TILE:(start[1] + 1) * TILE] = ORIGIN_RGB
+        self.position[idx] = tile_centre(self.start[idx], TILE)
+        self.facing[idx] = 0
+        self.returning[idx] = False
+        self.cross[idx] = False
+        self.rewarded[idx] = False
+        self.num_fails[idx] = 0
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def step(self, actions, idx=None):
+        rows = self._rows if idx is None else idx
+        position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
+        if self.grid:
+            tile = position // TILE + _GRID_STEP[facing, actions]
+            moved = np.minimum(np.maximum(tile, 0), GRID - 1) * TILE + TILE // 2
+            turned = _GRID_FACING[facing, actions]
+        else:
+            a = actions[:, 0] * 3 + actions[:, 1]
+            moved = np.minimum(np.maximum(position + _FREE_STEP[a], AGENT_RADIUS), SCREEN - AGENT_RADIUS)
+            turned = _FREE_FACING[facing, a]
+        if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
+            moved[returning] = self.start[rows[returning]] * TILE + TILE // 2
+            turned[returning] = facing[returning]
+        tile = moved // TILE
+        cell = tile[:, 0] * GRID + tile[:, 1]
+        at_goal = cell == self.goal[rows, 0] * GRID + self.goal[rows, 1]
+        rank = self.path.reshape(-1, GRID * GRID)[rows, cell]
+        fell = rank == 0  # the goal is on the path
+        rewarded = self.rewarded.reshape(-1, GRID * GRID)
+        first_visit = (rank > 1) & ~at_goal & ~rewarded[rows, cell]  # rank 1 is the start
+        reward = self.reward_step + self.reward_goal * at_goal + self.reward_path_progress * first_visit \
+            + self.reward_fall_off * fell
+        rewarded[rows[first_visit], cell[first_visit]] = True
+        self.num_fails[rows] += fell
+        self.returning[rows] = fell  # (upstream skips this on the goal step, where it is False anyway)
+        self.cross[rows] = fell & self.visual_feedback
+        self.cross_at[rows] = moved
+        self.position[rows] = moved
+        self.facing[rows] = turned
+        t = self.t[rows] + 1
+        self.t[rows] = t
+        self.success[rows] = at_goal
+        return reward, at_goal, ~at_goal & (t >= self.T)
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def image(self, sl) -> np.ndarray:
+        rows = self._rows[sl]
+        canvas = self.board[rows]  # a copy (fancy indexing)
+        _AGENT.draw(canvas, self.facing[rows], self.position[rows] - SPRITE // 2)
+        crossed = np.flatnonzero(self.cross[rows])
+        if crossed.size:
+            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64),
+                        self.cross_at[rows[crossed]] - CROSS.shape[0] // 2, images=crossed)
+        return canvas
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return self.path[sl].copy()
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        obs = {"image": self.image(sl)}
+        if variant == "oracle":
+            obs["oracle"] = self.oracle(idx)
+        elif variant == "full":
+            obs["path"] = self.oracle(idx)
+            obs["tile"] = pixel_tile(self.position[sl], TILE)
+            obs["position"] = self.position[sl].copy()
+            obs["rotation"] = self.facing[sl].copy()
+            obs["returning"] = self.returning[sl].astype(np.int64)
+            obs["rewarded"] = self.rewarded[sl].astype(np.int8)
+            obs["time"] = (self.t[sl] / self.T).astype(np.float32)[:, None]
+        return obs
+
+    # --- pictures ----------------------------------------------------------------------------------------------
+    def render_ansi(self, i: int) -> str:
+        """The board, rows top to bottom: ``S`` start, ``G`` goal, ``o`` path, ``.`` off it, ``A`` the agent
+        (``X`` when it just fell)."""
+        chars = np.where(self.path[i] > 0, "o", ".").astype("<U1")
+        chars[tuple(self.start[i])], chars[tuple(self.goal[i])] = "S", "G"
+        x, y = pixel_tile(self.position[i], TILE)
+        chars[x, y] = "X" if self.returning[i] else "A"
+        lines = ["".join(chars[:, row]) for row in range(GRID)]
+        return "\n".join(lines) + f"\nt={self.t[i]}/{self.T}\n"
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The agent's image upright at 4x scale, the hidden path tinted in dim blue beneath it (start and goal
+        brighter), and t / T along the bottom."""
+        scale, m = 4, 8
+        image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
+        path = self.path[i].T
+        hidden = np.zeros_like(image)
+        hidden[np.repeat(np.repeat(path > 0, TILE, 0), TILE, 1)] = _draw.dim(_draw.HIDDEN)
+        for tile, colour in ((self.start[i], ORIGIN_RGB), (self.goal[i], GOAL_RGB)):
+            hidden[tile[1] * TILE:(tile[1] + 1) * TILE, tile[0] * TILE:(tile[0] + 1) * TILE] = _draw.dim(colour)
+        picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
+        size = SCREEN * scale
+        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
+        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+        canvas.progress(self.t[i] / self.T)
+        canvas.border(done, bool(self.success[i]))
+        return canvas.image()
+
+
+# ======================================================================================================================
+# Endless Mystery Path
+# ======================================================================================================================
+SEGMENT = GRID + 1  #: columns per endless segment: a 7 x 7 path, then one transition tile
+_ENDLESS_STEP = np.array([(0, 0), (3, 0), (0, -3), (0, 3)], dtype=np.int64)  # none, right, up, down (3 px)
+_ENDLESS_FACING = np.array([-1, 6, 0, 4], dtype=np.int64)  # upstream's angle / 45; -1: unchanged
+AGENT_SCREEN_X = 66  #: the agent's centre on screen: the camera trails it by 5.0 tiles (camera_offset_scale)
+_PAST_DEPTH = 5  #: columns of past path drawn behind the agent (int(camera_offset_scale))
+_LOOK_BACK = 128  #: path nodes examined when drawing the past path (more than 6 columns can hold)
+_DIRECTIONS = np.full((3, 3), -1, dtype=np.int64)  # per (dx + 1, dy + 1) of a path step: east 0, north 1, south 2
+_DIRECTIONS[2, 1], _DIRECTIONS[1, 0], _DIRECTIONS[1, 2] = 0, 1, 2
+_ONE_HOT = np.eye(3, dtype=np.int64)[[0, 1, 2, 0]]  # (index -1: unused)
+#: the oracle's window: the path in the columns [tile - 7, tile + 8] around the agent's tile
+WINDOW_BEHIND, WINDOW = 7, 16
+
+
+_VIEW_COLUMNS = SCREEN // TILE + 2  #: world columns that can show on screen (the first and last partly)
+_ROW_EDGE = (np.arange(SCREEN) % TILE == 0) | (np.arange(SCREEN) % TILE == TILE - 1)  # tile borders along y
+
+
+class EndlessMysteryPathCore(BatchedCore):
+    PARAMS = ENDLESS_MYSTERY_PATH_PARAMS
+
+    def __init__(self, num_envs: int, max_steps: int | None = None, stamina_level: int = 20,
+                 show_past_path: bool = True, visual_feedback: bool = True, reward_fall_off: float = 0.0,
+                 reward_path_progress: float = 0.1, reward_step: float = 0.0):
+        super().__init__(num_envs)
+        n = num_envs
+        self.max_steps = max_steps
+        self.T = max_steps if max_steps is not None else np.iinfo(np.int64).max
+        self.stamina_level = int(stamina_level)
+        self.show_past_path, self.visual_feedback = bool(show_past_path), bool(visual_feedback)
+        self.reward_fall_off, self.reward_path_progress = float(reward_fall_off), float(reward_path_progress)
+        self.reward_step = float(reward_step)
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        self.pending_seed = np.full(n, -1, dtype=np.int64)
+        self._rows = np.arange(n)
+        self._allocate(4 * SEGMENT)
+        self.segments = np.zeros(n, dtype=np.int64)
+        self.nodes = np.zeros(n, dtype=np.int64)  # path nodes so far
+        self.end_y = np.zeros(n, dtype=np.int64)  # the last segment's goal row: the next segment starts there
+        self.position = np.zeros((n, 2), dtype=np.int64)  # the agent's centre in world pixels
+        self.facing = np.zeros(n, dtype=np.int64)
+        self.current = np.zeros(n, dtype=np.int64)  # rank of the last path node the agent stood on
+        self.direction = np.zeros((n, 3), dtype=np.int64)  # upstream's ground truth: next node east / north / south
+        self.stamina = np.zeros(n, dtype=np.int64)
+        self.max_x = np.zeros(n, dtype=np.int64)
+        self.returning = np.zeros(n, dtype=bool)
+        self.cross = np.zeros(n, dtype=bool)
+        self.num_fails = np.zeros(n, dtype=np.int64)
+        self.falls: list[set[tuple[int, int]]] = [set() for _ in range(n)]
+        self.action_space = gym.spaces.Discrete(4)
+        image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
+        window = gym.spaces.MultiDiscrete(np.full((WINDOW, GRID), 3))
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict({"image": image}),
+            "oracle": gym.spaces.Dict({"image": image, "oracle": window}),
+            "full": gym.spaces.Dict({
+                "image": image,
+                "path": window,
+                "direction": gym.spaces.MultiBinary(3),
+                # the agent's centre in world pixels (x grows along the path; y leaves the board by a step at most)
+                "position": gym.spaces.Box(np.array([0, -TILE], np.float32),
+                                           np.array([2**24, SCREEN + TILE], np.float32), dtype=np.float32),
+                "rotation": gym.spaces.Discrete(8),
+                "stamina": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                "returning": gym.spaces.Discrete(2),
+            }),
+        }
+
+    def _allocate(self, columns: int) -> None:
+        """(Re)size the per-tile arrays to ``columns`` world columns, keeping what they hold."""
+        n = self.num_envs
+        old = getattr(self, "rank", None)
+        self.columns = columns
+        fresh = {
+            "rank": np.zeros((n, columns, GRID), dtype=np.int64),  # [x, y]: the node's rank along the path, 0 = off
+            "rewarded": np.zeros((n, columns, GRID), dtype=bool),
+            "refilled": np.zeros((n, columns, GRID), dtype=bool),  # upstream's stamina_visited
+            "node_xy": np.zeros((n, columns * GRID + 1, 2), dtype=np.int64),  # per rank (1 …), its tile
+        }
+        for name, array in fresh.items():
+            if old is not None:
+                previous = getattr(self, name)
+                array[:, :previous.shape[1]] = previous
+            setattr(self, name, array)
+
+    # --- the endless path ----------------------------------------------------------------------------------------
+    def _add_segment(self, i: int) -> None:
+        """Upstream's next segment: a 7 x 7 path from the last goal row (the first: a random row) to a random row
+        of the segment's last column, shifted to columns 8s … 8s + 6, then a transition tile in column 8s + 7."""
+        rng = self.rngs[i]
+        s = int(self.segments[i])
+        start_y = int(rng.integers(0, GRID)) if s == 0 else int(self.end_y[i])
+        end_y = int(rng.integers(0, GRID))
+        tiles = generate_path(rng, (0, start_y), (GRID - 1, end_y)) + [(GRID, end_y)]
+        if SEGMENT * (s + 1) > self.columns:
+            self._allocate(2 * self.columns)
+        xy = np.array(tiles, dtype=np.int64) + (SEGMENT * s, 0)
+        first = int(self.nodes[i]) + 1
+        ranks = np.arange(first, first + len(tiles))
+        self.rank[i, xy[:, 0], xy[:, 1]] = ranks
+        self.node_xy[i, ranks] = xy
+        self.nodes[i] += len(tiles)
+        self.segments[i] = s + 1
+        self.end_y[i] = end_y
+
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            if self.episode[i] == 0 or self.rngs[i] is None:
+                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
+                self.rngs[i] = np.random.default_rng(seed)
+            self.rank[i] = 0
+            self.rewarded[i] = False
+            self.refilled[i] = False
+            self.segments[i] = self.nodes[i] = 0
+            for _ in range(3):
+                self._add_segment(i)
+            self.falls[i] = set()
+            start = self.node_xy[i, 1]
+            self.rewarded[i, start[0], start[1]] = True  # upstream: the first node yields no reward
+            self.position[i] = start * TILE + TILE // 2
+        self.facing[idx] = 6  # 270°: facing right
+        self.current[idx] = 1
+        self.direction[idx] = self._direction(idx, np.zeros((np.size(idx), 3), dtype=np.int64))
+        self.stamina[idx] = self.stamina_level
+        self.max_x[idx] = 0
+        self.returning[idx] = False
+        self.cross[idx] = False
+        self.num_fails[idx] = 0
+
+    def _direction(self, rows, previous):
+        """Upstream's ground truth: the step from the current node to the next, one-hot east / north / south
+        (a step west keeps the previous value, as upstream does)."""
+        current = self.current[rows]
+        d = self.node_xy[rows, current + 1] - self.node_xy[rows, current]
+        which = _DIRECTIONS[d[:, 0] + 1, d[:, 1] + 1]  # east 0, north 1, south 2, west -1
+        return np.where((which >= 0)[:, None], _ONE_HOT[which], previous)
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def step(self, actions, idx=None):
+        rows = self._rows if idx is None else idx
+        position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
+        moved = position + _ENDLESS_STEP[actions]
+        turned = np.where(_ENDLESS_FACING[actions] >= 0, _ENDLESS_FACING[actions], facing)
+        if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
+            moved[returning] = self.node_xy[rows[returning], 1] * TILE + TILE // 2
+            turned[returning] = facing[returning]
+        tile = moved // TILE
+        for j in np.flatnonzero(tile[:, 0] // SEGMENT > self.segments[rows] - 2):  # keep a segment ahead
+            self._add_segment(int(rows[j]))
+        inside = (tile[:, 1] >= 0) & (tile[:, 1] < GRID)
+        ty = np.where(inside, tile[:, 1], 0)
+        rank = np.where(inside, self.rank[rows, tile[:, 0], ty], 0)
+        on_path = rank > 0
+        new_tile = on_path & ~self.rewarded[rows, tile[:, 0], ty]
+        refill = on_path & ~self.refilled[rows, tile[:, 0], ty]
+        self.rewarded[rows[new_tile], tile[new_tile, 0], ty[new_tile]] = True
+        self.refilled[rows[refill], tile[refill, 0], ty[refill]] = True
+        stamina = np.where(refill, self.stamina_level, self.stamina[rows])
+        self.current[rows] = np.where(on_path, rank, self.current[rows])
+        fell = ~on_path
+        terminated = fell & (tile[:, 0] < self.max_x[rows])  # fell behind its furthest column
+        for j in np.flatnonzero(fell & ~terminated):  # or where it fell before
+            spot = (int(tile[j, 0]), int(tile[j, 1]))
+            falls = self.falls[int(rows[j])]
+            terminated[j] = spot in falls
+            falls.add(spot)  # (upstream would clear these on a new furthest column, but checks too early to)
+        if fell.any():  # a fall makes every tile refill the stamina again
+            self.refilled[rows[fell]] = False
+            stamina = np.where(fell, self.stamina_level, stamina)
+        reward = self.reward_step + self.reward_path_progress * new_tile + self.reward_fall_off * fell
+        self.num_fails[rows] += fell
+        self.returning[rows] = fell
+        self.cross[rows] = fell & self.visual_feedback
+        stamina = stamina - 1
+        terminated |= stamina == 0
+        self.stamina[rows] = stamina
+        self.position[rows] = moved
+        self.facing[rows] = turned
+        self.direction[rows] = self._direction(rows, self.direction[rows])
+        self.max_x[rows] = np.where(on_path & (tile[:, 0] > self.max_x[rows]), tile[:, 0], self.max_x[rows])
+        t = self.t[rows] + 1
+        self.t[rows] = t
+        return reward, terminated, ~terminated & (t >= self.T)
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def image(self, sl) -> np.ndarray:
+        rows = self._rows[sl]
+        m = rows.size
+        canvas = np.zeros((m, SCREEN, SCREEN, 3), dtype=np.uint8)
+        position = self.position[rows]
+        camera = position[:, 0] - AGENT_SCREEN_X  # world x of the screen's left edge
+        if self.show_past_path:
+            # from the current node's predecessor back to the first node in a column <= past_x (drawn too)
+            x0 = position[:, 0] // TILE - 1
+            past_x = np.maximum(0, x0 - _PAST_DEPTH)
+            ranks = self.current[rows, None] - 1 - np.arange(_LOOK_BACK)[None, :]  # (m, K)
+            valid = (ranks >= 1) & (x0 >= 0)[:, None]
+            xy = self.node_xy[rows[:, None], np.maximum(ranks, 0)]  # (m, K, 2)
+            reached = valid & (xy[..., 0] <= past_x[:, None])
+            last = np.where(reached.any(axis=1), reached.argmax(axis=1), _LOOK_BACK)
+            draw = valid & (np.arange(_LOOK_BACK)[None, :] <= last[:, None])
+            # the drawn tiles on a tile map of the 9 world columns in view, blown up and shifted by the camera
+            first = camera // TILE  # the world column at the screen's left edge (partly visible)
+            j, k = np.nonzero(draw)
+            column = xy[j, k, 0] - first[j]
+            seen = (column >= 0) & (column < _VIEW_COLUMNS)
+            tiles = np.zeros((m, _VIEW_COLUMNS, GRID), dtype=bool)
+            tiles[j[seen], column[seen], xy[j[seen], k[seen], 1]] = True
+            pixels = tiles.repeat(TILE, axis=1).repeat(TILE, axis=2)  # (m, 108, 84)
+            xs = camera[:, None] - first[:, None] * TILE + np.arange(SCREEN)[None, :]  # (m, 84) into the map
+            pixels = pixels[np.arange(m)[:, None], xs]
+            canvas[pixels] = 255
+            edge = (xs % TILE == 0) | (xs % TILE == TILE - 1)  # upstream's 1 px (210, 210, 210) border
+            canvas[pixels & (edge[:, :, None] | _ROW_EDGE[None, None, :])] = 210
+        screen = np.stack([np.full(m, AGENT_SCREEN_X), position[:, 1]], axis=1)
+        _AGENT.draw(canvas, self.facing[rows], screen - SPRITE // 2)
+        crossed = np.flatnonzero(self.cross[rows])
+        if crossed.size:
+            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
+                        images=crossed)
+        return canvas
+
+    def window(self, sl) -> np.ndarray:
+        """(m, 16, 7) [x, y]: the path in the columns tile − 7 … tile + 8 around the agent: 0 off the path, 1 a
+        node at or before the current one, 2 a node after it."""
+        rows = self._rows[sl]
+        columns = self.position[rows, 0, None] // TILE - WINDOW_BEHIND + np.arange(WINDOW)[None, :]
+        inside = (columns >= 0) & (columns < self.columns)
+        rank = self.rank[rows[:, None], np.minimum(np.maximum(columns, 0), self.columns - 1)] * inside[:, :, None]
+        return np.where(rank == 0, 0, np.where(rank > self.current[rows, None, None], 2, 1))
+
+    def oracle(self, idx=None):
+        sl = slice(None) if idx is None else idx
+        return self.window(sl)
+
+    def observe(self, variant, idx=None):
+        sl = slice(None) if idx is None else idx
+        obs = {"image": self.image(sl)}
+        if variant == "oracle":
+            obs["oracle"] = self.window(sl)
+        elif variant == "full":
+            obs["path"] = self.window(sl)
+            obs["direction"] = self.direction[sl].astype(np.int8)
+            obs["position"] = self.position[sl].astype(np.float32)
+            obs["rotation"] = self.facing[sl].copy()
+            obs["stamina"] = (self.stamina[sl] / self.stamina_level).astype(np.float32)[:, None]
+            obs["returning"] = self.returning[sl].astype(np.int64)
+        return obs
+
+    # --- pictures ----------------------------------------------------------------------------------------------
+    def render_ansi(self, i: int) -> str:
+        """The oracle window (columns tile − 7 … tile + 8; ``o`` path behind, ``+`` ahead, ``.`` off it) with the
+        agent (``A``, ``X`` when it just fell), its stamina and its furthest column."""
+        window = self.window(np.array([i]))[0]
+        chars = np.array([".", "o", "+"])[window]
+        y = int(self.position[i, 1] // TILE)
+        if 0 <= y < GRID:
+            chars[WINDOW_BEHIND, y] = "X" if self.returning[i] else "A"
+        lines = ["".join(chars[:, row]) for row in range(GRID)]
+        return "\n".join(lines) + (f"\nstamina={self.stamina[i]}/{self.stamina_level} max_x={self.max_x[i]} "
+                                   f"t={self.t[i]}\n")
+
+    def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
+        """The agent's image upright at 4x scale, the hidden path ahead tinted in dim blue beneath it, and the
+        stamina along the bottom."""
+        scale, m = 4, 8
+        image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
+        camera = int(self.position[i, 0]) - AGENT_SCREEN_X
+        hidden = np.zeros_like(image)
+        xs = camera + np.arange(SCREEN)
+        inside = (xs >= 0) & (xs < self.columns * TILE)
+        ahead = self.rank[i, np.clip(xs // TILE, 0, self.columns - 1)] > self.current[i]  # (84, 7) [x, y]
+        ahead &= inside[:, None]
+        hidden[np.repeat(ahead.T, TILE, axis=0)] = _draw.dim(_draw.HIDDEN)
+        picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
+        size = SCREEN * scale
+        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
+        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+        canvas.progress(self.stamina[i] / self.stamina_level)
+        canvas.border(done, False)
+        return canvas.image()
+
+
+class MysteryPath(NativeEnv):
+    """Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.MYSTERY_PATH_PARAMS``.
+
+    ``reset(seed=s)`` gives upstream's path for seed ``s``; later resets without a seed continue that generator,
+    as upstream's ``np_random`` does."""
+
+    core_cls = MysteryPathCore
+
+    def reset(self, *, seed=None, options=None):
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
+        self.core.pending_seed[0] = -1 if seed is None else seed
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self.core.pending_seed[0] = -1
+
+
+class MysteryPathVector(NativeVectorEnv):
+    """Mystery Path, N environments in one numpy step (the paths are generated per environment in Python)."""
+
+    core_cls = MysteryPathCore
+
+    def reset(self, *, seed=None, options=None):
+        n = self.num_envs
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+            self.core.pending_seed[:] = int(seed) + np.arange(n)
+        elif isinstance(seed, (list, tuple)) and len(seed) == n:
+            self.core.pending_seed[:] = [s if isinstance(s, (int, np.integer)) and s >= 0 else -1 for s in seed]
+        try:
+            return super().reset(seed=seed, options=options)
+        finally:
+            self.core.pending_seed[:] = -1
+
+
+class EndlessMysteryPath(MysteryPath):
+    """Endless Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.ENDLESS_MYSTERY_PATH_PARAMS``."""
+
+    core_cls = EndlessMysteryPathCore
+
+
+class EndlessMysteryPathVector(MysteryPathVector):
+    """Endless Mystery Path, N environments in one numpy step."""
+
+    core_cls = EndlessMysteryPathCore
