@@ -11,6 +11,7 @@ import membench_envs
 #: The Python module that proves each extra is installed.
 EXTRA_MODULES = {
     "popgym": "popgym", "minigrid": "minigrid", "robo": "mani_skill", "atari": "ale_py", "numpad": "mujoco",
+    "vizdoom": "vizdoom",
 }
 
 

@@ -43,12 +43,14 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "HCAM": "Lampinen et al., Towards mental time travel: a hierarchical memory for RL agents (Ballet)",
         "Humplik": "Humplik et al., Meta reinforcement learning as task inference (Numpad)",
         "MemoryGym": "Pleines et al., Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
+        "MemUP": "Sorokin et al., Explain My Surprise: Learning Efficient Long-Term Memory by Predicting Uncertain "
+                 "Outcomes (NeurIPS 2022; ViZDoom-Two-Colors)",
     }
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "popgym", "minigrid", "robo", "robo_shell_game",
-                  "stori")
+_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "vizdoom", "popgym", "minigrid", "robo",
+                  "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
