@@ -3,8 +3,8 @@
 Every registered ID has exactly one :class:`TaskSpec` here. The README tables, ``membench-envs list``,
 the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
 
-The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``robo``, ``stori``);
-they are plain data and never import a simulator backend.
+The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``memory_maze``, ``robo``,
+``stori``); they are plain data and never import a simulator backend.
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "Ni2023": "Ni et al., When do transformers shine in RL? Decoupling memory from credit assignment",
         "TVT": "Hung et al., Optimizing agent behavior over long time scales by transporting value (Visual Match)",
         "HCAM": "Lampinen et al., Towards mental time travel: a hierarchical memory for RL agents (Ballet)",
+        "MemoryMaze": "Pasukonis et al., Evaluating Long-Term Memory in 3D Mazes (Memory Maze)",
     }
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "popgym", "minigrid", "robo", "robo_shell_game", "stori")
+_SUITE_MODULES = ("native", "popgym", "minigrid", "memory_maze", "robo", "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
