@@ -19,9 +19,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from membench_envs.envs import _mujoco_gl
 
 import membench_envs
-from membench_envs.envs import _mujoco_gl
 from tests.envs._helpers import extra_installed
 
 pytestmark = pytest.mark.skipif(not extra_installed("memory-maze"), reason="extra [memory-maze] not installed")

@@ -15,12 +15,13 @@ the maze without its outer wall, so the cell of a point is ``maze_layout[int(y),
   prompt drawn as a border in the target's colour (the package's ``TargetColorAsBorderWrapper``, which is all
   MIKASA-Base's ``MemoryMaze-<n>x<n>-v0`` returns), and ``"target_color"``, float32 (3,), the prompted RGB in
   [0, 1] (the package's ``target_color`` observation; the border is 0.7 x 255 x it).
-- ``oracle``: ``partial`` + ``"oracle"``, float32 (6 + size²,): ``[agent x, agent y, dir x, dir y, target x,
-  target y, maze_layout.ravel()]``: where the agent is and faces (what it must integrate from its moves), where
-  the prompted target is (what it must remember from having seen it) and the walls (the map it must remember to
-  plan a route; 1 = floor, 0 = wall, row-major from the bottom row). These are the three things the package's README says the
-  task asks an agent to remember (the positions of objects, the wall layout, its own position), the objects
-  restricted to the one asked for now: with them a memoryless planner walks to the prompted target. Going forward moves the agent along ``dir``.
+- ``oracle``: ``partial`` + ``"oracle"``, float32 (6 + size²,): ``[agent x, agent y, dir x, dir y, target x, target
+  y, maze_layout.ravel()]``: where the agent is and faces (what it must integrate from its moves), where the
+  prompted target is (what it must remember from having seen it) and the walls (the map it must remember to plan a
+  route; 1 = floor, 0 = wall, row-major from the bottom row). These are the three things the package's README says
+  the task asks an agent to remember (the positions of objects, the wall layout, its own position), the objects
+  restricted to the one asked for now: with them a memoryless planner walks to the prompted target. Going forward
+  moves the agent along ``dir``.
 - ``full``: ``partial`` + every extra observation of the package's ``global_observables=True``: ``"agent_pos"``,
   ``"agent_dir"``, ``"target_pos"``, ``"target_vec"`` (the prompted target in the agent's frame),
   ``"targets_pos"`` / ``"targets_vec"`` (every target, (n, 2)), ``"maze_layout"`` (uint8 (size, size), 1 = floor,
