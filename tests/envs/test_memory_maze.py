@@ -50,6 +50,8 @@ def _waypoint(layout: np.ndarray, pos: np.ndarray, goal: np.ndarray) -> np.ndarr
                 queue.append((rr, cc))
     steps = [(here[0] + dr, here[1] + dc) for dr, dc in _MOVES]
     steps = [(r, c) for r, c in steps if 0 <= r < n and 0 <= c < n and dist[r, c] >= 0]
+    if not steps:  # no route on this layout: head straight for the goal
+        return np.asarray(goal, dtype=np.float64)
     r, c = min(steps, key=lambda cell: dist[cell])
     return np.array([c + 0.5, r + 0.5])
 
