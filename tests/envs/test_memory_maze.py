@@ -153,6 +153,21 @@ def test_oracle_is_the_agent_pose_prompted_target_and_layout_of_the_full_state()
     oracle_env.close()
 
 
+def test_package_options_reach_the_task():
+    # -HD (256 would be slow to render here; any side from 64 up works the same), -Vis, -6CL
+    env = gym.make(ID, obs_variant="full", camera_resolution=96, good_visibility=True, randomize_colors=True)
+    obs, _ = env.reset(seed=1)
+    assert obs["image"].shape == (96, 96, 3) and env.observation_space.contains(obs)
+    from memory_maze.maze import TARGET_COLORS  # imported by make (without legacy gym)
+
+    six = np.array(TARGET_COLORS, dtype=np.float32)
+    colours = [obs["targets_color"]] + [env.reset()[0]["targets_color"] for _ in range(2)]
+    for c in colours:  # three of the package's six colours, drawn anew each episode
+        assert all(np.isclose(six, row, atol=1e-6).all(axis=1).any() for row in c)
+    assert len({tuple(map(tuple, c)) for c in colours}) > 1
+    env.close()
+
+
 @pytest.mark.slow
 def test_a_memoryless_planner_scores_with_the_oracle_and_full_state_not_without():
     steps, scores = 300, {}
