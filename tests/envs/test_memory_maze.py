@@ -257,6 +257,7 @@ def test_bad_actions_kwargs_and_calls_are_clear_errors():
 # --- OpenGL: chosen before MuJoCo is imported, a missing library named with its fix --------------------------------
 def test_no_egl_and_no_osmesa_is_reported_with_the_packages_that_fix_it(monkeypatch):
     monkeypatch.delenv("MUJOCO_GL", raising=False)
+    monkeypatch.delenv("PYOPENGL_PLATFORM", raising=False)  # restored afterwards, whatever select_mujoco_gl sets
     monkeypatch.setattr(_mujoco_gl, "_egl_available", lambda: False)
     monkeypatch.setattr(_mujoco_gl, "_osmesa_available", lambda: False)
     with pytest.raises(_mujoco_gl.MissingSystemLibraryError, match=r"MIKASA/MemoryMaze9x9-v0 renders.*"
