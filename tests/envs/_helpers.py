@@ -11,18 +11,22 @@ import membench_envs
 #: The Python module that proves each extra is installed.
 EXTRA_MODULES = {
     "popgym": "popgym", "minigrid": "minigrid", "robo": "mani_skill", "atari": "ale_py", "numpad": "mujoco",
-    "vizdoom": "vizdoom",
+    "vizdoom": "vizdoom", "memory-maze": "memory_maze",
 }
+#: Extras whose IDs take seconds per make or reset: the generic tests over every ID leave them out (each has its own
+#: dedicated tests: tests/envs/robo/, tests/envs/test_memory_maze.py).
+SLOW_EXTRAS = ("robo", "memory-maze")
 
 
 def extra_installed(extra: str | None) -> bool:
     return extra is None or importlib.util.find_spec(EXTRA_MODULES[extra]) is not None
 
 
-def ids_with_extra_installed(exclude_extras: tuple[str, ...] = ("robo",)) -> list:
+def ids_with_extra_installed(exclude_extras: tuple[str, ...] = SLOW_EXTRAS) -> list:
     """Every catalogue ID as a pytest param, skipped when its extra is missing.
 
-    MIKASA-Robo IDs (ManiSkill, seconds per make) have their own, dedicated tests under tests/envs/robo.
+    MIKASA-Robo IDs (ManiSkill, seconds per make) and Memory Maze IDs (MuJoCo, seconds per reset) have their own,
+    dedicated tests (tests/envs/robo/, tests/envs/test_memory_maze.py).
     """
     params = []
     for spec in membench_envs.all_tasks():

@@ -16,7 +16,7 @@ from gymnasium.vector import SyncVectorEnv
 from membench_envs.envs._params import Param, check_kwargs
 
 import membench_envs
-from tests.envs._helpers import extra_installed
+from tests.envs._helpers import SLOW_EXTRAS, extra_installed
 
 #: kwargs fixed by an ID's registration: checked too, but a user never passes them.
 _REGISTRATION = {"robo_env", "membench_id", "family", "difficulty"}
@@ -147,10 +147,11 @@ def test_the_layer_itself():
 
 
 # --- reset seeds --------------------------------------------------------------------------------------------------
-_NON_ROBO = [s.id for s in membench_envs.all_tasks() if s.extra != "robo"]
+#: (Memory Maze's seeded reset rebuilds its MuJoCo task, ~3 s: tests/envs/test_memory_maze.py checks its seeds.)
+_FAST = [s.id for s in membench_envs.all_tasks() if s.extra not in SLOW_EXTRAS]
 
 
-@pytest.mark.parametrize("env_id", _NON_ROBO)
+@pytest.mark.parametrize("env_id", _FAST)
 def test_non_integer_or_negative_seed_is_a_clear_error(env_id):
     env = _make(env_id)
     for bad, error in ((1.5, TypeError), ("1", TypeError), (True, TypeError), (-1, ValueError)):

@@ -1,7 +1,8 @@
 """``render_mode="rgb_array"`` on every ID: fixed-shape uint8 frames that follow the state, the batched native env's
 frames, gymnasium's render wrappers (RenderCollection, RecordVideo) and clear errors for unknown modes.
 
-MIKASA-Robo (ManiSkill's own renderer) is covered in tests/envs/robo/ and by the SB3 test there.
+MIKASA-Robo (ManiSkill's own renderer) is covered in tests/envs/robo/ and by the SB3 test there, Memory Maze (MuJoCo)
+in tests/envs/test_memory_maze.py.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from membench_envs.catalogue.popgym import POPGYM_CLASSES
 from membench_envs.envs import _draw
 
 import membench_envs
-from tests.envs._helpers import extra_installed, ids_with_extra_installed
+from tests.envs._helpers import SLOW_EXTRAS, extra_installed, ids_with_extra_installed
 
 STEPS = 12
 #: IDs whose game shows one still picture at first: STORI's Gopher holds its opening screen for about 240 emulator
@@ -145,11 +146,12 @@ def test_batched_native_env_renders_each_env_like_the_single_env(env_id):
 
 
 def _one_per_family() -> list:
-    """The first ID of each family (entry point, and POPGym game), skipped when the extra is missing."""
+    """The first ID of each family (entry point, and POPGym game), skipped when the extra is missing (the slow
+    backends' IDs have their own render and SB3 tests)."""
     seen, params = set(), []
     for spec in membench_envs.all_tasks():
         family = (spec.entry_point, spec.kwargs.get("family"))
-        if spec.extra == "robo" or family in seen:
+        if spec.extra in SLOW_EXTRAS or family in seen:
             continue
         seen.add(family)
         marks = [] if extra_installed(spec.extra) else [pytest.mark.skip(reason=f"extra [{spec.extra}] not installed")]

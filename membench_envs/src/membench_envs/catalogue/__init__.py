@@ -3,8 +3,8 @@
 Every registered ID has exactly one :class:`TaskSpec` here. The README tables, ``membench-envs list``,
 the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
 
-The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``robo``, ``stori``);
-they are plain data and never import a simulator backend.
+The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``memory_maze``, ``robo``,
+``stori``); they are plain data and never import a simulator backend.
 """
 
 from __future__ import annotations
@@ -45,12 +45,13 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "MemoryGym": "Pleines et al., Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
         "MemUP": "Sorokin et al., Explain My Surprise: Learning Efficient Long-Term Memory by Predicting Uncertain "
                  "Outcomes (NeurIPS 2022; ViZDoom-Two-Colors)",
+        "MemoryMaze": "Pasukonis et al., Evaluating Long-Term Memory in 3D Mazes (Memory Maze)",
     }
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "vizdoom", "popgym", "minigrid", "robo",
-                  "robo_shell_game", "stori")
+_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "vizdoom", "memory_maze", "popgym", "minigrid",
+                  "robo", "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
