@@ -1,7 +1,7 @@
 """Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0``,
 ``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy
-with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised here the way
-pygame draws them.
+with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised the way
+pygame draws them (in ``_memory_gym``, shared with Mortar Mayhem).
 
 Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
 (0 left, 1 right, 2 top, 3 bottom); the start is a random tile on it, the goal a random tile on the opposite
