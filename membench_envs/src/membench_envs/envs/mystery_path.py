@@ -90,7 +90,6 @@ from membench_envs.envs._memory_gym import (
 # Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
 GRID = 7
 TILE = SCREEN // GRID  # 12 px
-SPRITE = AGENT_SPRITE  # 28 px
 CROSS_RGB, ORIGIN_RGB, GOAL_RGB = (255, 0, 0), (0, 0, 255), (0, 255, 0)
 
 
@@ -302,7 +301,7 @@ class MysteryPathCore(MemoryGymCore):
     def image(self, sl) -> np.ndarray:
         rows = self._rows[sl]
         flat = self.board[rows]  # a copy (fancy indexing)
-        _AGENT.draw(flat, self.facing[rows], self.position[rows] - SPRITE // 2)
+        _AGENT.draw(flat, self.facing[rows], self.position[rows] - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
             _CROSS.draw(flat, np.zeros(crossed.size, dtype=np.int64),
@@ -571,7 +570,7 @@ class EndlessMysteryPathCore(MemoryGymCore):
             edge = (xs % TILE == 0) | (xs % TILE == TILE - 1)  # upstream's 1 px (210, 210, 210) border
             canvas[pixels & (edge[:, :, None] | _ROW_EDGE[None, None, :])] = 210
         screen = np.stack([np.full(m, AGENT_SCREEN_X), position[:, 1]], axis=1)
-        _AGENT.draw(flat, self.facing[rows], screen - SPRITE // 2)
+        _AGENT.draw(flat, self.facing[rows], screen - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
             _CROSS.draw(flat, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
