@@ -92,6 +92,7 @@ from membench_envs.envs._memory_gym import (
     MemoryGymVectorEnv,
     Sprites,
     agent_sprites,
+    flat_canvas,
     pixel_tile,
     ring,
     rotate,
@@ -149,10 +150,10 @@ def _command_screens() -> np.ndarray:
 
 
 def _arena_screens(size: int) -> np.ndarray:
-    """(1 + size², 84, 84, 3): the arena with every tile blue, then with every tile but (x, y) red, at
-    index 1 + x·size + y."""
+    """(1 + size², 84² + 1, 3), flat pictures as :func:`flat_canvas` makes them: the arena with every tile
+    blue, then with every tile but (x, y) red, at index 1 + x·size + y."""
     left = SCREEN // 2 - TILE * size // 2
-    screens = np.zeros((1 + size * size, SCREEN, SCREEN, 3), dtype=np.uint8)
+    flat, screens = flat_canvas(1 + size * size)
     for k in range(1 + size * size):
         for x in range(size):
             for y in range(size):
@@ -162,7 +163,7 @@ def _arena_screens(size: int) -> np.ndarray:
                 tile = screens[k, py:py + TILE, px:px + TILE]
                 tile[:] = edge
                 tile[1:-1, 1:-1] = fill
-    return screens
+    return flat
 
 
 _AGENT = Sprites(*agent_sprites())
@@ -510,18 +511,16 @@ class MortarMayhemCore(MemoryGymCore):
         size = self.size
         screen = np.where(self.tiles_on[rows] & self.visual_feedback,
                           1 + self.target[rows, 0] * size + self.target[rows, 1], 0)
-        flat = np.empty((n, SCREEN * SCREEN + 1, 3), dtype=np.uint8)
-        flat[:, :-1] = self._arena[screen].reshape(n, -1, 3)
+        flat = self._arena[screen]  # a copy (fancy indexing)
         # the agent faces up throughout the command phase, as the authors draw it; the sprites are [y, x]
         _AGENT.draw(flat, self.rot[rows], self.pos[rows, ::-1] - AGENT_SPRITE // 2)
-        local = np.arange(n)
         if self.show_commands:
             frame = self.shown[rows] - 1
             visible = self.in_command_phase[rows] & (frame % self.period[rows] < self.duration[rows])
             cmd = self.commands[rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0,
                                               self.max_commands - 1)]
             code = np.where(visible, cmd, _NO_COMMAND)
-            flat[local[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
+            flat[np.arange(n)[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
         return flat[:, :-1].reshape(n, SCREEN, SCREEN, 3)
 
     def one_hot(self, rows: np.ndarray) -> np.ndarray:
