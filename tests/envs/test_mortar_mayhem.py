@@ -10,17 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs.mortar_mayhem import (
-    AGENT_BODY_RGB,
-    AGENT_HAND_RGB,
-    COMMAND_MOVES,
-    COMMANDS,
-    SCREEN,
-    TILE,
-    TILE_RED,
-    agent_sprites,
-    command_symbol,
-)
+from membench_envs.envs._memory_gym import AGENT_BODY_RGB, AGENT_HAND_RGB, SCREEN, agent_sprites
+from membench_envs.envs.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE_RED, command_symbol
 
 import membench_envs
 
@@ -132,7 +123,7 @@ def test_sprites_and_command_symbols_are_the_authors_pixels():
 
     pygame.init()
     pygame.display.set_mode((SCREEN, SCREEN), pygame.NOFRAME)
-    rgb, alpha = agent_sprites()
+    alpha, rgb = agent_sprites()
     theirs = CharacterController(3.0, 0.25).character_surfaces
     for k in range(8):
         pixels = pygame.surfarray.array3d(theirs[k]).transpose(1, 0, 2)

@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
-from membench_envs.envs.mystery_path import (
-    AGENT_MASKS,
-    BODY_RGB,
-    CROSS,
-    HAND_RGB,
-    TILE,
-    draw_start_and_goal,
-    filled_circle,
-    generate_path,
-)
+from membench_envs.envs._memory_gym import AGENT_BODY_RGB, AGENT_HAND_RGB, agent_sprites, filled_circle
+from membench_envs.envs.mystery_path import CROSS, TILE, draw_start_and_goal, generate_path
 
 import membench_envs
 
@@ -57,8 +49,8 @@ def read_agent(image) -> tuple[np.ndarray, int]:
     """The agent's centre (pixels, [x, y]) and facing (0 up, 2 left, 4 down, 6 right; diagonals odd), read off the
     sprite in the image alone. The body disc spans centre - 6 … centre + 5; the hands may cover its rim on their
     side, so each coordinate is measured from the other side."""
-    body = (image == BODY_RGB).all(axis=2)
-    hands = (image == HAND_RGB).all(axis=2)
+    body = (image == AGENT_BODY_RGB).all(axis=2)
+    hands = (image == AGENT_HAND_RGB).all(axis=2)
     centre = []
     for axis in (0, 1):
         b = np.flatnonzero(body.any(axis=1 - axis))
@@ -252,11 +244,13 @@ def test_sprites_are_drawn_as_pygame_draws_them():
             surface = pygame.Surface((28, 28))
             surface.fill(0)
             pygame.draw.circle(surface, (255, 255, 255), centre, radius)
-            np.testing.assert_array_equal(filled_circle(28, *centre, radius),
-                                          pygame.surfarray.array3d(surface)[..., 0] > 0)
+            mask = np.zeros((28, 28), dtype=bool)  # [y, x]
+            filled_circle(mask, *centre, radius)
+            np.testing.assert_array_equal(mask.T, pygame.surfarray.array3d(surface)[..., 0] > 0)
+    masks, _ = agent_sprites()
     for k, surface in enumerate(CharacterController(0, 0.25).character_surfaces):
         drawn = (pygame.surfarray.array3d(surface) != (0, 0, 255)).any(axis=2)  # blue is the colour key
-        np.testing.assert_array_equal(AGENT_MASKS[k], drawn)
+        np.testing.assert_array_equal(masks[k].T, drawn)
 
 
 # --- the rules -----------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Mortar Mayhem (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
 2023/2025; the ``memory-gym`` package that MIKASA-Base lists), re-implemented in numpy with the authors' rules,
-timing, random draws and pictures (no pygame).
+timing, random draws and pictures (no pygame: ``_memory_gym`` rasterises them as pygame does).
 
 Arena. ``arena_size`` x ``arena_size`` tiles of 14 x 14 pixels, centred on a black 84 x 84 screen (5 x 5: the
 pixels 7 … 76). Tile (x, y) is column x, row y. The agent starts at the centre of a uniformly drawn tile.
@@ -75,265 +75,32 @@ from membench_envs.catalogue.mortar_mayhem import (
     mortar_episode_length,
 )
 from membench_envs.envs import _draw
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
-from membench_envs.envs._params import check_seed
+from membench_envs.envs._memory_gym import (
+    AGENT_RADIUS,
+    AGENT_SPRITE,
+    FACING,
+    FREE_FACING,
+    FREE_STEP,
+    FREE_VELOCITY,
+    GRID_FACING,
+    GRID_STEP,
+    SCALE,
+    SCREEN,
+    SPEED,
+    MemoryGymCore,
+    MemoryGymEnv,
+    MemoryGymVectorEnv,
+    Sprites,
+    agent_sprites,
+    flat_canvas,
+    pixel_tile,
+    ring,
+    rotate,
+    thick_line,
+    tile_centre,
+)
 
-# =====================================================================================================================
-# Part 1 - Memory Gym pictures and movement (shared with Mystery Path): the screen, the agent sprite, pygame-ce
-# compatible rasterisation of circles, thick lines and rotations on (height, width) bool masks indexed [y, x], and
-# the authors' character controllers' turning and facing. (Also shareable, at the end of the module: the seeding
-# of the authors' generator, ``_seeds_for`` and the ``reset`` overrides that hand the seeds to the core.)
-# =====================================================================================================================
-
-SCALE = 0.25  #: the authors' scale factor: every length below is their 336-pixel value times SCALE
-SCREEN = int(336 * SCALE)  #: 84: the observation is SCREEN x SCREEN x 3
 TILE = int(56 * SCALE)  #: 14: pixels per arena tile
-
-AGENT_BODY_RGB = (250, 204, 153)
-AGENT_HAND_RGB = (50, 50, 50)  # the hands' outline colour; at SCALE 0.25 the outline width is 0, i.e. filled
-AGENT_RADIUS = int(25 * SCALE)  #: 6
-AGENT_SPRITE = AGENT_RADIUS * 2 + int(10 * SCALE) + 14  #: 28: the sprite's square side, centred on the agent
-
-#: Grid actions: 0 stay, 1 turn left, 2 turn right, 3 forward; facing f (0 up, 1 left, 2 down, 3 right).
-GRID_FORWARD = np.array([(0, -1), (-1, 0), (0, 1), (1, 0)], dtype=np.int64)
-#: Continuous movement: the facing (45° steps counter-clockwise from up) of each move (dx, dy); as the authors',
-#: a vertical move wins over a horizontal one and diagonals have their own.
-_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
-
-
-def _span(mask: np.ndarray, y: int, x0: int, x1: int) -> None:
-    """Set mask[y, x0 … x1] (inclusive), clipped to the mask."""
-    h, w = mask.shape
-    if 0 <= y < h:
-        a, b = max(x0, 0), min(x1, w - 1)
-        if a <= b:
-            mask[y, a:b + 1] = True
-
-
-def _vspan(mask: np.ndarray, x: int, y0: int, y1: int) -> None:
-    h, w = mask.shape
-    if 0 <= x < w:
-        a, b = max(y0, 0), min(y1, h - 1)
-        if a <= b:
-            mask[a:b + 1, x] = True
-
-
-def filled_circle(mask: np.ndarray, cx: float, cy: float, radius: float) -> None:
-    """pygame's ``draw.circle(..., width=0)``: the centre and radius truncated to ints, then the midpoint circle
-    filled by horizontal spans (the disc spans columns cx − r … cx + r − 1 and rows cy − r … cy + r − 1)."""
-    x0, y0, r = int(cx), int(cy), int(radius)
-    if r < 1:
-        return
-    f, ddy, x, y = 1 - r, -2 * r, 0, r
-    while x < y:
-        if f >= 0:
-            y -= 1
-            ddy += 2
-            f += ddy
-        x += 1
-        f += 2 * x + 1
-        if f >= 0:
-            _span(mask, y0 + y - 1, x0 - x, x0 + x - 1)
-            _span(mask, y0 - y, x0 - x, x0 + x - 1)
-        _span(mask, y0 + x - 1, x0 - y, x0 + y - 1)
-        _span(mask, y0 - x, x0 - y, x0 + y - 1)
-
-
-def ring(mask: np.ndarray, cx: float, cy: float, radius: float, width: int) -> None:
-    """pygame's ``draw.circle(..., width)`` for 1 < width < radius: an outer and an inner midpoint ellipse walk
-    (radius − width + 1 inside), whose horizontal spans between them make the ring."""
-    x0, y0, r = int(cx), int(cy), int(radius)
-    rr = r * r
-    x, y, dx, dy = 0, r, 0, 2 * rr * r
-    d1 = rr * (1.25 - r)
-    ri = r - width + 1
-    rri = ri * ri
-    xi, yi, dxi, dyi = 0, ri, 0, 2 * rri * ri
-    d1i, d2i = rri * (1.25 - ri), 0.0
-    solid = True
-
-    def rows() -> None:
-        if solid:
-            _span(mask, y0 - y, x0 - x, x0 + x - 1)
-            _span(mask, y0 + y - 1, x0 - x, x0 + x - 1)
-        else:
-            for row in (y0 - y, y0 + y - 1):
-                _span(mask, row, x0 - x, x0 - xi)
-                _span(mask, row, x0 + xi - 1, x0 + x - 1)
-
-    def inner_first_region() -> None:
-        nonlocal xi, yi, dxi, dyi, d1i
-        while d1i < 0:
-            xi += 1
-            dxi += 2 * rri
-            d1i += dxi + rri
-        xi += 1
-        yi -= 1
-        dxi += 2 * rri
-        dyi -= 2 * rri
-        d1i += dxi - dyi + rri
-
-    while dx < dy:
-        while d1 < 0:
-            x += 1
-            dx += 2 * rr
-            d1 += dx + rr
-        rows()
-        x += 1
-        y -= 1
-        dx += 2 * rr
-        dy -= 2 * rr
-        d1 += dx - dy + rr
-        if solid and y < ri:
-            solid = False
-        if not solid:
-            inner_first_region()
-    d1 = rr * ((x + 0.5) ** 2 + (y - 1) ** 2 - rr)
-    while y >= 0:
-        rows()
-        if d1 > 0:
-            y -= 1
-            dy -= 2 * rr
-            d1 += rr - dy
-        else:
-            y -= 1
-            x += 1
-            dx += 2 * rr
-            dy -= 2 * rr
-            d1 += dx - dy + rr
-        if solid and y < ri:
-            solid = False
-        if not solid:
-            if dxi < dyi:
-                inner_first_region()
-            else:
-                if not d2i:
-                    d2i = rri * ((xi + 0.5) ** 2 + (yi - 1) ** 2 - rri)
-                if d2i > 0:
-                    yi -= 1
-                    dyi -= 2 * rri
-                    d2i += rri - dyi
-                else:
-                    yi -= 1
-                    xi += 1
-                    dxi += 2 * rri
-                    dyi -= 2 * rri
-                    d2i += dxi - dyi + rri
-
-
-def thick_line(mask: np.ndarray, start, end, width: int) -> None:
-    """pygame's ``draw.line(..., width)`` for width >= 2: a Bresenham walk from start to end (ends truncated to
-    ints) drawing a span of ``width`` pixels across the line's minor direction at each step."""
-    x1, y1 = int(start[0]), int(start[1])
-    x2, y2 = int(end[0]), int(end[1])
-    half, extra = width // 2, 1 - width % 2
-    steep = abs(x1 - x2) <= abs(y1 - y2)  # the spans are horizontal
-    if x1 == x2 and y1 == y2:
-        _span(mask, y1, x1 - half + extra, x1 + half)
-        return
-    dx, dy = abs(x2 - x1), abs(y2 - y1)
-    sx, sy = (1 if x2 > x1 else -1), (1 if y2 > y1 else -1)
-    err = int((dx if dx > dy else -dy) / 2)  # C division truncates towards zero
-    while (y1 != y2 + sy) if steep else (x1 != x2 + sx):
-        if steep:
-            _span(mask, y1, x1 - half + extra, x1 + half)
-        else:
-            _vspan(mask, x1, y1 - half + extra, y1 + half)
-        e2 = err
-        if e2 > -dx:
-            err -= dy
-            x1 += sx
-        if e2 < dy:
-            err += dx
-            y1 += sy
-
-
-def rotate(mask: np.ndarray, angle: float) -> np.ndarray:
-    """pygame's ``transform.rotate`` (counter-clockwise, degrees): exact quarter turns for multiples of 90,
-    else nearest-neighbour sampling in 16.16 fixed point into the rotated bounding box (pixels outside the
-    source are background, i.e. False)."""
-    angle = float(np.float32(angle))  # the authors' angle reaches pygame as a C float
-    if math.fmod(angle, 90.0) == 0:
-        return np.rot90(mask, int(angle / 90) % 4).copy()
-    h, w = mask.shape
-    rad = angle * 0.01745329251994329
-    s, c = math.sin(rad), math.cos(rad)
-    nw = int(max(abs(c * w + s * h), abs(c * w - s * h), abs(-c * w + s * h), abs(-c * w - s * h)))
-    nh = int(max(abs(s * w + c * h), abs(s * w - c * h), abs(-s * w + c * h), abs(-s * w - c * h)))
-    cy = nh // 2
-    xd, yd = (w - nw) << 15, (h - nh) << 15
-    isin, icos = int(s * 65536), int(c * 65536)
-    ax = (nw << 15) - int(c * ((nw - 1) << 15))
-    ay = (nh << 15) - int(s * ((nw - 1) << 15))
-    xmax, ymax = (w << 16) - 1, (h << 16) - 1
-    rows = np.arange(nh)[:, None]
-    cols = np.arange(nw)[None, :]
-    sx = ax + isin * (cy - rows) + xd + icos * cols
-    sy = ay - icos * (cy - rows) + yd + isin * cols
-    inside = (sx >= 0) & (sy >= 0) & (sx <= xmax) & (sy <= ymax)
-    out = np.zeros((nh, nw), dtype=bool)
-    out[inside] = mask[sy[inside] >> 16, sx[inside] >> 16]
-    return out
-
-
-def _rotate_vector(x: float, y: float, degrees: float) -> tuple[float, float]:
-    """pygame's ``Vector2.rotate``: exact for quarter turns, else cos/sin of the angle in radians mod 2π."""
-    a = math.fmod(degrees * (math.pi / 180.0), 2 * math.pi)
-    if a < 0:
-        a += 2 * math.pi
-    eps = 1e-6
-    if math.fmod(a + eps, math.pi / 2) < 2 * eps:
-        turns = int((a + eps) / (math.pi / 2)) % 4
-        return ((x, y), (-y, x), (-x, -y), (y, -x))[turns]
-    s, c = math.sin(a), math.cos(a)
-    return c * x - s * y, s * x + c * y
-
-
-def agent_sprites() -> tuple[np.ndarray, np.ndarray]:
-    """The authors' agent at SCALE: a body disc and two hands, in 8 orientations. Returns (8, 28, 28, 3) uint8
-    colours and (8, 28, 28) bool opacity; index k faces k·45° counter-clockwise from up (k = 0 faces up)."""
-    size = AGENT_SPRITE
-    centre = size // 2
-    hand_dx, hand_dy, hand_r = int(18 * SCALE), int(12 * SCALE), int(10 * SCALE)
-    hands = ((centre - hand_dx, hand_dy + 7), (centre + hand_dx, hand_dy + 7))
-    rgb = np.zeros((8, size, size, 3), dtype=np.uint8)
-    alpha = np.zeros((8, size, size), dtype=bool)
-    for k in range(8):
-        body = np.zeros((size, size), dtype=bool)
-        filled_circle(body, centre, centre, AGENT_RADIUS)
-        hand = np.zeros((size, size), dtype=bool)
-        for hx, hy in hands:  # the authors rotate the hands by 360 - 45 k degrees (pygame's y-down rotation)
-            rx, ry = _rotate_vector(hx - centre, hy - centre, 360 - 45 * k)
-            filled_circle(hand, rx + centre, ry + centre, hand_r)
-        rgb[k][body] = AGENT_BODY_RGB
-        rgb[k][hand] = AGENT_HAND_RGB
-        alpha[k] = body | hand
-    return rgb, alpha
-
-
-def sprite_pixels(rgb: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per sprite, the (y, x) offsets and colours of its opaque pixels, padded (by repeating the first one) to a
-    common count so a batch of sprites is one fancy-indexed write: (n, k) dy, (n, k) dx, (n, k, 3) colours."""
-    count = int(alpha.reshape(len(alpha), -1).sum(axis=1).max())
-    dys = np.zeros((len(alpha), count), dtype=np.int64)
-    dxs = np.zeros((len(alpha), count), dtype=np.int64)
-    cols = np.zeros((len(alpha), count, 3), dtype=np.uint8)
-    for k in range(len(alpha)):
-        y, x = np.nonzero(alpha[k])
-        pad = np.concatenate([np.arange(y.size), np.zeros(count - y.size, dtype=np.int64)])
-        dys[k], dxs[k], cols[k] = y[pad], x[pad], rgb[k][y[pad], x[pad]]
-    return dys, dxs, cols
-
-
-def flat_index(y: np.ndarray, x: np.ndarray, size: int = SCREEN) -> np.ndarray:
-    """Flat pixel index of (y, x) on a size x size screen; off-screen pixels map to the spare index size²."""
-    inside = (y >= 0) & (y < size) & (x >= 0) & (x < size)
-    return np.where(inside, y * size + x, size * size)
-
-
-# =====================================================================================================================
-# Part 2 - Mortar Mayhem
-# =====================================================================================================================
 
 #: The authors' commands, in their order (the first ``allowed_commands`` are used): (dx, dy) on the tiles.
 COMMANDS = ("right", "down", "left", "up", "stay", "right_down", "right_up", "left_down", "left_up")
@@ -383,10 +150,10 @@ def _command_screens() -> np.ndarray:
 
 
 def _arena_screens(size: int) -> np.ndarray:
-    """(1 + size², 84, 84, 3): the arena with every tile blue, then with every tile but (x, y) red, at
-    index 1 + x·size + y."""
+    """(1 + size², 84² + 1, 3), flat pictures as :func:`flat_canvas` makes them: the arena with every tile
+    blue, then with every tile but (x, y) red, at index 1 + x·size + y."""
     left = SCREEN // 2 - TILE * size // 2
-    screens = np.zeros((1 + size * size, SCREEN, SCREEN, 3), dtype=np.uint8)
+    flat, screens = flat_canvas(1 + size * size)
     for k in range(1 + size * size):
         for x in range(size):
             for y in range(size):
@@ -396,11 +163,10 @@ def _arena_screens(size: int) -> np.ndarray:
                 tile = screens[k, py:py + TILE, px:px + TILE]
                 tile[:] = edge
                 tile[1:-1, 1:-1] = fill
-    return screens
+    return flat
 
 
-_SPRITES = agent_sprites()
-_SPRITE_DY, _SPRITE_DX, _SPRITE_RGB = sprite_pixels(*_SPRITES)
+_AGENT = Sprites(*agent_sprites())
 _COMMAND_SCREENS = _command_screens()
 
 
@@ -419,7 +185,7 @@ _COMMAND_PIXELS = _command_pixels()
 _NO_COMMAND = len(COMMANDS)
 
 
-class MortarMayhemCore(BatchedCore):
+class MortarMayhemCore(MemoryGymCore):
     PARAMS = MORTAR_PARAMS
 
     def __init__(self, num_envs: int, grid: bool = True, show_commands: bool = True, arena_size: int = 5,
@@ -456,8 +222,6 @@ class MortarMayhemCore(BatchedCore):
                                            max(self.explosion_duration))
         self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
         self._arena = _arena_screens(self.size)
-        self.rngs: list[np.random.Generator | None] = [None] * num_envs
-        self.pending_seeds: list[int | None] = [None] * num_envs
         n, m = num_envs, self.max_commands
         self.commands = np.zeros((n, m), dtype=np.int64)
         self.num = np.ones(n, dtype=np.int64)
@@ -502,7 +266,7 @@ class MortarMayhemCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def tile_of(self, pos: np.ndarray) -> np.ndarray:
         """The tile (x, y) under each centre pixel (pos - left) // 14 (may lie outside the arena)."""
-        return (pos - self.left) // TILE
+        return pixel_tile(pos, TILE, self.left)
 
     def _valid_commands(self, x: int, y: int) -> list[int]:
         moves = COMMAND_MOVES[:self.allowed] + (x, y)
@@ -510,10 +274,7 @@ class MortarMayhemCore(BatchedCore):
 
     def _new_episodes(self, idx):
         for i in np.atleast_1d(idx):
-            if self.episode[i] == 0:  # a new seed: the authors' generator, or one from the drawn key
-                seed = self.pending_seeds[i]
-                self.rngs[i] = np.random.default_rng(int(self.keys[i]) if seed is None else seed)
-            self._draw_episode(int(i), self.rngs[i])
+            self._draw_episode(int(i), self.generator(int(i)))
 
     def _draw_episode(self, i: int, rng: np.random.Generator) -> None:
         flat = int(rng.integers(0, self.size ** 2))
@@ -546,7 +307,7 @@ class MortarMayhemCore(BatchedCore):
         self.shown[i] = 1 if self.show_commands else 0
         self.first_shown[i] = self.done_total[i] = 0
         self.in_command_phase[i] = self.show_commands
-        self.pos[i] = self.left + TILE * np.array([x, y]) + TILE // 2 + offset
+        self.pos[i] = tile_centre((x, y), TILE, self.left) + offset
         self.rot[i] = 0
         self.current[i] = self.cmd_steps[i] = self.verify_step[i] = 0
         self.tiles_on[i] = False
@@ -556,30 +317,19 @@ class MortarMayhemCore(BatchedCore):
     def _move(self, rows: np.ndarray, actions: np.ndarray) -> None:
         pos, rot = self.pos[rows], self.rot[rows]
         if self.grid:
-            rot = np.where(actions == 1, rot + 2, np.where(actions == 2, rot - 2, rot)) % 8
-            step = GRID_FORWARD[rot // 2] * (actions == 3)[:, None]
-            tile = np.clip(self.tile_of(pos) + step, 0, self.size - 1)
-            pos = self.left + TILE * tile + TILE // 2
+            tile = np.clip(self.tile_of(pos) + GRID_STEP[rot, actions], 0, self.size - 1)
+            pos = tile_centre(tile, TILE, self.left)
+            rot = GRID_FACING[rot, actions]
         else:
-            h, v = actions[:, 0], actions[:, 1]
-            vx = np.where(h == 1, -1, np.where(h == 2, 1, 0))
-            vy = np.where(v == 1, -1, np.where(v == 2, 1, 0))
-            # the authors' facing: the vertical move wins over the horizontal one, diagonals their own
-            facing = np.where(vy != 0, np.where(vy < 0, 0, 4), np.where(vx < 0, 2, 6))
-            diagonal = {(-1, -1): 1, (-1, 1): 3, (1, -1): 7, (1, 1): 5}
-            for (dx, dy), k in diagonal.items():
-                facing = np.where((vx == dx) & (vy == dy), k, facing)
-            moved = (vx != 0) | (vy != 0)
-            rot = np.where(moved, facing, rot)
-            diagonal_speed = 3 * (1 / math.sqrt(2))  # pygame's Vector2.normalize() * speed
-            velocity = np.stack([vx, vy], axis=1) * np.where((vx != 0) & (vy != 0), diagonal_speed, 3.0)[:, None]
+            a = actions[:, 0] * 3 + actions[:, 1]
+            rot = FREE_FACING[rot, a]
             if self.endless:  # float velocity, the centre truncated towards zero; beyond 3 pixels off the screen
-                pos = np.trunc(pos + velocity).astype(np.int64)  # it comes back on the other side
+                pos = np.trunc(pos + FREE_VELOCITY[a]).astype(np.int64)  # it comes back on the other side
                 low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
                 pos = np.where(pos > high, low, np.where(pos < low, high, pos))
             else:  # velocity truncated to ints (diagonals 2 pixels per axis), the centre kept inside the arena
                 lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
-                pos = np.clip(pos + np.trunc(velocity).astype(np.int64), lo, hi)
+                pos = np.clip(pos + FREE_STEP[a], lo, hi)
         self.pos[rows], self.rot[rows] = pos, rot
 
     def step(self, actions, idx=None):
@@ -647,7 +397,7 @@ class MortarMayhemCore(BatchedCore):
             a = int(action)
             rot = (rot + 2) % 8 if a == 1 else (rot - 2) % 8 if a == 2 else rot
             if a == 3:
-                dx, dy = GRID_FORWARD[rot // 2]
+                dx, dy = GRID_STEP[rot, 3]
                 tx = min(max((x - self.left) // TILE + int(dx), 0), self.size - 1)
                 ty = min(max((y - self.left) // TILE + int(dy), 0), self.size - 1)
                 x, y = self.left + TILE * tx + TILE // 2, self.left + TILE * ty + TILE // 2
@@ -656,8 +406,8 @@ class MortarMayhemCore(BatchedCore):
             vx = -1 if h == 1 else 1 if h == 2 else 0
             vy = -1 if v == 1 else 1 if v == 2 else 0
             if vx or vy:
-                rot = _FACING[(vx, vy)]
-                speed = 3 * (1 / math.sqrt(2)) if vx and vy else 3.0
+                rot = FACING[(vx, vy)]
+                speed = SPEED * (1 / math.sqrt(2)) if vx and vy else SPEED  # pygame's Vector2.normalize() * speed
                 if self.endless:
                     low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
                     x, y = int(x + vx * speed), int(y + vy * speed)  # int() truncates towards zero
@@ -761,20 +511,16 @@ class MortarMayhemCore(BatchedCore):
         size = self.size
         screen = np.where(self.tiles_on[rows] & self.visual_feedback,
                           1 + self.target[rows, 0] * size + self.target[rows, 1], 0)
-        flat = np.empty((n, SCREEN * SCREEN + 1, 3), dtype=np.uint8)
-        flat[:, :-1] = self._arena[screen].reshape(n, -1, 3)
-        k = self.rot[rows]  # 0 (up) throughout the command phase, as the authors draw it
-        corner = self.pos[rows] - AGENT_SPRITE // 2
-        index = flat_index(corner[:, 1, None] + _SPRITE_DY[k], corner[:, 0, None] + _SPRITE_DX[k])
-        local = np.arange(n)
-        flat[local[:, None], index] = _SPRITE_RGB[k]
+        flat = self._arena[screen]  # a copy (fancy indexing)
+        # the agent faces up throughout the command phase, as the authors draw it; the sprites are [y, x]
+        _AGENT.draw(flat, self.rot[rows], self.pos[rows, ::-1] - AGENT_SPRITE // 2)
         if self.show_commands:
             frame = self.shown[rows] - 1
             visible = self.in_command_phase[rows] & (frame % self.period[rows] < self.duration[rows])
             cmd = self.commands[rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0,
                                               self.max_commands - 1)]
             code = np.where(visible, cmd, _NO_COMMAND)
-            flat[local[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
+            flat[np.arange(n)[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
         return flat[:, :-1].reshape(n, SCREEN, SCREEN, 3)
 
     def one_hot(self, rows: np.ndarray) -> np.ndarray:
@@ -852,34 +598,13 @@ class MortarMayhemCore(BatchedCore):
         return canvas.image()
 
 
-def _seeds_for(seed, n: int) -> list[int | None]:
-    """The per-environment seeds of a reset, as gymnasium's SyncVectorEnv spreads them (int s: s + i)."""
-    if isinstance(seed, (list, tuple)):
-        return [s if isinstance(s, (int, np.integer)) and not isinstance(s, bool) else None for s in seed]
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        return [int(seed) + i for i in range(n)]
-    return [None] * n
-
-
-class MortarMayhem(NativeEnv):
+class MortarMayhem(MemoryGymEnv):
     """Mortar Mayhem (single environment). Kwargs: see ``catalogue.mortar_mayhem.MORTAR_PARAMS``."""
 
     core_cls = MortarMayhemCore
 
-    def reset(self, *, seed=None, options=None):
-        seed = check_seed(seed, f"{type(self).__name__}.reset")
-        self.core.pending_seeds[0] = seed
-        return super().reset(seed=seed, options=options)
 
-
-class MortarMayhemVector(NativeVectorEnv):
+class MortarMayhemVector(MemoryGymVectorEnv):
     """Mortar Mayhem, N environments in one numpy step."""
 
     core_cls = MortarMayhemCore
-
-    def reset(self, *, seed=None, options=None):
-        seeds = _seeds_for(seed, self.num_envs)
-        if isinstance(seed, (list, tuple)) and len(seed) != self.num_envs:
-            seeds = [None] * self.num_envs  # the base class raises the clear error
-        self.core.pending_seeds[:] = seeds
-        return super().reset(seed=seed, options=options)

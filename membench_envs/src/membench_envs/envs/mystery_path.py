@@ -1,7 +1,7 @@
 """Mystery Path (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``MysteryPath-v0``,
 ``MysteryPath-Grid-v0`` and ``Endless-MysteryPath-v0``, which MIKASA-Base vendors), re-implemented in numpy
-with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised here the way
-pygame draws them.
+with upstream's path generator, rules, rewards and pictures. No pygame: the sprites are rasterised the way
+pygame draws them (in ``_memory_gym``, shared with Mortar Mayhem).
 
 Board. 7 x 7 tiles of 12 x 12 pixels (an 84 x 84 image). A side is drawn from ``cardinal_origin_choice``
 (0 left, 1 right, 2 top, 3 bottom); the start is a random tile on it, the goal a random tile on the opposite
@@ -68,93 +68,29 @@ from membench_envs.catalogue.mystery_path import (
     MYSTERY_PATH_PARAMS,
 )
 from membench_envs.envs import _draw
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
-from membench_envs.envs._params import check_seed
+from membench_envs.envs._memory_gym import (
+    AGENT_RADIUS,
+    AGENT_SPRITE,
+    FREE_FACING,
+    FREE_STEP,
+    GRID_FACING,
+    GRID_STEP,
+    SCALE,
+    SCREEN,
+    MemoryGymCore,
+    MemoryGymEnv,
+    MemoryGymVectorEnv,
+    Sprites,
+    agent_sprites,
+    flat_canvas,
+    pixel_tile,
+    tile_centre,
+)
 
-# ======================================================================================================================
-# Memory Gym drawing, shareable with the other Memory Gym tasks (Mortar Mayhem uses the same agent and screen).
 # Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
-# ======================================================================================================================
-SCREEN = 84  #: Memory Gym's screen: 336 px at SCALE = 0.25
-SCALE = 0.25
-AGENT_RADIUS = int(25 * SCALE)  #: 6 px
-BODY_RGB = (250, 204, 153)
-HAND_RGB = (50, 50, 50)  # upstream draws white hands, then a "0 px outline" that pygame fills: dark grey discs
-CROSS_RGB = (255, 0, 0)
-
-
-def tile_centre(tile, tile_dim: int = 12):
-    """The pixel centre of grid tile(s) ``tile`` (``[x, y]``): upstream's ``tile * tile_dim + tile_dim // 2``."""
-    return np.asarray(tile) * tile_dim + tile_dim // 2
-
-
-def pixel_tile(position, tile_dim: int = 12):
-    """The tile(s) holding the pixel position(s) ``position`` (upstream's ``position // tile_dim``)."""
-    return np.asarray(position) // tile_dim
-
-
-def filled_circle(size: int, cx: float, cy: float, radius: int) -> np.ndarray:
-    """A (size, size) bool mask [x, y] of a disc as pygame fills it (verified against pygame-ce 2.5).
-
-    pygame truncates the centre to integers and fills, for each d = 1 … r, the rows cy − d and cy + d − 1 from
-    cx − w(d) to cx + w(d) − 1, where w(d) is the largest x of the midpoint circle's points at height d (a radius
-    of 1 is a 2 x 2 block).
-    """
-    x0, y0 = int(cx), int(cy)
-    half = np.zeros(radius + 2, dtype=np.int64)
-    x, y, f = 0, radius, 1 - radius
-    while x <= y:  # the midpoint circle algorithm over one octant; (x, y) and (y, x) bound the quadrant
-        half[y] = max(half[y], x)
-        half[x] = max(half[x], y)
-        if f < 0:
-            f += 2 * x + 3
-        else:
-            f += 2 * (x - y) + 5
-            y -= 1
-        x += 1
-    if radius == 1:
-        half[1] = 1
-    mask = np.zeros((size, size), dtype=bool)
-    for d in range(1, radius + 1):
-        xs = slice(max(x0 - half[d], 0), max(x0 + half[d], 0))
-        for row in (y0 - d, y0 + d - 1):
-            if 0 <= row < size:
-                mask[xs, row] = True
-    return mask
-
-
-def _rotate(v: tuple[int, int], degrees: int) -> tuple[float, float]:
-    """``v`` rotated by ``degrees`` (counter-clockwise in pygame's y-down frame, as ``Vector2.rotate``)."""
-    if degrees % 90 == 0:  # exact, as pygame special-cases right angles
-        c, s = ((1, 0), (0, 1), (-1, 0), (0, -1))[(degrees // 90) % 4]
-    else:
-        r = math.radians(degrees)
-        c, s = math.cos(r), math.sin(r)
-    return v[0] * c - v[1] * s, v[0] * s + v[1] * c
-
-
-def agent_sprites(scale: float = SCALE) -> tuple[np.ndarray, np.ndarray]:
-    """Memory Gym's agent: ``(masks, colours)``, (8, D, D) bool and (8, D, D, 3) uint8, [x, y], one per facing
-    k = 0 … 7 (upstream's rotation k * 45°: 0 up, 90 left, 180 down, 270 right; the hands are on that side)."""
-    radius = int(25 * scale)
-    hand_x, hand_y, hand_r = int(18 * scale), int(12 * scale), int(10 * scale)
-    extension = 14
-    dim = radius * 2 + hand_r + extension
-    c = dim // 2
-    hands = ((c - hand_x - c, hand_y + extension // 2 - c), (c + hand_x - c, hand_y + extension // 2 - c))
-    body = filled_circle(dim, c, c, radius)
-    masks = np.zeros((8, dim, dim), dtype=bool)
-    colours = np.zeros((8, dim, dim, 3), dtype=np.uint8)
-    for k in range(8):
-        angle = 360 - 45 * k  # upstream's sprite k is drawn with its hands rotated by this angle
-        colours[k][body] = BODY_RGB
-        hand = np.zeros((dim, dim), dtype=bool)
-        for v in hands:
-            dx, dy = _rotate(v, angle)
-            hand |= filled_circle(dim, c + dx, c + dy, hand_r)
-        colours[k][hand] = HAND_RGB
-        masks[k] = body | hand
-    return masks, colours
+GRID = 7
+TILE = SCREEN // GRID  # 12 px
+CROSS_RGB, ORIGIN_RGB, GOAL_RGB = (255, 0, 0), (0, 0, 255), (0, 255, 0)
 
 
 def fall_cross(scale: float = SCALE) -> np.ndarray:
@@ -166,67 +102,9 @@ def fall_cross(scale: float = SCALE) -> np.ndarray:
     return (np.abs(i - j) <= half) | (np.abs(i + j - (dim - 1)) <= half)
 
 
-class Sprites:
-    """Sprites as lists of pixels, for drawing one sprite per image of a batch with one numpy assignment.
-
-    ``masks`` (K, D, D) bool and ``colours`` (K, D, D, 3) or one RGB triple, [x, y]; sprite k's pixels are kept
-    as offsets from its top-left corner (padded to the longest sprite with pixels that are never drawn)."""
-
-    def __init__(self, masks: np.ndarray, colours):
-        masks = np.asarray(masks, dtype=bool)
-        k, d = masks.shape[:2]
-        colours = np.broadcast_to(np.asarray(colours, dtype=np.uint8), (k, d, d, 3))
-        longest = int(masks.reshape(k, -1).sum(axis=1).max())
-        self.offsets = np.zeros((k, longest, 2), dtype=np.int64)
-        self.colours = np.zeros((k, longest, 3), dtype=np.uint8)
-        self.real = np.zeros((k, longest), dtype=bool)
-        for i in range(k):
-            xs, ys = np.nonzero(masks[i])
-            self.offsets[i, :xs.size] = np.stack([xs, ys], axis=1)
-            self.colours[i, :xs.size] = colours[i, xs, ys]
-            self.real[i, :xs.size] = True
-
-    def draw(self, canvas: np.ndarray, which: np.ndarray, corner: np.ndarray, images: np.ndarray | None = None):
-        """Draw sprite ``which[j]`` with its top-left corner at ``corner[j]`` ([x, y]) into image ``images[j]``
-        (default j) of ``canvas`` (m, W, H, 3), in place, clipped to the canvas."""
-        images = np.arange(len(which)) if images is None else images
-        xy = corner[:, None, :] + self.offsets[which]  # (n, P, 2)
-        width, height = canvas.shape[1:3]
-        keep = self.real[which] & (xy[..., 0] >= 0) & (xy[..., 0] < width) & (xy[..., 1] >= 0) & (xy[..., 1] < height)
-        j, p = np.nonzero(keep)
-        canvas[images[j], xy[j, p, 0], xy[j, p, 1]] = self.colours[which[j], p]
-
-
-# ======================================================================================================================
-# Mystery Path
-# ======================================================================================================================
-GRID = 7
-TILE = SCREEN // GRID  # 12 px
-AGENT_MASKS, AGENT_COLOURS = agent_sprites()
-SPRITE = AGENT_MASKS.shape[1]  # 28 px
 CROSS = fall_cross()
-_AGENT = Sprites(AGENT_MASKS, AGENT_COLOURS)
-_CROSS = Sprites(CROSS[None], CROSS_RGB)
-ORIGIN_RGB, GOAL_RGB = (0, 0, 255), (0, 255, 0)
-
-#: Free movement, per action h * 3 + v ([horizontal, vertical]): the (dx, dy) step in pixels, and per (facing,
-#: action) the new facing (upstream's angle / 45: 0 up, 1 up-left, 2 left, … 6 right, 7 up-right; kept on no move).
-_SPEED = 12.0 * SCALE
-_FREE_STEP = np.zeros((9, 2), dtype=np.int64)
-_FREE_FACING = np.repeat(np.arange(8)[:, None], 9, axis=1)
-_DIAGONAL_FACING = {(0, -1): 0, (-1, -1): 1, (-1, 0): 2, (-1, 1): 3, (0, 1): 4, (1, 1): 5, (1, 0): 6, (1, -1): 7}
-for _h in range(3):
-    for _v in range(3):
-        _dx, _dy = (0, -1, 1)[_h], (0, -1, 1)[_v]
-        if _dx or _dy:
-            _norm = math.hypot(_dx, _dy)
-            _FREE_STEP[_h * 3 + _v] = (int(_dx / _norm * _SPEED), int(_dy / _norm * _SPEED))  # 3/√2 -> 2
-            _FREE_FACING[:, _h * 3 + _v] = _DIAGONAL_FACING[(_dx, _dy)]
-#: Grid locomotion, per (facing, action 0 wait, 1 turn left, 2 turn right, 3 forward): the new facing and the
-#: tile step (forward: up for facing 0, left for 2, down for 4, right for 6).
-_GRID_FACING = np.stack([np.arange(8), (np.arange(8) + 2) % 8, (np.arange(8) - 2) % 8, np.arange(8)], axis=1)
-_GRID_STEP = np.zeros((8, 4, 2), dtype=np.int64)
-_GRID_STEP[[0, 2, 4, 6], 3] = [(0, -1), (-1, 0), (0, 1), (1, 0)]
+_AGENT = Sprites(*(a.swapaxes(1, 2) for a in agent_sprites()))  # [x, y]
+_CROSS = Sprites(CROSS[None], CROSS_RGB)  # (symmetric: the same [x, y] and [y, x])
 
 
 @functools.lru_cache(maxsize=8)
@@ -307,7 +185,7 @@ def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tu
     return {0: ((0, a), (last, b)), 1: ((last, a), (0, b)), 2: ((a, 0), (b, last)), 3: ((a, last), (b, 0))}[side]
 
 
-class MysteryPathCore(BatchedCore):
+class MysteryPathCore(MemoryGymCore):
     PARAMS = MYSTERY_PATH_PARAMS
 
     def __init__(self, num_envs: int, grid: bool = False, max_steps: int | None = None,
@@ -327,8 +205,6 @@ class MysteryPathCore(BatchedCore):
         self.reward_step = float(reward_step)
         self.reward_path_progress = default_progress if reward_path_progress is None else float(reward_path_progress)
         n = num_envs
-        self.rngs: list[np.random.Generator | None] = [None] * n
-        self.pending_seed = np.full(n, -1, dtype=np.int64)  # set by the envs' reset(seed=...) for _new_episodes
         self.path = np.zeros((n, GRID, GRID), dtype=np.int64)  # [x, y]: rank along the path, 0 = off it
         self.start = np.zeros((n, 2), dtype=np.int64)
         self.goal = np.zeros((n, 2), dtype=np.int64)
@@ -339,7 +215,7 @@ class MysteryPathCore(BatchedCore):
         self.cross_at = np.zeros((n, 2), dtype=np.int64)
         self.rewarded = np.zeros((n, GRID, GRID), dtype=bool)
         self.num_fails = np.zeros(n, dtype=np.int64)
-        self.board = np.zeros((n, SCREEN, SCREEN, 3), dtype=np.uint8)  # the path surface (black unless shown)
+        self.board, self._board = flat_canvas(n)  # the path surface (black unless shown): flat, and [x, y]
         self._rows = np.arange(n)
         if self.grid:
             self.action_space = gym.spaces.Discrete(4)
@@ -365,21 +241,19 @@ class MysteryPathCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def _new_episodes(self, idx):
         for i in np.atleast_1d(idx):
-            if self.episode[i] == 0 or self.rngs[i] is None:  # a new seed stream: upstream's np_random for it
-                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
-                self.rngs[i] = np.random.default_rng(seed)
-            rng = self.rngs[i]
+            rng = self.generator(int(i))
             start, goal = draw_start_and_goal(rng, self.sides)
             tiles = generate_path(rng, start, goal)
             self.path[i] = 0
             xs, ys = np.array(tiles).T
             self.path[i, xs, ys] = np.arange(1, len(tiles) + 1)
             self.start[i], self.goal[i] = start, goal
-            self.board[i] = 0
+            board = self._board[i]
+            board[:] = 0
             if self.show_goal:
-                self.board[i, goal[0] * TILE:(goal[0] + 1) * TILE, goal[1] * TILE:(goal[1] + 1) * TILE] = GOAL_RGB
+                board[goal[0] * TILE:(goal[0] + 1) * TILE, goal[1] * TILE:(goal[1] + 1) * TILE] = GOAL_RGB
             if self.show_origin:
-                self.board[i, start[0] * TILE:(start[0] + 1) * TILE, start[1] * TILE:(start[1] + 1) * TILE] = ORIGIN_RGB
+                board[start[0] * TILE:(start[0] + 1) * TILE, start[1] * TILE:(start[1] + 1) * TILE] = ORIGIN_RGB
         self.position[idx] = tile_centre(self.start[idx], TILE)
         self.facing[idx] = 0
         self.returning[idx] = False
@@ -392,13 +266,13 @@ class MysteryPathCore(BatchedCore):
         rows = self._rows if idx is None else idx
         position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
         if self.grid:
-            tile = position // TILE + _GRID_STEP[facing, actions]
+            tile = position // TILE + GRID_STEP[facing, actions]
             moved = np.minimum(np.maximum(tile, 0), GRID - 1) * TILE + TILE // 2
-            turned = _GRID_FACING[facing, actions]
+            turned = GRID_FACING[facing, actions]
         else:
             a = actions[:, 0] * 3 + actions[:, 1]
-            moved = np.minimum(np.maximum(position + _FREE_STEP[a], AGENT_RADIUS), SCREEN - AGENT_RADIUS)
-            turned = _FREE_FACING[facing, a]
+            moved = np.minimum(np.maximum(position + FREE_STEP[a], AGENT_RADIUS), SCREEN - AGENT_RADIUS)
+            turned = FREE_FACING[facing, a]
         if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
             moved[returning] = self.start[rows[returning]] * TILE + TILE // 2
             turned[returning] = facing[returning]
@@ -426,13 +300,13 @@ class MysteryPathCore(BatchedCore):
     # --- observations ------------------------------------------------------------------------------------------
     def image(self, sl) -> np.ndarray:
         rows = self._rows[sl]
-        canvas = self.board[rows]  # a copy (fancy indexing)
-        _AGENT.draw(canvas, self.facing[rows], self.position[rows] - SPRITE // 2)
+        flat = self.board[rows]  # a copy (fancy indexing)
+        _AGENT.draw(flat, self.facing[rows], self.position[rows] - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
-            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64),
+            _CROSS.draw(flat, np.zeros(crossed.size, dtype=np.int64),
                         self.cross_at[rows[crossed]] - CROSS.shape[0] // 2, images=crossed)
-        return canvas
+        return flat[:, :-1].reshape(rows.size, SCREEN, SCREEN, 3)
 
     def oracle(self, idx=None):
         sl = slice(None) if idx is None else idx
@@ -487,8 +361,7 @@ class MysteryPathCore(BatchedCore):
 # Endless Mystery Path
 # ======================================================================================================================
 SEGMENT = GRID + 1  #: columns per endless segment: a 7 x 7 path, then one transition tile
-_ENDLESS_STEP = np.array([(0, 0), (3, 0), (0, -3), (0, 3)], dtype=np.int64)  # none, right, up, down (3 px)
-_ENDLESS_FACING = np.array([-1, 6, 0, 4], dtype=np.int64)  # upstream's angle / 45; -1: unchanged
+_ENDLESS_MOVES = np.array([0, 2 * 3, 1, 2])  #: actions none, right, up, down as free-movement actions h * 3 + v
 AGENT_SCREEN_X = 66  #: the agent's centre on screen: the camera trails it by 5.0 tiles (camera_offset_scale)
 _PAST_DEPTH = 5  #: columns of past path drawn behind the agent (int(camera_offset_scale))
 _LOOK_BACK = 128  #: path nodes examined when drawing the past path (more than 6 columns can hold)
@@ -503,7 +376,7 @@ _VIEW_COLUMNS = SCREEN // TILE + 2  #: world columns that can show on screen (th
 _ROW_EDGE = (np.arange(SCREEN) % TILE == 0) | (np.arange(SCREEN) % TILE == TILE - 1)  # tile borders along y
 
 
-class EndlessMysteryPathCore(BatchedCore):
+class EndlessMysteryPathCore(MemoryGymCore):
     PARAMS = ENDLESS_MYSTERY_PATH_PARAMS
 
     def __init__(self, num_envs: int, max_steps: int | None = None, stamina_level: int = 20,
@@ -517,8 +390,6 @@ class EndlessMysteryPathCore(BatchedCore):
         self.show_past_path, self.visual_feedback = bool(show_past_path), bool(visual_feedback)
         self.reward_fall_off, self.reward_path_progress = float(reward_fall_off), float(reward_path_progress)
         self.reward_step = float(reward_step)
-        self.rngs: list[np.random.Generator | None] = [None] * n
-        self.pending_seed = np.full(n, -1, dtype=np.int64)
         self._rows = np.arange(n)
         self._allocate(4 * SEGMENT)
         self.segments = np.zeros(n, dtype=np.int64)
@@ -592,9 +463,7 @@ class EndlessMysteryPathCore(BatchedCore):
 
     def _new_episodes(self, idx):
         for i in np.atleast_1d(idx):
-            if self.episode[i] == 0 or self.rngs[i] is None:
-                seed = int(self.pending_seed[i]) if self.pending_seed[i] >= 0 else int(self.keys[i])
-                self.rngs[i] = np.random.default_rng(seed)
+            self.generator(int(i))  # (re)seeded on a new seed; _add_segment draws from it
             self.rank[i] = 0
             self.rewarded[i] = False
             self.refilled[i] = False
@@ -626,8 +495,9 @@ class EndlessMysteryPathCore(BatchedCore):
     def step(self, actions, idx=None):
         rows = self._rows if idx is None else idx
         position, facing, returning = self.position[rows], self.facing[rows], self.returning[rows]
-        moved = position + _ENDLESS_STEP[actions]
-        turned = np.where(_ENDLESS_FACING[actions] >= 0, _ENDLESS_FACING[actions], facing)
+        moves = _ENDLESS_MOVES[actions]
+        moved = position + FREE_STEP[moves]
+        turned = FREE_FACING[facing, moves]
         if returning.any():  # fell on the last step: back on the start, whatever the action, facing kept
             moved[returning] = self.node_xy[rows[returning], 1] * TILE + TILE // 2
             turned[returning] = facing[returning]
@@ -673,7 +543,7 @@ class EndlessMysteryPathCore(BatchedCore):
     def image(self, sl) -> np.ndarray:
         rows = self._rows[sl]
         m = rows.size
-        canvas = np.zeros((m, SCREEN, SCREEN, 3), dtype=np.uint8)
+        flat, canvas = flat_canvas(m)
         position = self.position[rows]
         camera = position[:, 0] - AGENT_SCREEN_X  # world x of the screen's left edge
         if self.show_past_path:
@@ -700,10 +570,10 @@ class EndlessMysteryPathCore(BatchedCore):
             edge = (xs % TILE == 0) | (xs % TILE == TILE - 1)  # upstream's 1 px (210, 210, 210) border
             canvas[pixels & (edge[:, :, None] | _ROW_EDGE[None, None, :])] = 210
         screen = np.stack([np.full(m, AGENT_SCREEN_X), position[:, 1]], axis=1)
-        _AGENT.draw(canvas, self.facing[rows], screen - SPRITE // 2)
+        _AGENT.draw(flat, self.facing[rows], screen - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
-            _CROSS.draw(canvas, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
+            _CROSS.draw(flat, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
                         images=crossed)
         return canvas
 
@@ -768,7 +638,7 @@ class EndlessMysteryPathCore(BatchedCore):
         return canvas.image()
 
 
-class MysteryPath(NativeEnv):
+class MysteryPath(MemoryGymEnv):
     """Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.MYSTERY_PATH_PARAMS``.
 
     ``reset(seed=s)`` gives upstream's path for seed ``s``; later resets without a seed continue that generator,
@@ -776,30 +646,11 @@ class MysteryPath(NativeEnv):
 
     core_cls = MysteryPathCore
 
-    def reset(self, *, seed=None, options=None):
-        seed = check_seed(seed, f"{type(self).__name__}.reset")
-        self.core.pending_seed[0] = -1 if seed is None else seed
-        try:
-            return super().reset(seed=seed, options=options)
-        finally:
-            self.core.pending_seed[0] = -1
 
-
-class MysteryPathVector(NativeVectorEnv):
+class MysteryPathVector(MemoryGymVectorEnv):
     """Mystery Path, N environments in one numpy step (the paths are generated per environment in Python)."""
 
     core_cls = MysteryPathCore
-
-    def reset(self, *, seed=None, options=None):
-        n = self.num_envs
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
-            self.core.pending_seed[:] = int(seed) + np.arange(n)
-        elif isinstance(seed, (list, tuple)) and len(seed) == n:
-            self.core.pending_seed[:] = [s if isinstance(s, (int, np.integer)) and s >= 0 else -1 for s in seed]
-        try:
-            return super().reset(seed=seed, options=options)
-        finally:
-            self.core.pending_seed[:] = -1
 
 
 class EndlessMysteryPath(MysteryPath):
