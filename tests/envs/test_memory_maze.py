@@ -3,7 +3,8 @@ seeding, what each variant holds, the prompt / reward rule, bad inputs and the O
 
 The package renders every step with MuJoCo (~30 steps/s and ~1.5 s per reset here; a seeded reset rebuilds the
 task, ~3 s), so the default tests are few and short: the checker runs on 9x9 partial; on every other ID and
-variant, and the scored variant comparison, it is ``slow``. The generic tests over every ID leave these IDs out (tests/envs/_helpers.py).
+variant, and the scored variant comparison, it is ``slow``. The generic tests over every ID leave these IDs out
+(tests/envs/_helpers.py).
 """
 
 from __future__ import annotations
