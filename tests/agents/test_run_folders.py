@@ -407,7 +407,12 @@ def test_tensorboard_log_of_an_interrupted_and_resumed_run_has_every_step(tmp_pa
 _ENV_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0", "CartPole-v1",
             "FrozenLake-v1", "MIKASA/MiniGridMemoryS7-v0", "POPGym/RepeatPreviousEasy-v0",
             # the Atari emulator's state is saved through StoriEnv's external-state methods
-            "STORI/Breakout-Type1-v0", "STORI/Breakout-5C-v0", "STORI/Boxing-Type3-v0"]
+            "STORI/Breakout-Type1-v0", "STORI/Breakout-5C-v0", "STORI/Boxing-Type3-v0",
+            # Numpad's ball lives in MuJoCo's MjData, saved through Numpad's external-state methods
+            "MIKASA/NumpadContinuous-v0", "MIKASA/NumpadDiscrete-v0",
+            # endless Mystery Path keeps its fall spots in a set
+            "MIKASA/MortarMayhem-v0", "MIKASA/MysteryPathGrid-v0", "MIKASA/EndlessMysteryPath-v0",
+            "MIKASA/BalletEasy-v0", "MIKASA/PassiveVisualMatch-v0"]
 
 
 @pytest.mark.parametrize("env_id", _ENV_IDS)

@@ -4,13 +4,15 @@ A resumed run must continue with the environments exactly where they were: the s
 the same random streams. Pickling the environments would do that, but unpickling a file runs whatever code
 the file names, and run folders are files people hand each other. So the state is saved as a tree of plain
 values instead: :func:`capture` walks the attributes of a live environment object (vector env, wrappers,
-sub-environments, spaces) and records every numpy array, number, string and random-generator state;
+sub-environments, spaces) and records every numpy array, number, string, container (list, tuple, set, dict)
+and random-generator state;
 :func:`restore` writes those values back into a freshly built environment of the same configuration.
 Nothing in the saved tree can name code, and restoring only assigns data to attributes that already exist
 in the fresh environment's object graph.
 
 This covers environments whose state lives in Python objects and numpy arrays: membench's native tasks
-(T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match), the POPGym and MiniGrid tasks, and
+(T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match, Mortar Mayhem, Mystery Path), the POPGym and
+MiniGrid tasks, and
 gymnasium's classic-control and toy-text environments in a ``SyncVectorEnv``. Environments holding state outside
 Python (simulator handles such as ManiSkill's SAPIEN scenes, GPU tensors, worker processes of ``AsyncVectorEnv``)
 cannot be captured: :func:`capture` raises :class:`NotCapturable` naming the attribute, and such runs cannot be
@@ -19,8 +21,9 @@ resumed exactly.
 An object whose state partly lives outside Python can say how to save that part as plain data: a class attribute
 ``membench_external_state = ("ale",)`` names the attributes to leave out of the walk, and two methods give and take
 their state, ``membench_get_external() -> plain data`` and ``membench_set_external(plain data)`` (STORI's Atari
-emulator: its serialized state, RNG included). Read-only mappings (``types.MappingProxyType``: tables, not state)
-are structure and left out.
+emulator: its serialized state, RNG included; Numpad's MuJoCo integration state). Read-only mappings
+(``types.MappingProxyType``: tables, not state) are structure and left out. ViZDoom and Memory Maze keep their
+worlds in their engines with no exact save of them, so their runs cannot be resumed.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
         seen[id(x)] = path
         items = [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x)]
         return {"__list__": items} if isinstance(x, list) else {"__tuple__": items}
+    if isinstance(x, set):  # of hashable plain values (e.g. tuples of ints); rebuilt as a set
+        seen[id(x)] = path
+        return {"__set__": [_capture(v, f"{path}{{{i}}}", seen) for i, v in enumerate(x)]}
     if isinstance(x, dict):
         seen[id(x)] = path
         out = {}
@@ -159,7 +165,7 @@ def _collect_classes(x: Any, out: dict[str, type], seen: set[int]) -> None:
     if isinstance(x, (*_SCALARS, np.ndarray, np.generic, *_STRUCTURE)) or id(x) in seen:
         return
     seen.add(id(x))
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, set)):
         for v in x:
             _collect_classes(v, out, seen)
         return
@@ -199,6 +205,8 @@ class _Restorer:
             return [self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__list__"])]
         if "__tuple__" in node:
             return tuple(self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__tuple__"]))
+        if "__set__" in node:
+            return {self.build(v, f"{path}{{{i}}}") for i, v in enumerate(node["__set__"])}
         if "__dict__" in node:
             return {k: self.build(v, f"{path}[{k!r}]") for k, v in node["__dict__"].items()}
         if "__seedsequence__" in node:
@@ -275,6 +283,13 @@ class _Restorer:
                     return target
                 return tuple(values) if type(target) is tuple else type(target)(*values)
             return self.build(node, path)
+        if "__set__" in node:
+            value = self.build(node, path)
+            if isinstance(target, set):  # in place: other references to this set see the restored items
+                target.clear()
+                target.update(value)
+                return target
+            return value
         if "__dict__" in node:
             items = node["__dict__"]
             if isinstance(target, dict):

@@ -486,3 +486,26 @@ class Numpad(gym.Env):
         for renderer in self._renderers.values():
             renderer.close()
         self._renderers.clear()
+
+    # --- exact resume (membench_agents.envstate) -----------------------------------------------------------------
+    #: The ball's state lives in MuJoCo's MjData, outside Python: it is saved through the two methods below (MuJoCo's
+    #: full integration state). The model is rebuilt from the kwargs and renderers are caches, so neither is saved;
+    #: everything else (sequence, lights, counters) is plain attributes.
+    membench_external_state = ("model", "data", "_renderers")
+
+    def membench_get_external(self) -> dict[str, np.ndarray]:
+        mj = self._mujoco
+        spec = mj.mjtState.mjSTATE_INTEGRATION
+        state = np.empty(mj.mj_stateSize(self.model, spec), dtype=np.float64)
+        mj.mj_getState(self.model, self.data, state, spec)
+        return {"mujoco_state": state}
+
+    def membench_set_external(self, state: dict[str, np.ndarray]) -> None:
+        mj = self._mujoco
+        values = np.asarray(state["mujoco_state"], dtype=np.float64)
+        spec = mj.mjtState.mjSTATE_INTEGRATION
+        if values.shape != (mj.mj_stateSize(self.model, spec),):
+            raise ValueError(f"{self.env_id}: the saved MuJoCo state has {values.size} values, this pad needs "
+                             f"{mj.mj_stateSize(self.model, spec)}; it was saved from another configuration")
+        mj.mj_setState(self.model, self.data, values, spec)
+        mj.mj_forward(self.model, self.data)
