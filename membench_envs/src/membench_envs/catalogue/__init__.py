@@ -50,7 +50,7 @@ PAPERS: Mapping[str, str] = MappingProxyType(
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "vizdoom", "memory_maze", "popgym", "minigrid",
+_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "searing_spotlights", "vizdoom", "memory_maze", "popgym", "minigrid",
                   "robo", "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
