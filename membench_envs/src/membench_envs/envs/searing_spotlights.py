@@ -246,7 +246,7 @@ class SearingSpotlightsCore(MemoryGymCore):
                 "image": image,
                 **positions,
                 "rotation": gym.spaces.Discrete(8),
-                "health": gym.spaces.Box(-np.inf, 1.0, (1,), np.float32),
+                "health": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
                 "spotlights": gym.spaces.Box(-far, far, (S, 10), np.float32),
                 "alpha": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
                 "spawn_timer": gym.spaces.Box(0, np.iinfo(np.int32).max, (1,), np.int64),
@@ -521,7 +521,7 @@ class SearingSpotlightsCore(MemoryGymCore):
             spots = np.concatenate([listed[..., None], self.spot_radius[sl, :, None], self.spot_t[sl, :, None],
                                     self.spot_speed[sl, :, None], path], axis=2) * listed[..., None]
             obs["rotation"] = self.facing[sl].copy()
-            obs["health"] = (self.health[sl] / self.H).astype(np.float32)[:, None]
+            obs["health"] = (np.maximum(self.health[sl], 0) / self.H).astype(np.float32)[:, None]
             obs["spotlights"] = spots.astype(np.float32)
             obs["alpha"] = (self.alpha[sl] / 255).astype(np.float32)[:, None]
             obs["spawn_timer"] = self.spawn_timer[sl, None].copy()
