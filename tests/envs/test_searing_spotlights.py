@@ -90,7 +90,7 @@ def test_gymnasium_env_checker_and_spaces(variant):
             obs, _ = env.reset()
 
 
-# --- against the reference package -------------------------------------------------------------------------------------
+# --- against the reference package ------------------------------------------------------------------------------------
 def _compare(seeds, options, scripted: bool, episodes: int = 2):
     """Run memory_gym and ours side by side (resets 2 … without a seed continue the generators); returns per
     episode (length, return, success)."""
@@ -255,12 +255,12 @@ def test_the_light_dims_off_over_six_steps():
 def test_the_time_limit_truncates():
     env = make("full", max_steps=5, spot_damage=0.0)
     env.reset(seed=1)
-    for t in range(5):
+    for _ in range(5):
         obs, _, term, trunc, _ = env.step(NOOP)
     assert trunc and not term and obs["time"][0] == 1.0
 
 
-# --- variants, seeding, batching ----------------------------------------------------------------------------------------
+# --- variants, seeding, batching --------------------------------------------------------------------------------------
 def test_memoryless_policies_climb_the_ladder():
     """With the oracle a memoryless policy walks to the coin and the exit; from the image alone it only sees them
     at the start and inside spotlights."""

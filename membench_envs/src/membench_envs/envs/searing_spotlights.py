@@ -60,7 +60,7 @@ from membench_envs.envs._memory_gym import (
     Sprites,
     agent_sprites,
     filled_circle,
-    flat_canvas,
+    flat_index,
     rotate_vector,
 )
 
@@ -126,7 +126,11 @@ def _exit_sprites() -> Sprites:
 _AGENT = Sprites(*(a.swapaxes(1, 2) for a in agent_sprites()))  # [x, y]
 _COIN = Sprites(disc_mask(COIN_RADIUS, 2 * COIN_RADIUS)[None], COIN_RGB)
 _EXIT = _exit_sprites()
-_BOARDS = np.stack([chessboard(BLUE), chessboard(RED)])  # [x, y]
+#: the blue and the red board, [x, y] flat with a spare pixel (see :func:`flat_canvas`)
+_BOARDS = np.concatenate([np.stack([chessboard(BLUE), chessboard(RED)]).reshape(2, -1, 3),
+                          np.zeros((2, 1, 3), np.uint8)], axis=1)
+#: pygame's blend of a black layer of surface alpha a over a channel value v: v - v * a // 255, per [a, v]
+_DARKEN = (np.arange(256)[None, :] - np.arange(256)[None, :] * np.arange(256)[:, None] // 255).astype(np.uint8)
 
 
 class GridSampler:
@@ -371,38 +375,33 @@ class SearingSpotlightsCore(MemoryGymCore):
     def _move_spotlights(self, rows, agent) -> np.ndarray:
         """Walk the spotlight lists as upstream does (a removed spotlight makes the next one skipped); returns
         whether one of the drawn spotlights reaches the agent."""
-        m = rows.size
-        count = self.spots[rows]
-        hit = np.zeros(m, dtype=bool)
-        skip = np.zeros(m, dtype=bool)
-        removed = np.zeros((m, self.S), dtype=bool)
-        lit = np.zeros((m, self.S), dtype=bool)
-        for j in range(int(count.max(initial=0))):
-            listed = j < count
-            done = self.spot_done[rows, j]
-            removed[:, j] = listed & done & ~skip
-            drawn = listed & ~done & ~skip
-            skip = removed[:, j]
-            if not drawn.any():
-                continue
-            d = rows[drawn]
-            t = self.spot_t[d, j]
-            path = self.spot_path[d, j]
-            tt = t[:, None]
-            target = path[:, 1] * (1 - tt) + path[:, 2] * tt  # pygame's lerp: a * (1 - t) + b * t
-            at = path[:, 0] * (1 - tt) + target * tt
-            self.spot_at[d, j] = at
-            t = t + self.spot_speed[d, j]
-            finished = t >= 1.0
-            self.spot_t[d, j] = np.where(finished, 1.0, t)
-            self.spot_done[d, j] = finished
-            lit[drawn, j] = True
-            dx, dy = at[:, 0] - agent[drawn, 0], at[:, 1] - agent[drawn, 1]
-            hit[drawn] |= np.sqrt(dx * dx + dy * dy) <= self.spot_radius[d, j] + AGENT_RADIUS
-        self.spot_lit[rows] = lit
+        listed = np.arange(self.S)[None, :] < self.spots[rows, None]  # (m, S)
+        removed = listed & self.spot_done[rows]
+        skipped = np.zeros_like(removed)
+        if removed.any():  # (rare) a finished spotlight leaves the list and the next one is skipped
+            for j in range(1, self.S):
+                skipped[:, j] = removed[:, j - 1]
+                removed[:, j] &= ~skipped[:, j]
+        drawn = listed & ~self.spot_done[rows] & ~skipped
+        r, j = np.nonzero(drawn)
+        d = rows[r]
+        t = self.spot_t[d, j][:, None]
+        path = self.spot_path[d, j]
+        target = path[:, 1] * (1 - t) + path[:, 2] * t  # pygame's lerp: a * (1 - t) + b * t
+        at = path[:, 0] * (1 - t) + target * t
+        self.spot_at[d, j] = at
+        t = t[:, 0] + self.spot_speed[d, j]
+        finished = t >= 1.0
+        self.spot_t[d, j] = np.where(finished, 1.0, t)
+        self.spot_done[d, j] = finished
+        self.spot_lit[rows] = drawn
+        dx, dy = at[:, 0] - agent[r, 0], at[:, 1] - agent[r, 1]
+        reach = np.sqrt(dx * dx + dy * dy) <= self.spot_radius[d, j] + AGENT_RADIUS
+        hit = np.zeros(rows.size, dtype=bool)
+        hit[r[reach]] = True
         for j in np.flatnonzero(removed.any(axis=1)):  # close the gaps, keeping the list's order
             i = int(rows[j])
-            keep = np.concatenate([np.flatnonzero(~removed[j, :self.spots[i]])])
+            keep = np.flatnonzero(~removed[j, :self.spots[i]])
             k = keep.size
             for array in (self.spot_radius, self.spot_speed, self.spot_t, self.spot_done, self.spot_path,
                           self.spot_at, self.spot_lit):
@@ -438,8 +437,8 @@ class SearingSpotlightsCore(MemoryGymCore):
         """The observation, [x, y]; ``darkness`` overrides the darkness's alpha (for ``render``)."""
         rows = self._rows[sl]
         m = rows.size
-        flat, canvas = flat_canvas(m)
-        canvas[:] = _BOARDS[self.hit[rows].astype(np.int64)]
+        flat = _BOARDS[self.hit[rows].astype(np.int64)]  # (a copy; the spare pixel catches off-screen sprites)
+        canvas = flat[:, :-1].reshape(m, SCREEN, SCREEN, 3)
         over = []  # what is drawn above the darkness
 
         def coins():
@@ -462,19 +461,30 @@ class SearingSpotlightsCore(MemoryGymCore):
                 layer()
         alpha = self.alpha[rows] if darkness is None else np.full(m, darkness)
         if alpha.any():
-            lit_flat, lit = flat_canvas(m)
-            for j in range(self.S):
-                on = np.flatnonzero(self.spot_lit[rows, j])
-                if on.size:
-                    centre = np.trunc(self.spot_at[rows[on], j]).astype(np.int64)
-                    self._spot.draw(lit_flat, self.spot_radius[rows[on], j] - 1, centre - self.max_radius, images=on)
-            dark = ~lit[..., :1].astype(bool) & (alpha > 0)[:, None, None, None]
-            v = canvas.astype(np.int64)
-            canvas[:] = np.where(dark, v - v * alpha[:, None, None, None] // 255, v)
+            lit = self.lit(rows)  # (m, 84 * 84) [x, y]
+            pixels = flat[:, :-1]
+            for a in np.unique(alpha[alpha > 0]):  # (few values: the alpha follows t)
+                on = slice(None) if (alpha == a).all() else np.flatnonzero(alpha == a)
+                if a == 255:  # (the common case: black)
+                    pixels[on] *= lit[on, :, None]
+                else:
+                    pixels[on] = np.where(lit[on, :, None], pixels[on], _DARKEN[a][pixels[on]])
         for layer in over:  # (upstream's order above the darkness: coins, exit, agent)
             layer()
         canvas[:, :, :BAR] = self.top_bar(rows)[:, :, None]
         return canvas
+
+    def lit(self, rows) -> np.ndarray:
+        """(m, 84 * 84) bool, [x, y] flat: the pixels the drawn spotlights light."""
+        lit = np.zeros((rows.size, SCREEN * SCREEN + 1), dtype=bool)
+        r, j = np.nonzero(self.spot_lit[rows])
+        if r.size:
+            corner = np.trunc(self.spot_at[rows[r], j]).astype(np.int64) - self.max_radius
+            which = self.spot_radius[rows[r], j] - 1
+            offsets = self._spot.offsets
+            lit[r[:, None], flat_index(corner[:, 0, None] + offsets[0, which],
+                                       corner[:, 1, None] + offsets[1, which])] = True
+        return lit[:, :-1]
 
     def top_bar(self, rows) -> np.ndarray:
         """(m, 84, 3) [x]: the health (green, red from the left as it drops), the previous action, the reward
