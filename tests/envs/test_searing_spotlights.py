@@ -150,6 +150,9 @@ def test_step_for_step_equal_to_memory_gym_with_a_scripted_walk():
     {"agent_visible": True, "coins_visible": True, "exit_visible": True, "light_threshold": 100,
      "light_dim_off_duration": 4, "show_last_action": False, "sample_agent_position": False,
      "reward_outside_spotlight": 0.01, "reward_inside_spotlight": -0.1, "spot_damage": 0.5, "reward_death": -1.0},
+    # some drawn above the darkness (upstream's list order puts the exit above the top bar), two coins
+    {"exit_visible": True},
+    {"coins_visible": True, "agent_visible": True, "num_coins": [2]},
     # no coin (the exit is open from the first step), a short limit, no feedback, other radii
     {"show_last_positive_reward": False, "visual_feedback": False, "num_coins": [0], "max_steps": 20,
      "spot_min_radius": 3.0, "spot_max_radius": 20.0},

@@ -232,6 +232,7 @@ class SearingSpotlightsCore(MemoryGymCore):
         self.episode_coins = np.zeros(n, dtype=np.int64)
         self.exit_at = np.zeros((n, 2), dtype=np.int64)
         self.exit_open = np.zeros(n, dtype=bool)
+        self.has_exit = True
 
         self.action_space = gym.spaces.MultiDiscrete([3, 3])
         image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
@@ -337,7 +338,7 @@ class SearingSpotlightsCore(MemoryGymCore):
 
         # the spotlights: spawn, then each one in the list moves and lights (a finished one leaves the list)
         timer = self.spawn_timer[rows] + 1
-        spawn = (self.spawns_left[rows] > 0) & (timer >= self.spawn_interval)
+        spawn = self._spawning(rows, timer)
         for j in np.flatnonzero(spawn):
             i = int(rows[j])
             self._spawn_spotlight(i, self.rngs[i])
@@ -354,23 +355,35 @@ class SearingSpotlightsCore(MemoryGymCore):
         dead = health <= 0
         reward += self.reward_death * dead
 
-        # the coins, then the exit
-        collected = self._collect_coins(rows, moved)
-        reward += self.reward_coin * collected
-        coins_done = self.coins[rows] == 0
-        self.exit_open[rows] |= coins_done
-        out = np.sqrt(((self.exit_at[rows] - moved) ** 2).sum(axis=1)) <= EXIT_RADIUS + AGENT_RADIUS
-        out &= coins_done
-        reward += self.reward_exit * out
-
-        terminated = dead | out
-        self.success[rows] = ~dead & out
+        terminated = dead | self._tasks(rows, moved, reward, dead)
         t = self.t[rows] + 1
         self.t[rows] = t
+        terminated |= self._tick(rows)
         if self.show_last_reward:
             self.mark[rows] = np.where(self.last_reward[rows] > 0, 2, 1)
             self.last_reward[rows] = reward
         return reward, terminated, ~terminated & (t >= self.T)
+
+    def _spawning(self, rows, timer) -> np.ndarray:
+        """Which environments spawn a spotlight on this step (``timer``: steps since the last spawn)."""
+        return (self.spawns_left[rows] > 0) & (timer >= self.spawn_interval)
+
+    def _tasks(self, rows, agent, reward, dead) -> np.ndarray:
+        """The coins, then the exit: adds their rewards to ``reward`` (in place); returns whether the exit ends the
+        episode."""
+        collected = self._collect_coins(rows, agent)
+        reward += self.reward_coin * collected
+        coins_done = self.coins[rows] == 0
+        self.exit_open[rows] |= coins_done
+        out = np.sqrt(((self.exit_at[rows] - agent) ** 2).sum(axis=1)) <= EXIT_RADIUS + AGENT_RADIUS
+        out &= coins_done
+        reward += self.reward_exit * out
+        self.success[rows] = ~dead & out
+        return out
+
+    def _tick(self, rows) -> np.ndarray:
+        """Timers after the step's count; returns which episodes they end."""
+        return np.zeros(rows.size, dtype=bool)
 
     def _move_spotlights(self, rows, agent) -> np.ndarray:
         """Walk the spotlight lists as upstream does (a removed spotlight makes the next one skipped); returns
@@ -439,40 +452,66 @@ class SearingSpotlightsCore(MemoryGymCore):
         m = rows.size
         flat = _BOARDS[self.hit[rows].astype(np.int64)]  # (a copy; the spare pixel catches off-screen sprites)
         canvas = flat[:, :-1].reshape(m, SCREEN, SCREEN, 3)
-        over = []  # what is drawn above the darkness
 
-        def coins():
-            for j in range(int(self.coins[rows].max(initial=0))):
-                on = np.flatnonzero(j < self.coins[rows])
-                _COIN.draw(flat, np.zeros(on.size, dtype=np.int64), self.coin_at[rows[on], j] - COIN_RADIUS,
-                           images=on)
+        def coins(on):
+            for j in range(int(self.coins[rows[on]].max(initial=0))):
+                k = on[j < self.coins[rows[on]]]
+                _COIN.draw(flat, np.zeros(k.size, dtype=np.int64), self.coin_at[rows[k], j] - COIN_RADIUS, images=k)
 
-        def door():
-            _EXIT.draw(flat, self.exit_open[rows].astype(np.int64), self.exit_at[rows] - EXIT_SIZE // 2)
+        def door(on):
+            _EXIT.draw(flat, self.exit_open[rows[on]].astype(np.int64), self.exit_at[rows[on]] - EXIT_SIZE // 2,
+                       images=on)
 
-        def agent():  # upstream draws the reset's agent facing up, whatever its facing
-            facing = np.where(self.t[rows] == 0, 0, self.facing[rows])
-            _AGENT.draw(flat, facing, self.position[rows] - AGENT_SPRITE // 2)
+        def agent(on):  # upstream draws the reset's agent facing up, whatever its facing
+            facing = np.where(self.t[rows[on]] == 0, 0, self.facing[rows[on]])
+            _AGENT.draw(flat, facing, self.position[rows[on]] - AGENT_SPRITE // 2, images=on)
 
-        for layer, visible in ((coins, self.coins_visible), (door, self.exit_visible), (agent, self.agent_visible)):
-            if visible:
-                over.append(layer)
-            else:
-                layer()
-        alpha = self.alpha[rows] if darkness is None else np.full(m, darkness)
-        if alpha.any():
-            lit = self.lit(rows)  # (m, 84 * 84) [x, y]
+        def dark(on):
+            alpha = self.alpha[rows[on]] if darkness is None else np.full(on.size, darkness)
+            if not alpha.any():
+                return
+            lit = self.lit(rows[on])  # (k, 84 * 84) [x, y]
             pixels = flat[:, :-1]
             for a in np.unique(alpha[alpha > 0]):  # (few values: the alpha follows t)
-                on = slice(None) if (alpha == a).all() else np.flatnonzero(alpha == a)
-                if a == 255:  # (the common case: black)
-                    pixels[on] *= lit[on, :, None]
+                same = alpha == a
+                k, lk = (on, lit) if same.all() else (on[same], lit[same])
+                if on.size == m and same.all():
+                    k = slice(None)  # (the common case: a view)
+                if a == 255:  # black
+                    pixels[k] *= lk[:, :, None]
                 else:
-                    pixels[on] = np.where(lit[on, :, None], pixels[on], _DARKEN[a][pixels[on]])
-        for layer in over:  # (upstream's order above the darkness: coins, exit, agent)
-            layer()
-        canvas[:, :, :BAR] = self.top_bar(rows)[:, :, None]
+                    pixels[k] = np.where(lk[:, :, None], pixels[k], _DARKEN[a][pixels[k]])
+
+        def top(on):
+            canvas[on, :, :BAR] = self.top_bar(rows[on])[:, :, None]
+
+        draw = {"coins": coins, "exit": door, "agent": agent, "dark": dark, "top": top}
+        above = self._coins_above(rows)
+        for flag in (False, True):
+            on = np.flatnonzero(above == flag)
+            if on.size:
+                for layer in self._layers(flag):
+                    draw[layer](on)
         return canvas
+
+    def _coins_above(self, rows) -> np.ndarray:
+        """Per environment: whether its coins are drawn above the darkness."""
+        return np.full(rows.size, self.coins_visible)
+
+    def _layers(self, coins_above: bool) -> list[str]:
+        """Upstream's drawing order above the board: its list [darkness, top bar] into which the coins, the exit
+        and the agent are inserted, each below the darkness or (visible) at upstream's offsets above it."""
+        layers, i = ["dark", "top"], 0
+        items = [("coins", coins_above, 1), ("agent", self.agent_visible, 3)]
+        if self.has_exit:
+            items.insert(1, ("exit", self.exit_visible, 2))
+        for name, visible, offset in items:
+            if visible:
+                layers.insert(i + offset, name)
+            else:
+                layers.insert(i, name)
+                i += 1
+        return layers
 
     def lit(self, rows) -> np.ndarray:
         """(m, 84 * 84) bool, [x, y] flat: the pixels the drawn spotlights light."""
