@@ -18,7 +18,7 @@ from membench_envs.envs.searing_spotlights import COIN_RGB, EXIT_CLOSED_RGB, EXI
 
 import membench_envs
 
-ID = "MIKASA/SearingSpotlights-v0"
+ID, ENDLESS = "MIKASA/SearingSpotlights-v0", "MIKASA/EndlessSearingSpotlights-v0"
 NOOP = np.array([0, 0])
 
 needs_memory_gym = pytest.mark.skipif(
@@ -28,15 +28,15 @@ needs_memory_gym = pytest.mark.skipif(
 )
 
 
-def make(variant="partial", **kw):
-    return gym.make(ID, obs_variant=variant, **kw)
+def make(variant="partial", env_id=ID, **kw):
+    return gym.make(env_id, obs_variant=variant, **kw)
 
 
-def upstream():
+def upstream(env_id=ID):
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     import memory_gym  # noqa: F401  (registers the upstream IDs)
 
-    return gym.make("SearingSpotlights-v0").unwrapped
+    return gym.make({ID: "SearingSpotlights-v0", ENDLESS: "Endless-SearingSpotlights-v0"}[env_id]).unwrapped
 
 
 def toward(agent, target) -> np.ndarray:
@@ -47,9 +47,11 @@ def toward(agent, target) -> np.ndarray:
 
 def oracle_policy(obs) -> np.ndarray:
     """Memoryless: from the oracle, head for the first coin not collected, then for the exit."""
-    rows = obs["oracle"]
-    coins = [row for row in rows[1:-1] if row[2]]
-    return toward(rows[0][:2], coins[0][:2] if coins else rows[-1][:2])
+    agent, *items = obs["oracle"]  # the agent, the coins and the exit (endless: the agent and the coin)
+    if len(items) == 1:
+        return toward(agent[:2], items[0][:2])
+    coins = [row for row in items[:-1] if row[2]]
+    return toward(agent[:2], coins[0][:2] if coins else items[-1][:2])
 
 
 def image_policy(obs, rng) -> np.ndarray:
@@ -65,23 +67,29 @@ def image_policy(obs, rng) -> np.ndarray:
 
 
 # --- the catalogue entry, spaces --------------------------------------------------------------------------------------
-def test_catalogue_entry():
+def test_catalogue_entries():
     spec = membench_envs.info(ID)
     assert spec.source == "MemoryGym" and spec.extra is None and spec.episode_length == 256
     assert spec.memory_types == ("spatial",) and spec.xi == (1, 249) and "not in Table 2" in spec.xi_note
     assert spec.action_type == "multi-discrete" and spec.vector_entry_point
+    spec = membench_envs.info(ENDLESS)
+    assert spec.source == "MemoryGym" and spec.extra is None and spec.episode_length is None
+    assert spec.xi == (1, 154) and "not in Table 2" in spec.xi_note
 
 
+@pytest.mark.parametrize("env_id", [ID, ENDLESS])
 @pytest.mark.parametrize("variant", ["partial", "oracle", "full"])
-def test_gymnasium_env_checker_and_spaces(variant):
-    env = make(variant)
+def test_gymnasium_env_checker_and_spaces(variant, env_id):
+    env = make(variant, env_id)
     check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs) and obs["image"].shape == (84, 84, 3)
-    assert info["oracle"].shape == (3, 3)  # agent, one coin, exit
-    keys = {"partial": {"image"}, "oracle": {"image", "oracle"},
-            "full": {"image", "agent", "coins", "exit", "rotation", "health", "spotlights", "alpha", "spawn_timer",
-                     "spawns_left", "time"}}[variant]
+    assert info["oracle"].shape == ((3, 3) if env_id == ID else (2, 3))  # agent, one coin, (exit)
+    full = ({"image", "agent", "coins", "exit", "rotation", "health", "spotlights", "alpha", "spawn_timer",
+             "spawns_left", "time"} if env_id == ID else
+            {"image", "agent", "coins", "rotation", "health", "spotlights", "alpha", "spawn_timer", "coin_timer",
+             "time"})
+    keys = {"partial": {"image"}, "oracle": {"image", "oracle"}, "full": full}[variant]
     assert set(obs) == keys
     for _ in range(300):
         obs, _, term, trunc, _ = env.step(env.action_space.sample())
@@ -161,6 +169,88 @@ def test_kwargs_act_as_upstreams_reset_options(options):
     with np.errstate(invalid="ignore"):  # (upstream divides by its 0 coins at the end)
         results = _compare(range(3), options, scripted=True)
     print(options, results)
+
+
+def _compare_endless(seeds, options, episodes: int = 2):
+    """Endless: memory_gym and ours side by side, heading for the coin (from the state; 30% random moves)."""
+    up = upstream(ENDLESS)
+    ours = make("full", ENDLESS, **options)
+    results = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        for episode in range(episodes):
+            first = seed if episode == 0 else None
+            theirs, _ = up.reset(seed=first, options=dict(options))
+            obs, _ = ours.reset(seed=first)
+            np.testing.assert_array_equal(obs["image"], theirs)
+            total, done, t = 0.0, False, 0
+            while not done:
+                if rng.random() > 0.3:
+                    action = toward(obs["agent"], obs["coins"][0][:2])
+                else:
+                    action = rng.integers(0, 3, size=2)
+                theirs, r_up, done_up, _, _ = up.step(list(action))
+                obs, reward, term, trunc, _ = ours.step(action)
+                t += 1
+                assert reward == r_up and (term or trunc) == done_up, (seed, episode, t)
+                assert tuple(obs["agent"]) == tuple(up.agent.rect.center), (seed, episode, t)
+                assert tuple(obs["coins"][0][:2]) == tuple(up.coin.location), (seed, episode, t)
+                np.testing.assert_array_equal(obs["image"], theirs, err_msg=f"seed {seed} episode {episode} t {t}")
+                done = term or trunc
+                total += reward
+            results.append((t, total))
+    return results
+
+
+@needs_memory_gym
+@pytest.mark.parametrize("options", [
+    {},
+    # long episodes: many spawns, the 160-step coin limit
+    {"agent_health": 400, "steps_per_coin": 60},
+    # spotlights finishing their travel (upstream's list quirk), frequent spawns
+    {"agent_health": 100, "spot_min_speed": 0.03, "spot_max_speed": 0.1, "spawn_interval": 3, "initial_spawns": 6},
+    # visibility, a step limit, rewards, a light threshold, no feedback
+    {"coins_visible": True, "agent_visible": True, "max_steps": 50, "steps_per_coin": 30, "coin_show_duration": 2,
+     "reward_outside_spotlight": 0.01, "reward_death": -1.0, "light_threshold": 120,
+     "show_last_positive_reward": False, "visual_feedback": False, "sample_agent_position": False},
+])
+def test_endless_step_for_step_equal_to_memory_gym(options):
+    results = _compare_endless(range(3), options)
+    print("endless", options, "(length, return)", results)
+    if options.get("steps_per_coin") == 60:
+        assert all(length >= 60 for length, _ in results)
+
+
+def test_endless_a_collected_coin_is_replaced_and_shown_for_five_steps():
+    env = make("full", ENDLESS)
+    obs, _ = env.reset(seed=2)
+    core = env.unwrapped.core
+    core.spots[0] = 0
+    for _ in range(8):  # the light is off, the coin hidden
+        obs, *_ = env.step(NOOP)
+    assert not (obs["image"] == COIN_RGB).all(axis=2).any()
+    collected = obs["agent"] + (9, 0)  # within reach (3 + 6 px)
+    core.coin_at[0, 0] = core.coin_xy[0, 0] = collected
+    shown = []
+    for step in range(8):
+        obs, reward, term, _, _ = env.step(NOOP)
+        assert reward == (0.25 if step == 0 else 0.0) and not term
+        shown.append(bool((obs["image"] == COIN_RGB).all(axis=2).any()))
+    assert shown == [True] * 5 + [False] * 3
+    assert obs["coins"][0, 2] == 1 and not np.array_equal(obs["coins"][0, :2], collected)  # a new coin elsewhere
+
+
+def test_endless_ends_after_160_steps_without_a_coin():
+    env = make("full", ENDLESS, spot_damage=0.0)
+    env.reset(seed=3)
+    core = env.unwrapped.core
+    core.coin_at[0, 0] = (77, 77) if core.position[0, 0] < 60 else (7, 77)
+    for t in range(1, 161):
+        if np.hypot(*(core.coin_at[0, 0] - core.position[0])) < 12:
+            core.coin_at[0, 0] = (7, 7)
+        obs, reward, term, trunc, _ = env.step(NOOP)
+        assert term == (t == 160) and not trunc
+    assert obs["coin_timer"][0] == 1.0
 
 
 # --- the rules --------------------------------------------------------------------------------------------------------
@@ -264,13 +354,14 @@ def test_the_time_limit_truncates():
 
 
 # --- variants, seeding, batching --------------------------------------------------------------------------------------
-def test_memoryless_policies_climb_the_ladder():
-    """With the oracle a memoryless policy walks to the coin and the exit; from the image alone it only sees them
-    at the start and inside spotlights."""
-    episodes = 20
+@pytest.mark.parametrize("env_id", [ID, ENDLESS])
+def test_memoryless_policies_climb_the_ladder(env_id):
+    """With the oracle a memoryless policy walks to the coin and the exit (endless: coin after coin); from the
+    image alone it only sees them at the start and inside spotlights."""
+    episodes = 20 if env_id == ID else 8
     scores = {}
     for variant in ("partial", "oracle"):
-        env = make(variant)
+        env = make(variant, env_id)
         rng = np.random.default_rng(1)
         returns, successes = [], 0
         for seed in range(episodes):
@@ -284,9 +375,12 @@ def test_memoryless_policies_climb_the_ladder():
             returns.append(total)
             successes += info["success"]
         scores[variant] = (float(np.mean(returns)), successes / episodes)
-    print("mean return, success rate:", scores)
-    assert scores["oracle"][1] >= 0.6 and scores["partial"][1] <= 0.3
-    assert scores["oracle"][0] > scores["partial"][0] + 0.5
+    print(env_id, "mean return, success rate:", scores)
+    if env_id == ID:
+        assert scores["oracle"][1] >= 0.6 and scores["partial"][1] <= 0.3
+        assert scores["oracle"][0] > scores["partial"][0] + 0.5
+    else:  # no success: coins until the spotlights or the 160-step coin limit end it
+        assert scores["oracle"][0] > 2 * scores["partial"][0] + 1.0
 
 
 def test_same_seed_same_episode_and_different_seeds_differ():
@@ -315,13 +409,14 @@ def _same(a, b):
         np.testing.assert_array_equal(a[k], b[k])
 
 
+@pytest.mark.parametrize("env_id", [ID, ENDLESS])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-def test_batched_equals_single(mode):
+def test_batched_equals_single(mode, env_id):
     """Environment i of the batch (seed 9 + i) is the single env reset with seed 9 + i, over episode ends."""
     n, steps = 3, 120
     kw = {"obs_variant": "full", "max_steps": 30}
-    venv = gym.make_vec(ID, num_envs=n, autoreset_mode=mode, **kw)
-    singles = [gym.make(ID, **kw) for _ in range(n)]
+    venv = gym.make_vec(env_id, num_envs=n, autoreset_mode=mode, **kw)
+    singles = [gym.make(env_id, **kw) for _ in range(n)]
     vobs, vinfo = venv.reset(seed=9)
     outs = [e.reset(seed=9 + i) for i, e in enumerate(singles)]
     rng = np.random.default_rng(0)

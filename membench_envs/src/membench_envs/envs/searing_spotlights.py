@@ -45,7 +45,10 @@ import math
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.searing_spotlights import SEARING_SPOTLIGHTS_PARAMS
+from membench_envs.catalogue.searing_spotlights import (
+    ENDLESS_SEARING_SPOTLIGHTS_PARAMS,
+    SEARING_SPOTLIGHTS_PARAMS,
+)
 from membench_envs.envs import _draw
 from membench_envs.envs._memory_gym import (
     AGENT_RADIUS,
@@ -619,3 +622,164 @@ class SearingSpotlightsVector(MemoryGymVectorEnv):
     """Searing Spotlights, N environments in one numpy step (the episodes are drawn per environment in Python)."""
 
     core_cls = SearingSpotlightsCore
+
+
+# ======================================================================================================================
+# Endless Searing Spotlights
+# ======================================================================================================================
+class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
+    """Upstream's ``Endless-SearingSpotlights-v0``: one coin at a time, a new one (drawn above the darkness for its
+    first steps) each time it is collected; no exit; a spotlight every ``spawn_interval`` steps without end; the
+    episode ends on death or after ``steps_per_coin`` steps without a coin."""
+
+    PARAMS = ENDLESS_SEARING_SPOTLIGHTS_PARAMS
+
+    def __init__(self, num_envs: int, max_steps: int | None = None, steps_per_coin: int = 160,
+                 initial_spawns: int = 3, spawn_interval: int = 50, spot_min_radius: float = 30.0 * SCALE,
+                 spot_max_radius: float = 55.0 * SCALE, spot_min_speed: float = 0.0025,
+                 spot_max_speed: float = 0.0075, spot_damage: float = 1.0, agent_health: int = 10,
+                 visual_feedback: bool = True, light_dim_off_duration: int = 6, light_threshold: int = 255,
+                 coin_show_duration: int = 6, coins_visible: bool = False, sample_agent_position: bool = True,
+                 agent_visible: bool = False, show_last_positive_reward: bool = True,
+                 reward_inside_spotlight: float = 0.0, reward_outside_spotlight: float = 0.0,
+                 reward_death: float = 0.0, reward_coin: float = 0.25):
+        # the most spotlights in a list: the initial ones and those spawned while the slowest one travels (it is
+        # removed a step after it arrives, or later when the one before it leaves at the same step)
+        lifetime = math.ceil(1 / spot_min_speed) + 2 + initial_spawns
+        spawned = math.ceil(lifetime / spawn_interval) + 1
+        super().__init__(num_envs, max_steps=2**62, initial_spawns=initial_spawns, num_spawns=spawned,
+                         initial_spawn_interval=spawn_interval, spawn_interval_threshold=0,
+                         spot_min_radius=spot_min_radius, spot_max_radius=spot_max_radius,
+                         spot_min_speed=spot_min_speed, spot_max_speed=spot_max_speed, spot_damage=spot_damage,
+                         agent_health=agent_health, visual_feedback=visual_feedback,
+                         light_dim_off_duration=light_dim_off_duration, light_threshold=light_threshold,
+                         num_coins=(1,), sample_agent_position=sample_agent_position, agent_visible=agent_visible,
+                         coins_visible=coins_visible, show_last_action=True,
+                         show_last_positive_reward=show_last_positive_reward,
+                         reward_inside_spotlight=reward_inside_spotlight,
+                         reward_outside_spotlight=reward_outside_spotlight, reward_death=reward_death,
+                         reward_coin=reward_coin)
+        self.max_steps = max_steps
+        self.T = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
+        self.steps_per_coin, self.coin_show_duration = int(steps_per_coin), int(coin_show_duration)
+        self.has_exit = False
+        n = num_envs
+        self.coin_t = np.zeros(n, dtype=np.int64)  # steps since the last coin
+        self.collected = np.zeros(n, dtype=np.int64)
+        image = self.obs_spaces["partial"]["image"]
+        full = dict(self.obs_spaces["full"].spaces)
+        del full["exit"]
+        full["coins"] = gym.spaces.MultiDiscrete(np.tile([SCREEN, SCREEN, 2], (1, 1)))
+        del full["spawns_left"]  # (no end to the spawns)
+        full["coin_timer"] = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+        full["time"] = gym.spaces.Box(0.0, 2.0**31 if max_steps is None else 1.0, (1,), np.float32)  # (steps)
+        self.obs_spaces = {
+            "partial": gym.spaces.Dict({"image": image}),
+            "oracle": gym.spaces.Dict({"image": image, "oracle": gym.spaces.MultiDiscrete(
+                np.tile([SCREEN + 3, SCREEN + 3, 2], (2, 1)))}),
+            "full": gym.spaces.Dict(full),
+        }
+
+    # --- episodes ----------------------------------------------------------------------------------------------
+    def _new_coin(self, i: int, rng: np.random.Generator) -> None:
+        """Upstream's next coin: a fresh grid sampler (the agent is not blocked) with a disc of radius 28 around the
+        last coin blocked, a cell plus 2 or 3 px per axis, kept 7 px inside the screen."""
+        sampler = GridSampler(rng)
+        if self.episode_coins[i]:
+            sampler.block(tuple(self.coin_at[i, 0]), AGENT_BLOCK)
+        x, y = sampler.sample(AGENT_BLOCK)
+        x, y = x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4))
+        self.coin_at[i, 0] = (min(max(x, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET),
+                              min(max(y, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET))
+        self.coin_xy[i, 0] = self.coin_at[i, 0]
+        self.coin_left[i, 0] = True
+        self.coins[i] = self.episode_coins[i] = 1
+
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            i = int(i)
+            rng = self.generator(i)
+            sampler = GridSampler(rng)
+            self.facing[i] = int(rng.choice([0, 45, 90, 135, 180, 225, 270, 315])) // 45
+            if self.sample_agent_position:
+                x, y = sampler.sample(AGENT_BLOCK)
+                self.position[i] = (x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4)))
+            else:
+                self.position[i] = (CENTRE, CENTRE)
+            self.spots[i] = 0
+            for _ in range(self.initial_spawns):
+                self._spawn_spotlight(i, rng)
+            self.episode_coins[i] = 0
+            self._new_coin(i, rng)
+        self.health[idx] = self.H
+        self.red[idx] = 0
+        self.hit[idx] = False
+        self.alpha[idx] = 0
+        self.shown_action[idx] = 0
+        self.last_action[idx] = 0
+        self.last_reward[idx] = 0.0
+        self.mark[idx] = 0
+        self.spawn_timer[idx] = 0
+        self.spawns_left[idx] = 0
+        self.coin_t[idx] = 0
+        self.collected[idx] = 0
+
+    # --- dynamics ----------------------------------------------------------------------------------------------
+    def _spawning(self, rows, timer) -> np.ndarray:
+        return timer >= self.spawn_interval
+
+    def _spawn_spotlight(self, i: int, rng: np.random.Generator) -> None:
+        if self.spots[i] >= self.S:
+            raise RuntimeError("EndlessSearingSpotlights: more spotlights in the list than its bound (a bug)")
+        super()._spawn_spotlight(i, rng)
+
+    def _tasks(self, rows, agent, reward, dead) -> np.ndarray:
+        d = self.coin_at[rows, 0] - agent
+        got = np.sqrt((d * d).sum(axis=1)) <= COIN_RADIUS + AGENT_RADIUS
+        reward += self.reward_coin * got
+        for j in np.flatnonzero(got):
+            i = int(rows[j])
+            self._new_coin(i, self.rngs[i])
+        self.collected[rows] += got
+        self.coin_t[rows] = np.where(got, 0, self.coin_t[rows])
+        return np.zeros(rows.size, dtype=bool)
+
+    def _tick(self, rows) -> np.ndarray:
+        coin_t = self.coin_t[rows] + 1
+        self.coin_t[rows] = coin_t
+        return coin_t == self.steps_per_coin
+
+    # --- observations ------------------------------------------------------------------------------------------
+    def _coins_above(self, rows) -> np.ndarray:
+        return self.coins_visible | (self.coin_t[rows] < self.coin_show_duration)
+
+    def oracle(self, idx=None):
+        """(m, 2, 3): the agent (x, y, 1) and the coin (x, y, 1)."""
+        return super().oracle(idx)[:, :2]
+
+    def observe(self, variant, idx=None):
+        obs = super().observe(variant, idx)
+        if variant == "full":
+            sl = slice(None) if idx is None else idx
+            del obs["exit"], obs["spawns_left"]
+            obs["coin_timer"] = (self.coin_t[sl] / self.steps_per_coin).astype(np.float32)[:, None]
+            if self.max_steps is None:
+                obs["time"] = self.t[sl].astype(np.float32)[:, None]
+        return obs
+
+    def render_ansi(self, i: int) -> str:
+        text = super().render_ansi(i)
+        return text.replace(f"coins left={self.coins[i]}", f"coins={self.collected[i]} coin_t={self.coin_t[i]}")
+
+
+class EndlessSearingSpotlights(SearingSpotlights):
+    """Endless Searing Spotlights (single environment). Kwargs: see
+    ``catalogue.searing_spotlights.ENDLESS_SEARING_SPOTLIGHTS_PARAMS``."""
+
+    core_cls = EndlessSearingSpotlightsCore
+
+
+class EndlessSearingSpotlightsVector(SearingSpotlightsVector):
+    """Endless Searing Spotlights, N environments in one numpy step."""
+
+    core_cls = EndlessSearingSpotlightsCore
