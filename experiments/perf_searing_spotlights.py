@@ -1,16 +1,16 @@
 """`make bench-perf` section `searing_spotlights`: env-steps/s of membench's numpy Searing Spotlights against
 memory-gym's pygame original, in the same run.
 
-For SearingSpotlights-v0 (MultiDiscrete([3, 3])):
+For SearingSpotlights-v0 and Endless-SearingSpotlights-v0 (MultiDiscrete([3, 3])):
   - memory_gym: upstream's env (``memory_gym``, pygame), one env, stepped in a Python loop (its reference);
   - single:     ``gym.make("MIKASA/SearingSpotlights-v0")`` (the numpy core with N = 1);
   - batched:    the native ``vector_entry_point`` with N = 64 and N = 256 (one numpy step for N envs).
 All use the partial observation (the 84x84 image), random actions drawn before timing, resets included (a done
-env is reset in the loop; the batched env autoresets; random episodes last about 60 steps, the spotlights killing
-the agent); one process, one thread; the best of 3 interleaved rounds per row. memory_gym is optional: without it
-the table shows our numbers only.
+env is reset in the loop; the batched env autoresets; random episodes last about 75 steps, the spotlights killing
+the agent, endless ones about 100); one process, one thread; the best of 3 interleaved rounds per row. memory_gym
+is optional: without it the table shows our numbers only.
 
-Usage: python experiments/perf_searing_spotlights.py   (about 30 s on 2 busy cores)
+Usage: python experiments/perf_searing_spotlights.py   (about 20 s on 2 busy cores)
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import membench_envs  # noqa: E402, F401  (registers the IDs)
 
 TASKS = {  # name: (our ID, upstream ID)
     "SearingSpotlights": ("MIKASA/SearingSpotlights-v0", "SearingSpotlights-v0"),
+    "Endless-SearingSpot.": ("MIKASA/EndlessSearingSpotlights-v0", "Endless-SearingSpotlights-v0"),
 }
 SINGLE_STEPS, BATCHED_STEPS, ROUNDS = 2000, {64: 100, 256: 30}, 3
 
