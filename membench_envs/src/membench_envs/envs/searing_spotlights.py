@@ -30,13 +30,22 @@ the coins (orange discs of radius 3), the exit (a 10 px door, grey, green once o
 black layer at the current alpha with the spotlights' discs cut out; pygame's blend v − v·alpha // 255), the top
 bar (the health in green/red on its left half, the previous step's action components in grey / purple / orange
 on the right, a yellow mark after a positive reward). ``agent_visible`` / ``coins_visible`` / ``exit_visible``
-draw those above the darkness, as upstream. ``oracle`` adds ``"agent"`` ((x, y) centre in px), ``"coins"`` ((C,
-3): x, y, 1 while not collected; C = max(num_coins), unused rows 0) and ``"exit"`` ((3,): x, y, 1 once open):
-the positions a memoryless agent cannot see in the dark. ``full`` adds the rest of the state: ``"rotation"``
-(facing, 45° units counter-clockwise from up), ``"health"`` (fraction left), ``"spotlights"`` ((S, 10): 1 if in
-the list, radius, progress t, speed, spawn x, y, target x, y, offset x, y), ``"alpha"`` (the darkness / 255),
-``"spawn_timer"`` (steps since the last spawn), ``"spawns_left"`` and ``"time"`` (t / T). ``info["oracle"]`` is
-the oracle dict in every variant.
+draw those above the darkness, in upstream's list order. ``oracle`` adds ``"oracle"``, (C + 2, 3) int: the agent
+(x, y, 1), the coins (x, y, 1 while not collected; C = max(num_coins), unused rows 0) and the exit (x, y, 1 once
+open): the positions a memoryless agent cannot see in the dark. ``full`` adds them as ``"agent"``, ``"coins"``,
+``"exit"`` and the rest of the state: ``"rotation"`` (facing, 45° units counter-clockwise from up), ``"health"``
+(fraction left), ``"spotlights"`` ((S, 10): 1 if in the list, radius, progress t, speed, spawn x, y, target x, y,
+offset x, y), ``"alpha"`` (the darkness / 255), ``"spawn_timer"`` (steps since the last spawn), ``"spawns_left"``
+and ``"time"`` (t / T). ``info["oracle"]`` is the oracle array in every variant.
+
+Endless (``EndlessSearingSpotlights``, upstream's ``Endless-SearingSpotlights-v0``). One coin at a time: when it is
+collected (+0.25) a new one is drawn (a fresh grid sampler with 28 px blocked around the old coin, not around the
+agent) and shown above the darkness while fewer than ``coin_show_duration`` (6) steps have passed since the last
+coin; no exit; health 10; 3 spotlights at the reset and one every ``spawn_interval`` (50) steps without end. The
+episode ends (terminated) on death or when ``steps_per_coin`` (160) steps pass without a coin; no step limit
+(``max_steps`` adds a truncation). ``oracle`` is (2, 3): the agent and the coin; ``full`` drops the exit and the
+spawn count and adds ``"coin_timer"`` (steps since the last coin / steps_per_coin); ``"time"`` is t in steps when
+there is no step limit.
 """
 
 from __future__ import annotations
