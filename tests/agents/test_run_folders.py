@@ -412,6 +412,7 @@ _ENV_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCa
             "MIKASA/NumpadContinuous-v0", "MIKASA/NumpadDiscrete-v0",
             # endless Mystery Path keeps its fall spots in a set
             "MIKASA/MortarMayhem-v0", "MIKASA/MysteryPathGrid-v0", "MIKASA/EndlessMysteryPath-v0",
+            "MIKASA/SearingSpotlights-v0", "MIKASA/EndlessSearingSpotlights-v0",
             "MIKASA/BalletEasy-v0", "MIKASA/PassiveVisualMatch-v0"]
 
 

@@ -50,8 +50,8 @@ PAPERS: Mapping[str, str] = MappingProxyType(
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "vizdoom", "memory_maze", "popgym", "minigrid",
-                  "robo", "robo_shell_game", "stori")
+_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "searing_spotlights", "vizdoom", "memory_maze",
+                  "popgym", "minigrid", "robo", "robo_shell_game", "stori")
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
