@@ -348,6 +348,35 @@ def test_image_observation_renders_headless_and_shows_the_lit_tile():
     env.close()
 
 
+_FIRST_PICTURE = """
+import sys{first}
+import gymnasium as gym, numpy as np
+import membench_envs
+env = gym.make("MIKASA/NumpadContinuous-v0", obs_mode="image")
+obs, _ = env.reset(seed=3)
+env.close()
+sys.stdout.write(obs["image"].tobytes().hex())
+"""
+
+
+@pytest.mark.parametrize("backend", ["", "osmesa"])
+def test_images_render_headless_even_when_mujoco_was_imported_first(backend):
+    """ManiSkill, gymnasium's MuJoCo tasks and SB3 import mujoco before any Numpad exists, which locks MuJoCo's own
+    renderer to a windowed backend; Numpad's pictures must not depend on that."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    if backend:
+        env["MUJOCO_GL"] = backend
+    pictures = []
+    for first in ("", "\nimport mujoco"):
+        out = subprocess.run([sys.executable, "-c", _FIRST_PICTURE.format(first=first)], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        pictures.append(out.stdout)
+    assert pictures[0] == pictures[1] and len(pictures[0]) == 2 * 64 * 64 * 3
+
+
 # --- bad input ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs,exc,match",

@@ -9,13 +9,24 @@ before it imports ``mujoco`` or ``dm_control``:
   there is no GPU, and on the GPU when there is one;
 * otherwise ``osmesa`` when libOSMesa is installed;
 * otherwise :class:`MissingSystemLibraryError`, naming the Debian/Ubuntu packages that fix it.
+
+A program may import ``mujoco`` before any of our environments (ManiSkill, gymnasium's MuJoCo tasks and
+stable-baselines3 all do), so MuJoCo's own ``mujoco.Renderer`` may have locked in a windowed backend (GLFW) that
+cannot render on a headless machine. :class:`HeadlessRenderer` therefore makes its OpenGL context itself, from
+the backend chosen here, through MuJoCo's public ``mujoco.egl`` / ``mujoco.osmesa`` modules, and draws with the
+public ``mjv_*`` / ``mjr_*`` functions: what ``mujoco.Renderer`` does for RGB images, without its import-time
+choice.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import os
+from typing import Any
+
+import numpy as np
 
 # Debian/Ubuntu packages that provide each backend's library.
 EGL_PACKAGES = "libegl1 libegl-mesa0"
@@ -72,3 +83,49 @@ def select_mujoco_gl(env_id: str | None = None) -> str:
 def render_error_hint(backend: str) -> str:
     """The system packages to name when rendering through ``backend`` fails at run time."""
     return OSMESA_PACKAGES if backend == "osmesa" else EGL_PACKAGES
+
+
+class HeadlessRenderer:
+    """RGB pictures of a MuJoCo model from one of its cameras, on an OpenGL context of ``backend``.
+
+    ``backend``: what :func:`select_mujoco_gl` returned (``egl`` or ``osmesa``; another value, e.g. a user's
+    ``glfw``, uses MuJoCo's ``mujoco.glfw`` context).
+    """
+
+    def __init__(self, model: Any, height: int, width: int, backend: str):
+        import mujoco
+
+        module = {"egl": "mujoco.egl", "osmesa": "mujoco.osmesa"}.get(backend, "mujoco.glfw")
+        self._mujoco, self._model = mujoco, model
+        self._gl = importlib.import_module(module).GLContext(width, height)
+        self._gl.make_current()
+        self._context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._context)
+        self._scene = mujoco.MjvScene(model, maxgeom=max(1000, model.ngeom + 100))
+        self._option = mujoco.MjvOption()
+        self._camera = mujoco.MjvCamera()
+        self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self._rect = mujoco.MjrRect(0, 0, width, height)
+        self._pixels = np.empty((height, width, 3), dtype=np.uint8)
+
+    def render(self, data: Any, camera_id: int) -> np.ndarray:
+        """The picture from camera ``camera_id`` of ``data``'s current poses, (height, width, 3) uint8, top row
+        first."""
+        if self._context is None:
+            raise RuntimeError("HeadlessRenderer.render called after close()")
+        mj = self._mujoco
+        self._gl.make_current()
+        self._camera.fixedcamid = camera_id
+        mj.mjv_updateScene(self._model, data, self._option, None, self._camera, mj.mjtCatBit.mjCAT_ALL.value,
+                           self._scene)
+        mj.mjr_render(self._rect, self._scene, self._context)
+        mj.mjr_readPixels(self._pixels, None, self._rect, self._context)
+        return np.flipud(self._pixels).copy()  # OpenGL's rows run bottom-up
+
+    def close(self) -> None:
+        if self._context is not None:
+            self._context.free()
+            self._context = None
+        if self._gl is not None:
+            self._gl.free()
+            self._gl = None

@@ -71,8 +71,6 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import os
-import sys
 import weakref
 from typing import Any, ClassVar
 
@@ -80,7 +78,12 @@ import gymnasium as gym
 import numpy as np
 from membench_envs._deps import require
 from membench_envs.catalogue.numpad import EPISODE_LENGTH, PARAMS
-from membench_envs.envs._mujoco_gl import MissingSystemLibraryError, render_error_hint, select_mujoco_gl
+from membench_envs.envs._mujoco_gl import (
+    HeadlessRenderer,
+    MissingSystemLibraryError,
+    render_error_hint,
+    select_mujoco_gl,
+)
 from membench_envs.envs._native import check_can_step
 from membench_envs.envs._params import check_kwargs, check_seed
 from membench_envs.envs._wrap import check_action
@@ -105,8 +108,6 @@ GROUND, BALL_RGB, LIGHT_ON, LIGHT_OFF = (192, 192, 192), (255, 0, 0), (255, 255,
 #: context, so ours is registered after the first renderer is made.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 _exit_hook: list[bool] = []
-#: [whether mujoco was imported before the first Numpad chose MUJOCO_GL], set by the first Numpad made.
-_imported_early: list[bool] = []
 
 
 def _close_renderers() -> None:
@@ -207,6 +208,7 @@ class Numpad(gym.Env):
         self.data = mj.MjData(self.model)
         self._tile_geoms = np.array([mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_GEOM, f"tile{k}")
                                      for k in range(self.tiles)])
+        self._camera_id = mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_CAMERA, "top")
         self._renderers: dict[int, Any] = {}
         _LIVE.add(self)
         self.pad = self.size * PITCH
@@ -231,10 +233,8 @@ class Numpad(gym.Env):
     def _import_mujoco(self, needs_gl: bool):
         if importlib.util.find_spec("mujoco") is None:
             require("mujoco", "numpad", env_id=self.env_id)  # raises MissingExtraError naming the fix
-        if not _imported_early:  # MuJoCo picks its OpenGL backend once, when first imported: was that before us?
-            _imported_early.append("mujoco" in sys.modules and not os.environ.get("MUJOCO_GL"))
         try:
-            self._gl = select_mujoco_gl(self.env_id)  # before MuJoCo is imported: it reads MUJOCO_GL once
+            self._gl = select_mujoco_gl(self.env_id)  # the headless backend our renderer makes its context on
         except MissingSystemLibraryError:
             if needs_gl:
                 raise
@@ -388,21 +388,16 @@ class Numpad(gym.Env):
         try:
             renderer = self._renderers.get(side)
             if renderer is None:
-                renderer = self._renderers[side] = mj.Renderer(self.model, side, side)
+                renderer = self._renderers[side] = HeadlessRenderer(self.model, side, side, self._gl)
                 if not _exit_hook:
                     atexit.register(_close_renderers)
                     _exit_hook.append(True)
-            renderer.update_scene(self.data, camera="top")
-            return renderer.render()
+            return renderer.render(self.data, self._camera_id)
         except Exception as exc:
             backend = self._gl or "egl"
-            if _imported_early[0]:
-                fix = (f"mujoco was imported before MUJOCO_GL was set, so it did not render headless. Fix: set "
-                       f"MUJOCO_GL={backend} in the environment, or make the env before importing mujoco")
-            else:
-                fix = f"Fix (Debian/Ubuntu, as root): apt-get install {render_error_hint(backend)}"
-            raise RuntimeError(f"{self.env_id}: MuJoCo could not render through MUJOCO_GL={backend} "
-                               f"({type(exc).__name__}: {exc}). {fix}") from exc
+            raise RuntimeError(f"{self.env_id}: MuJoCo could not render through {backend} ({type(exc).__name__}: "
+                               f"{exc}). Fix (Debian/Ubuntu, as root): apt-get install "
+                               f"{render_error_hint(backend)}") from exc
 
     def render(self):
         """``"rgb_array"``: the pad from above, 240 x 240 uint8 (lit tiles as last observed); None otherwise."""
