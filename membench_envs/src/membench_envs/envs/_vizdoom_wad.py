@@ -210,9 +210,9 @@ def _drop(label: str, cls: str) -> str:
 """
 
 
-def _director(good: int) -> str:
-    item = {c: f"TwoColors{c}{'Good' if i == good else 'Bad'}" for i, c in enumerate(COLOURS)}
-    return f"""actor TwoColorsDirector{COLOURS[good]} {DIRECTOR_EDNUM + good}
+def _director_head(name: str, ednum: int, good: int) -> str:
+    """The start of a director actor: its loop variables, and on spawn the pillar of the good colour."""
+    return f"""actor {name} {ednum}
 {{
   var int user_i;
   var int user_x;
@@ -225,7 +225,12 @@ def _director(good: int) -> str:
   Spawn:
     TNT1 A 0
     TNT1 A 0 A_SpawnItemEx("TwoColorsPillar{COLOURS[good]}", 0, 0, 0, 0, 0, 0, 0, SXF_NOCHECKPOSITION)
-    TNT1 A 0 A_SetUserVar("user_i", 0)
+    TNT1 A 0 A_SetUserVar("user_i", 0)"""
+
+
+def _director(good: int) -> str:
+    item = {c: f"TwoColors{c}{'Good' if i == good else 'Bad'}" for i, c in enumerate(COLOURS)}
+    return f"""{_director_head(f"TwoColorsDirector{COLOURS[good]}", DIRECTOR_EDNUM + good, good)}
 {_drop("InitialGreen", item["Green"])}{_drop("InitialRed", item["Red"])}    TNT1 A 0 A_SetUserVar("user_i", user_i + 1)
     TNT1 A 0 A_JumpIf(user_i < {INITIAL_ITEMS}, "InitialGreen")
     TNT1 A {FIRST_SPAWN_TICS}
@@ -289,20 +294,7 @@ def _delay_actors() -> list[str]:
 def _delay_director(good: int, delay_tics: int) -> str:
     """Upstream's two_colors_delay_1000 script: the pillar and 20 medikits at the start; after 100 tics the player
     goes to the acid room, where a medikit appears every 50 tics; after ``delay_tics`` more, to the choice room."""
-    return f"""actor TwoColorsDelayDirector{COLOURS[good]} {DIRECTOR_EDNUM + 2 + good}
-{{
-  var int user_i;
-  var int user_x;
-  var int user_y;
-  +NOBLOCKMAP
-  +NOSECTOR
-  +NOGRAVITY
-  States
-  {{
-  Spawn:
-    TNT1 A 0
-    TNT1 A 0 A_SpawnItemEx("TwoColorsPillar{COLOURS[good]}", 0, 0, 0, 0, 0, 0, 0, SXF_NOCHECKPOSITION)
-    TNT1 A 0 A_SetUserVar("user_i", 0)
+    return f"""{_director_head(f"TwoColorsDelayDirector{COLOURS[good]}", DIRECTOR_EDNUM + 2 + good, good)}
 {_drop("Initial", "TwoColorsMedikit")}    TNT1 A 0 A_SetUserVar("user_i", user_i + 1)
     TNT1 A 0 A_JumpIf(user_i < {MEDIKITS}, "Initial")
     TNT1 A {CUE_TICS}
