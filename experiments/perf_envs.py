@@ -1,6 +1,6 @@
 """`make bench-perf` section `envs`: env-steps/s of the native batched tasks against gymnasium's SyncVectorEnv.
 
-For each native task (T-Maze, MemoryLength, MemoryCards) and N in (1, 64, 1024):
+For each native task (T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match) and N in (1, 64, 1024):
   - batched: the task's native ``vector_entry_point`` (one numpy step for N envs);
   - sync:    N single environments in gymnasium's ``SyncVectorEnv`` (``vectorization_mode="sync"``).
 Reference: POPGym RepeatFirstEasy in ``SyncVectorEnv`` (membench's ``POPGym/RepeatFirstEasy-v0`` if registered,
@@ -30,6 +30,8 @@ TASKS = {
     "T-Maze": "MIKASA/TMazePassive-v0",
     "MemoryLength": "MIKASA/MemoryLength-v0",
     "MemoryCards": "MIKASA/MemoryCards-v0",
+    "Ballet": "MIKASA/BalletEasy-v0",
+    "PassiveVisualMatch": "MIKASA/PassiveVisualMatch-v0",
 }
 # Timed vector steps per (mode, N): each cell is a fixed amount of work, well above timer resolution.
 STEPS = {"batched": {1: 20000, 64: 5000, 1024: 1000}, "sync": {1: 20000, 64: 300, 1024: 30}}
