@@ -1,17 +1,17 @@
-"""`make bench-perf` section `mystery_path`: env-steps/s of membench's numpy Mystery Path against memory-gym's
-pygame original, in the same run.
+"""`make bench-perf` section `memory_gym`: env-steps/s of membench's numpy Memory Gym tasks (Mortar Mayhem, Mystery
+Path, Searing Spotlights) against memory-gym's pygame originals, in the same run.
 
-For MysteryPath-Grid (Discrete(4)), MysteryPath (free movement, MultiDiscrete([3, 3])) and Endless-MysteryPath
-(Discrete(4)):
+For each task (its Grid versions take Discrete(4) actions, the others MultiDiscrete([3, 3])):
   - memory_gym: upstream's env (``memory_gym``, pygame), one env, stepped in a Python loop (its reference);
-  - single:     ``gym.make("MIKASA/MysteryPath*-v0")`` (the numpy core with N = 1);
+  - single:     ``gym.make("MIKASA/<task>-v0")`` (the numpy core with N = 1);
   - batched:    the native ``vector_entry_point`` with N = 64 and N = 256 (one numpy step for N envs).
 All use the partial observation (the 84x84 image), random actions drawn before timing, resets included (a done
-env is reset in the loop; the batched env autoresets; random actions end endless episodes after ~25 steps, so its
-rates are mostly path generation); one process, one thread; the best of 3 interleaved rounds per row. memory_gym
-is optional: without it the table shows our numbers only.
+env is reset in the loop; the batched env autoresets). Random play ends episodes early: Mortar Mayhem at its first
+verification, endless Mystery Path after ~25 steps (so its rates are mostly path generation), Searing Spotlights
+after about 75 steps (endless about 100). One process, one thread; the best of 3 interleaved rounds per row.
+memory_gym is optional: without it the table shows our numbers only.
 
-Usage: python experiments/perf_mystery_path.py   (about 40 s on 2 busy cores)
+Usage: python experiments/perf_memory_gym.py   (about a minute on 2 busy cores)
 """
 
 from __future__ import annotations
@@ -31,9 +31,13 @@ import numpy as np  # noqa: E402
 import membench_envs  # noqa: E402, F401  (registers the IDs)
 
 TASKS = {  # name: (our ID, upstream ID)
+    "MortarMayhem-Grid": ("MIKASA/MortarMayhemGrid-v0", "MortarMayhem-Grid-v0"),
+    "MortarMayhem": ("MIKASA/MortarMayhem-v0", "MortarMayhem-v0"),
     "MysteryPath-Grid": ("MIKASA/MysteryPathGrid-v0", "MysteryPath-Grid-v0"),
     "MysteryPath": ("MIKASA/MysteryPath-v0", "MysteryPath-v0"),
     "Endless-MysteryPath": ("MIKASA/EndlessMysteryPath-v0", "Endless-MysteryPath-v0"),
+    "SearingSpotlights": ("MIKASA/SearingSpotlights-v0", "SearingSpotlights-v0"),
+    "Endless-SearingSpot.": ("MIKASA/EndlessSearingSpotlights-v0", "Endless-SearingSpotlights-v0"),
 }
 SINGLE_STEPS, BATCHED_STEPS, ROUNDS = 2000, {64: 100, 256: 30}, 3
 
@@ -85,10 +89,11 @@ def main() -> int:
         best: dict[str, float] = {}
         for _ in range(ROUNDS):
             rates = {}
-            if have_upstream:
-                rates["memory_gym (pygame)"] = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS,
-                                                           as_list=theirs == "MysteryPath-v0")
-            rates["membench single"] = single_rate(gym.make(ours), SINGLE_STEPS)
+            env = gym.make(ours)
+            if have_upstream:  # upstream's MultiDiscrete envs take their actions as lists
+                rates["memory_gym (pygame)"] = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS, as_list=not
+                                                           isinstance(env.action_space, gym.spaces.Discrete))
+            rates["membench single"] = single_rate(env, SINGLE_STEPS)
             for n, steps in BATCHED_STEPS.items():
                 rates[f"membench batched N={n}"] = batched_rate(ours, n, steps)
             for label, rate in rates.items():
