@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from membench_envs.envs import _draw
 from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
 from membench_envs.envs._params import check_seed
 
@@ -353,3 +354,21 @@ class MemoryGymVectorEnv(NativeVectorEnv):
             seeds = [int(seed) + i for i in range(n)]
         self.core.pending_seeds[:] = seeds
         return super().reset(seed=seed, options=options)
+
+
+RENDER_SCALE, RENDER_MARGIN = 4, 8  #: render_rgb: the 84 px screen at 4x (the authors' 336 px view), an 8 px frame
+
+
+def framed_view(picture: np.ndarray, progress: float, done: bool, success: bool, caption: str | None = None
+                ) -> np.ndarray:
+    """``render_rgb``'s frame around an upright (84, 84, 3) [y, x] picture: scaled 4x, ``caption`` (if any) under
+    it, ``progress`` (0-1) along the bottom and the outcome border."""
+    scale, m = RENDER_SCALE, RENDER_MARGIN
+    size = SCREEN * scale
+    canvas = _draw.Canvas(size + 2 * m + (24 if caption is not None else 8), size + 2 * m)
+    canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+    if caption is not None:
+        canvas.text(m, m + size + 4, caption, _draw.WHITE, 2)
+    canvas.progress(progress)
+    canvas.border(done, success)
+    return canvas.image()

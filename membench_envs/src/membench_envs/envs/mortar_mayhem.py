@@ -74,7 +74,6 @@ from membench_envs.catalogue.mortar_mayhem import (
     MORTAR_PARAMS,
     mortar_episode_length,
 )
-from membench_envs.envs import _draw
 from membench_envs.envs._memory_gym import (
     AGENT_RADIUS,
     AGENT_SPRITE,
@@ -93,6 +92,7 @@ from membench_envs.envs._memory_gym import (
     Sprites,
     agent_sprites,
     flat_canvas,
+    framed_view,
     pixel_tile,
     ring,
     rotate,
@@ -587,15 +587,9 @@ class MortarMayhemCore(MemoryGymCore):
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The 84 x 84 screen at 4x (the authors' 336-pixel view), the step count under it, t / T along the bottom
         (endless: the sequence length / max_commands) and the outcome border."""
-        scale, m = 4, 8
-        view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
-        size = SCREEN * scale
-        canvas = _draw.Canvas(size + 2 * m + 24, size + 2 * m)
-        canvas.pixels[m:m + size, m:m + size] = view
-        canvas.text(m, m + size + 4, str(int(self.t[i])), _draw.WHITE, 2)
-        canvas.progress(self.t[i] / self.T if self.T else self.num[i] / self.max_commands)
-        canvas.border(done, bool(self.success[i]))
-        return canvas.image()
+        return framed_view(self.image(np.array([i]))[0],
+                           self.t[i] / self.T if self.T else self.num[i] / self.max_commands,
+                           done, bool(self.success[i]), caption=str(int(self.t[i])))
 
 
 class MortarMayhem(MemoryGymEnv):

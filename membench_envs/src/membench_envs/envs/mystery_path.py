@@ -83,6 +83,7 @@ from membench_envs.envs._memory_gym import (
     Sprites,
     agent_sprites,
     flat_canvas,
+    framed_view,
     pixel_tile,
     tile_centre,
 )
@@ -341,7 +342,6 @@ class MysteryPathCore(MemoryGymCore):
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The agent's image upright at 4x scale, the hidden path tinted in dim blue beneath it (start and goal
         brighter), and t / T along the bottom."""
-        scale, m = 4, 8
         image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
         path = self.path[i].T
         hidden = np.zeros_like(image)
@@ -349,12 +349,7 @@ class MysteryPathCore(MemoryGymCore):
         for tile, colour in ((self.start[i], ORIGIN_RGB), (self.goal[i], GOAL_RGB)):
             hidden[tile[1] * TILE:(tile[1] + 1) * TILE, tile[0] * TILE:(tile[0] + 1) * TILE] = _draw.dim(colour)
         picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
-        size = SCREEN * scale
-        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
-        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
-        canvas.progress(self.t[i] / self.T)
-        canvas.border(done, bool(self.success[i]))
-        return canvas.image()
+        return framed_view(picture, self.t[i] / self.T, done, bool(self.success[i]))
 
 
 # ======================================================================================================================
@@ -620,7 +615,6 @@ class EndlessMysteryPathCore(MemoryGymCore):
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The agent's image upright at 4x scale, the hidden path ahead tinted in dim blue beneath it, and the
         stamina along the bottom."""
-        scale, m = 4, 8
         image = self.image(np.array([i]))[0].transpose(1, 0, 2)  # [y, x]
         camera = int(self.position[i, 0]) - AGENT_SCREEN_X
         hidden = np.zeros_like(image)
@@ -630,12 +624,7 @@ class EndlessMysteryPathCore(MemoryGymCore):
         ahead &= inside[:, None]
         hidden[np.repeat(ahead.T, TILE, axis=0)] = _draw.dim(_draw.HIDDEN)
         picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
-        size = SCREEN * scale
-        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
-        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
-        canvas.progress(self.stamina[i] / self.stamina_level)
-        canvas.border(done, False)
-        return canvas.image()
+        return framed_view(picture, self.stamina[i] / self.stamina_level, done, False)
 
 
 class MysteryPath(MemoryGymEnv):

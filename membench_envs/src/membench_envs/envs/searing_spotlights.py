@@ -58,7 +58,6 @@ from membench_envs.catalogue.searing_spotlights import (
     ENDLESS_SEARING_SPOTLIGHTS_PARAMS,
     SEARING_SPOTLIGHTS_PARAMS,
 )
-from membench_envs.envs import _draw
 from membench_envs.envs._memory_gym import (
     AGENT_RADIUS,
     AGENT_SPRITE,
@@ -73,6 +72,7 @@ from membench_envs.envs._memory_gym import (
     agent_sprites,
     filled_circle,
     flat_index,
+    framed_view,
     rotate_vector,
 )
 
@@ -608,14 +608,8 @@ class SearingSpotlightsCore(MemoryGymCore):
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The arena upright at 4x scale, the darkness at half strength so that the agent, coins and exit show,
         and t / T along the bottom."""
-        scale, m = 4, 8
         picture = self.image(np.array([i]), darkness=128)[0].transpose(1, 0, 2)  # [y, x]
-        size = SCREEN * scale
-        canvas = _draw.Canvas(size + 2 * m + 8, size + 2 * m)
-        canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
-        canvas.progress(self.t[i] / self.T)
-        canvas.border(done, bool(self.success[i]))
-        return canvas.image()
+        return framed_view(picture, self.t[i] / self.T, done, bool(self.success[i]))
 
 
 class SearingSpotlights(MemoryGymEnv):
