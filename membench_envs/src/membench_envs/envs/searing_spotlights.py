@@ -296,29 +296,26 @@ class SearingSpotlightsCore(MemoryGymCore):
         x, y = x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4))
         return (min(max(x, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET), min(max(y, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET))
 
-    def _new_episodes(self, idx):
-        for i in np.atleast_1d(idx):
-            i = int(i)
-            rng = self.generator(i)
-            sampler = GridSampler(rng)
-            self.facing[i] = int(rng.choice([0, 45, 90, 135, 180, 225, 270, 315])) // 45
-            if self.sample_agent_position:
-                x, y = sampler.sample(AGENT_BLOCK)
-                self.position[i] = (x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4)))
-            else:
-                self.position[i] = (CENTRE, CENTRE)
+    def _start_episode(self, i: int, rng: np.random.Generator, block_centre: bool) -> GridSampler:
+        """Upstream's first draws of an episode: the agent's facing and position, then the initial spotlights.
+        ``block_centre``: whether a centred agent keeps later items off its spot (the finite version's sampler
+        does, the endless one's does not)."""
+        sampler = GridSampler(rng)
+        self.facing[i] = int(rng.choice([0, 45, 90, 135, 180, 225, 270, 315])) // 45
+        if self.sample_agent_position:
+            x, y = sampler.sample(AGENT_BLOCK)
+            self.position[i] = (x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4)))
+        else:
+            self.position[i] = (CENTRE, CENTRE)
+            if block_centre:
                 sampler.block((CENTRE, CENTRE))
-            self.spots[i] = 0
-            for _ in range(self.initial_spawns):
-                self._spawn_spotlight(i, rng)
-            count = int(rng.choice(self.num_coins))
-            self.coins[i] = self.episode_coins[i] = count
-            self.coin_left[i] = False
-            self.coin_xy[i] = 0
-            for k in range(count):
-                self.coin_xy[i, k] = self.coin_at[i, k] = self._item_position(sampler, rng)
-                self.coin_left[i, k] = True
-            self.exit_at[i] = self._item_position(sampler, rng)
+        self.spots[i] = 0
+        for _ in range(self.initial_spawns):
+            self._spawn_spotlight(i, rng)
+        return sampler
+
+    def _reset_counters(self, idx) -> None:
+        """The per-episode health, hit, darkness, top-bar and spawn-timer state both versions start from."""
         self.health[idx] = self.H
         self.red[idx] = 0
         self.hit[idx] = False
@@ -328,6 +325,21 @@ class SearingSpotlightsCore(MemoryGymCore):
         self.last_reward[idx] = 0.0
         self.mark[idx] = 0
         self.spawn_timer[idx] = 0
+
+    def _new_episodes(self, idx):
+        for i in np.atleast_1d(idx):
+            i = int(i)
+            rng = self.generator(i)
+            sampler = self._start_episode(i, rng, block_centre=True)
+            count = int(rng.choice(self.num_coins))
+            self.coins[i] = self.episode_coins[i] = count
+            self.coin_left[i] = False
+            self.coin_xy[i] = 0
+            for k in range(count):
+                self.coin_xy[i, k] = self.coin_at[i, k] = self._item_position(sampler, rng)
+                self.coin_left[i, k] = True
+            self.exit_at[i] = self._item_position(sampler, rng)
+        self._reset_counters(idx)
         self.spawns_left[idx] = self.num_spawns
         self.exit_open[idx] = False
 
@@ -702,27 +714,10 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
         for i in np.atleast_1d(idx):
             i = int(i)
             rng = self.generator(i)
-            sampler = GridSampler(rng)
-            self.facing[i] = int(rng.choice([0, 45, 90, 135, 180, 225, 270, 315])) // 45
-            if self.sample_agent_position:
-                x, y = sampler.sample(AGENT_BLOCK)
-                self.position[i] = (x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4)))
-            else:
-                self.position[i] = (CENTRE, CENTRE)
-            self.spots[i] = 0
-            for _ in range(self.initial_spawns):
-                self._spawn_spotlight(i, rng)
+            self._start_episode(i, rng, block_centre=False)
             self.episode_coins[i] = 0
             self._new_coin(i, rng)
-        self.health[idx] = self.H
-        self.red[idx] = 0
-        self.hit[idx] = False
-        self.alpha[idx] = 0
-        self.shown_action[idx] = 0
-        self.last_action[idx] = 0
-        self.last_reward[idx] = 0.0
-        self.mark[idx] = 0
-        self.spawn_timer[idx] = 0
+        self._reset_counters(idx)
         self.spawns_left[idx] = 0
         self.coin_t[idx] = 0
         self.collected[idx] = 0
