@@ -37,10 +37,28 @@ def ids_with_extra_installed(exclude_extras: tuple[str, ...] = SLOW_EXTRAS) -> l
     return params
 
 
+def assert_same(a, b) -> None:
+    """Equal observations: arrays, or (nested) dicts of them."""
+    import numpy as np
+
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            assert_same(a[k], b[k])
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def row(obs, i: int):
+    """Environment ``i``'s part of a batched observation (an array, a dict of arrays, or an object array of
+    per-environment observations, as gymnasium's SyncVectorEnv gives dict ``final_obs``)."""
+    return {k: row(v, i) for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+
+
 def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_actions, **kwargs) -> tuple[int, int]:
     """Step a native batched env and gymnasium's SyncVectorEnv of single envs side by side under the same
-    seed and actions, asserting identical observations, rewards, ends, oracle and success infos (both
-    autoreset modes). ``sample_actions(rng)`` draws one batch of actions. Returns (#terminated, #truncated).
+    seed and actions, asserting identical observations (arrays or dicts), rewards, ends, oracle and success infos
+    (both autoreset modes). ``sample_actions(rng)`` draws one batch of actions. Returns (#terminated, #truncated).
     """
     import gymnasium as gym
     import numpy as np
@@ -52,7 +70,7 @@ def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_acti
     assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
     ob, ib = batched.reset(seed=42)
     os_, is_ = sync.reset(seed=42)
-    np.testing.assert_array_equal(ob, os_)
+    assert_same(ob, os_)
     np.testing.assert_array_equal(ib["oracle"], is_["oracle"])
     rng = np.random.default_rng(0)
     terminated = truncated = 0
@@ -60,7 +78,7 @@ def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_acti
         a = sample_actions(rng)
         ob, rb, tb, trb, ib = batched.step(a)
         os_, rs, ts, trs, is_ = sync.step(a)
-        np.testing.assert_array_equal(ob, os_)
+        assert_same(ob, os_)
         np.testing.assert_array_equal(rb, rs)
         np.testing.assert_array_equal(tb, ts)
         np.testing.assert_array_equal(trb, trs)
@@ -68,7 +86,7 @@ def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_acti
         done = tb | trb
         if mode == AutoresetMode.SAME_STEP and done.any():
             for i in np.flatnonzero(done):
-                np.testing.assert_array_equal(ib["final_obs"][i], is_["final_obs"][i])
+                assert_same(row(ib["final_obs"], i), row(is_["final_obs"], i))
                 assert ib["final_info"]["success"][i] == is_["final_info"]["success"][i]
         if mode == AutoresetMode.NEXT_STEP and done.any():
             np.testing.assert_array_equal(ib["success"][done], is_["success"][done])

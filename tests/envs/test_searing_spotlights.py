@@ -17,6 +17,7 @@ from membench_envs.envs._memory_gym import AGENT_BODY_RGB
 from membench_envs.envs.searing_spotlights import COIN_RGB, EXIT_CLOSED_RGB, EXIT_OPEN_RGB, RED
 
 import membench_envs
+from tests.envs._helpers import compare_batched_with_sync
 
 ID, ENDLESS = "MIKASA/SearingSpotlights-v0", "MIKASA/EndlessSearingSpotlights-v0"
 NOOP = np.array([0, 0])
@@ -403,44 +404,14 @@ def test_same_seed_same_episode_and_different_seeds_differ():
                 break
 
 
-def _same(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        np.testing.assert_array_equal(a[k], b[k])
-
-
 @pytest.mark.parametrize("env_id", [ID, ENDLESS])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 def test_batched_equals_single(mode, env_id):
-    """Environment i of the batch (seed 9 + i) is the single env reset with seed 9 + i, over episode ends."""
-    n, steps = 3, 120
-    kw = {"obs_variant": "full", "max_steps": 30}
-    venv = gym.make_vec(env_id, num_envs=n, autoreset_mode=mode, **kw)
-    singles = [gym.make(env_id, **kw) for _ in range(n)]
-    vobs, vinfo = venv.reset(seed=9)
-    outs = [e.reset(seed=9 + i) for i, e in enumerate(singles)]
-    rng = np.random.default_rng(0)
-    ends = 0
-    for _ in range(steps):
-        for i, (o, info) in enumerate(outs):
-            _same({k: v[i] for k, v in vobs.items()}, o)
-            np.testing.assert_array_equal(vinfo["oracle"][i], info["oracle"])
-        actions = rng.integers(0, 3, size=(n, 2))
-        vobs, vr, vterm, vtrunc, vinfo = venv.step(actions)
-        outs = []
-        for i, e in enumerate(singles):
-            if mode == AutoresetMode.NEXT_STEP and e.unwrapped._done:  # the batch resets it on this step
-                outs.append(e.reset())
-                continue
-            o, r, term, trunc, info = e.step(actions[i])
-            assert (r, term, trunc) == (vr[i], vterm[i], vtrunc[i])
-            if term or trunc:
-                ends += 1
-                if mode == AutoresetMode.SAME_STEP:
-                    _same({k: v[i] for k, v in vinfo["final_obs"].items()}, o)
-                    o, info = e.reset()
-            outs.append((o, info))
-    assert ends >= n
+    """Environment i of the batch is the single env with the same seed, step for step over episode ends."""
+    n = 3
+    terminated, truncated = compare_batched_with_sync(env_id, n, mode, 120, lambda rng: rng.integers(0, 3, size=(n, 2)),
+                                                      obs_variant="full", max_steps=30)
+    assert terminated + truncated >= n
 
 
 def test_render_modes():
