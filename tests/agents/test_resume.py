@@ -75,11 +75,11 @@ def test_a_crash_leaves_a_checkpoint_and_resume_recovers(tmp_path):
     trainer = runs.make_trainer(cfg, 0)
     real_iterate, calls = trainer.iterate, []
 
-    def crashing_iterate():
+    def crashing_iterate(should_stop=None):
         calls.append(1)
         if len(calls) == 4:
             raise RuntimeError("simulated crash inside an iteration")
-        return real_iterate()
+        return real_iterate(should_stop)
 
     trainer.iterate = crashing_iterate
     with pytest.raises(RuntimeError, match="simulated crash"):

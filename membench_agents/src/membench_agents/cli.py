@@ -179,6 +179,9 @@ def cmd_train(args) -> int:
         print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}",
               file=sys.stderr)
         return 130
+    except runs.RunFailed as e:
+        e.resume = f"membench train --resume {run_dir}"
+        raise
     from membench_agents.report import table
 
     print(table([run_dir]))
@@ -367,6 +370,9 @@ def cmd_sweep(args) -> int:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
                   file=sys.stderr)
             return 130
+        except runs.RunFailed as e:
+            e.resume = f"membench sweep --resume {sweep_dir}"
+            raise
         out = sweep.finish(meta, cells, sweep_dir, progress=not args.no_progress)
     print(sweep.results_table(out))
     print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\nresults: {sweep_dir / 'sweep_results.md'}")
@@ -539,6 +545,9 @@ def cmd_bench(args) -> int:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
                   file=sys.stderr)
             return 130
+        except runs.RunFailed as e:
+            e.resume = f"membench bench --resume {bench_dir}"
+            raise
         for d in cell_dirs:
             runs.finalize_run(d)
     wall = time.perf_counter() - t0
@@ -572,7 +581,11 @@ def main(argv: list[str] | None = None) -> int:
         from membench_agents.runs import RunFailed
 
         if isinstance(e, RunFailed):
-            print(f"membench: {e}", file=sys.stderr)
+            for line in e.failures:
+                print(f"membench: error: run {line}", file=sys.stderr)
+            if e.resume:
+                print(f"the other runs saved checkpoints; once the cause is fixed, continue with\n  {e.resume}",
+                      file=sys.stderr)
             return 1
         raise
 

@@ -1,13 +1,25 @@
-"""The error type of configuration problems and the "did you mean" hint the config modules share."""
+"""The exceptions the modules share (configuration problems, a stop request) and the "did you mean" hint."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 class ConfigError(ValueError):
     """A configuration problem, with a message meant for the user (one clear sentence or two)."""
+
+
+class StopRequested(Exception):
+    """Raised inside a long computation (a training iteration, an evaluation) when the ``should_stop``
+    callable it was given returns True. Whether the object that raised it can still be saved is the
+    raiser's to document (see :class:`membench_agents.trainers.Trainer`)."""
+
+
+def check_stop(should_stop: Callable[[], bool] | None) -> None:
+    """Raise :class:`StopRequested` if ``should_stop`` is given and returns True (polled by long loops)."""
+    if should_stop is not None and should_stop():
+        raise StopRequested
 
 
 def close_matches(word: object, options: Iterable[str], n: int = 3) -> str:

@@ -9,6 +9,7 @@ is ignored until the wave ends, so every episode is exactly the one its seed def
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from membench_agents.envs import (
     process_cap,
     to_tensor,
 )
+from membench_agents.errors import check_stop
 from membench_agents.policy import ActorCritic
 
 #: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
@@ -35,7 +37,8 @@ DEFAULT_MAX_STEPS = 100_000
 def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None = None,
              episode_seeds: list[int] | tuple[int, ...] = DEFAULT_EPISODE_SEEDS,
              device: str | torch.device | None = None, deterministic: bool = True, num_envs: int = 16,
-             max_steps: int | None = None, seed: int = 0, envs=None) -> dict[str, Any]:
+             max_steps: int | None = None, seed: int = 0, envs=None,
+             should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Run one episode per seed with ``policy``; returns per-episode lists and their means.
 
     Returns ``{"episode_seeds", "returns", "lengths", "successes" (None entries where the task defines no
@@ -46,6 +49,8 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     ``envs``: an existing SAME_STEP vector env to use instead of making one (its num_envs wins).
     ``num_envs`` is how many episodes run at once; where every environment is its own process (MIKASA-Robo
     without a GPU) it is capped at :func:`membench_agents.envs.process_cap`.
+    ``should_stop`` is polled before every step: when it returns True,
+    :class:`~membench_agents.errors.StopRequested` is raised (no result).
     """
     seeds = [int(s) for s in episode_seeds]
     if not seeds:
@@ -85,6 +90,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
             length = np.zeros(n, dtype=np.int64)
             succ: list[bool | None] = [None] * n
             for _ in range(cap):
+                check_stop(should_stop)
                 action, _, _, state = policy.act(obs, state, es, deterministic=deterministic, generator=gen)
                 env_action = policy.env_action(action)
                 if not torch_env:

@@ -1,7 +1,8 @@
 """Several seeds (and cells) in parallel worker processes, with one aggregated progress bar and clean stops.
 
-Ctrl-C or SIGTERM to the parent: every running job finishes its current iteration, saves its checkpoint and
-stops (a second signal aborts at once), then :class:`KeyboardInterrupt` is raised. Workers die with the
+Ctrl-C or SIGTERM to the parent, or a failed job: no queued job starts, every running job saves a checkpoint
+at its next consistent point and stops (a second signal aborts at once), then :class:`KeyboardInterrupt` (or
+:class:`RunFailed`) is raised. Workers die with the
 parent: each asks the kernel for SIGTERM when its parent goes (Linux), checks at start-up that the parent
 is still there, and polls for it after every iteration.
 """
@@ -13,13 +14,12 @@ import dataclasses
 import os
 import signal
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 from membench_agents.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.config import AGENTS, ConfigError
-from membench_agents.rundir import EVAL
+from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError
 from membench_agents.training import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 
 
@@ -37,7 +37,12 @@ class Job:
 
 
 class RunFailed(RuntimeError):
-    pass
+    """One or more runs failed. ``failures``: one line per failed run (its label, its error, its log file)."""
+
+    def __init__(self, failures: list[str]):
+        super().__init__("; ".join(failures))
+        self.failures = list(failures)
+        self.resume: str | None = None  # the command that continues the folder (set by the CLI)
 
 
 class Progress:
@@ -123,6 +128,16 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def _failure(job: Job, error: BaseException) -> str:
+    """The one line that names a failed run: its label, the error's message and the seed's log (if written)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    what = lines[-1] if lines else type(error).__name__
+    if not isinstance(error, ConfigError):
+        what = f"{type(error).__name__}: {what}"
+    log = Path(job.seed_dir) / ERROR_LOG
+    return f"{job.label}: {what}" + (f" (log: {log})" if log.is_file() else "")
+
+
 def _worker(job: Job, queue, parent_pid: int) -> None:
     """Entry point of a worker process (spawned): one job, progress and result through ``queue``."""
     _die_with_parent(parent_pid)
@@ -141,18 +156,20 @@ def _worker(job: Job, queue, parent_pid: int) -> None:
             queue.put(("interrupted", job.label, str(e)))
         except KeyboardInterrupt:
             queue.put(("interrupted", job.label, "aborted (second signal); the last periodic checkpoint remains"))
-        except ConfigError as e:
-            queue.put(("error", job.label, str(e)))
-        except BaseException:
-            queue.put(("error", job.label, traceback.format_exc()))
+        except BaseException as e:  # every failure becomes one line (train_seed wrote the traceback to the log)
+            queue.put(("error", job.label, _failure(job, e)))
+    for sig in STOP_SIGNALS:  # the result is sent: a late stop request must not break the exit
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[str, dict[str, Any]]:
     """Run the jobs, ``workers`` at a time (1: in this process). Returns the summaries by job label.
 
-    Ctrl-C / SIGTERM: every running job finishes its current iteration, saves its checkpoint and stops (a
-    second signal aborts at once); then :class:`KeyboardInterrupt` is raised. Any failed job raises
-    :class:`RunFailed`.
+    After a stop signal (Ctrl-C, SIGTERM) or a failed job, no queued job starts: every running job saves a
+    checkpoint at its next consistent point and stops, and this returns as soon as they have. A second
+    signal aborts at once (each job keeps its last checkpoint). Then :class:`KeyboardInterrupt` is raised
+    (stop), or :class:`RunFailed` naming each failed job and its ``error.txt`` (failure). Queued jobs that
+    never started stay as prepared: resuming the folder trains them.
     """
     bar = Progress(jobs, enabled=progress)
     for j in jobs:
@@ -168,16 +185,28 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
     return results
 
 
+def _not_started(bar: Progress, queued: list[Job]) -> None:
+    if queued:
+        bar.write(f"{len(queued)} queued run(s) not started: {', '.join(j.label for j in queued)} "
+                  "(resuming the folder trains them)")
+
+
 def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any]]) -> None:
     stop = StopFlag()
     with stop.installed():
-        for job in jobs:
+        for i, job in enumerate(jobs):
             try:
                 results[job.label] = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume,
                                                 should_stop=stop, report=lambda m, j=job: bar.update(j, m))
             except Interrupted as e:
                 bar.write(f"[{job.label}] {e}")
+                _not_started(bar, jobs[i + 1:])
                 raise KeyboardInterrupt from None
+            except (KeyboardInterrupt, RunFolderError):
+                raise
+            except Exception as e:
+                _not_started(bar, jobs[i + 1:])
+                raise RunFailed([_failure(job, e)]) from None
             bar.finish(job)
 
 
@@ -190,7 +219,8 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
     pending = sorted(jobs, key=lambda j: -j.cost)
     by_label = {j.label: j for j in jobs}
     running: dict[str, Any] = {}
-    failures: list[str] = []
+    failures: list[str] = []  # one line per failed run
+    failed: set[str] = set()
     interrupted: list[str] = []
     stop = StopFlag()
 
@@ -205,22 +235,48 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
             interrupted.append(label)
             bar.write(f"[{label}] {payload}")
         elif kind == "error":
-            failures.append(label)
-            bar.write(f"[{label}] failed:\n{payload}")
+            failed.add(label)
+            failures.append(payload)
+            bar.write(f"failed: {payload}")
+
+    def ask_to_stop() -> None:
+        for label, p in running.items():
+            if label not in results and label not in interrupted and label not in failed:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGINT)
 
     def forward(signum, frame):  # noqa: ARG001
         stop.count += 1
         if stop.count == 1:
-            bar.write(f"{signal.Signals(signum).name}: each running run finishes its iteration and saves a "
-                      "checkpoint (Ctrl-C again to abort at once)")
-        for p in running.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p.pid, signal.SIGINT)
+            bar.write(f"{signal.Signals(signum).name}: no queued run starts; each running run saves a checkpoint "
+                      "at its next consistent point and stops (Ctrl-C again to abort at once)")
+        ask_to_stop()
+        if stop.count > 1:
+            raise KeyboardInterrupt
+
+    def reap(label: str, p) -> None:
+        """A worker has exited: take what it sent before it did, then account for it."""
+        while True:
+            try:
+                handle(*q.get(timeout=0.2))
+            except queue_mod.Empty:
+                break
+        p.join()
+        del running[label]
+        if label not in results and label not in interrupted and label not in failed:
+            d = Path(by_label[label].seed_dir)
+            log = d / ERROR_LOG
+            where = f"its log: {log}" if log.is_file() else f"its folder: {d}"
+            failed.add(label)
+            failures.append(f"{label}: the worker process exited with code {p.exitcode} without a result "
+                            f"(killed, or out of memory?); {where}")
+            bar.write(f"failed: {failures[-1]}")
 
     previous = [(s, signal.signal(s, forward)) for s in STOP_SIGNALS]
     os.environ["OMP_NUM_THREADS"] = "1"
+    asked = False
     try:
-        while pending or running:
+        while running or (pending and not stop.count and not failures):
             while pending and len(running) < workers and not stop.count and not failures:
                 job = pending.pop(0)
                 p = ctx.Process(target=_worker, args=(job, q, os.getpid()), name=f"membench-{job.label}")
@@ -231,29 +287,37 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
             except queue_mod.Empty:
                 pass
             for label, p in list(running.items()):
-                if p.exitcode is None:
-                    continue
-                # drain what the process sent before it exited
-                while True:
-                    try:
-                        handle(*q.get(timeout=0.2))
-                    except queue_mod.Empty:
-                        break
-                p.join()
-                del running[label]
-                if label not in results and label not in interrupted and label not in failures:
-                    failures.append(label)
-                    bar.write(f"[{label}] worker exited with code {p.exitcode} (see its error.txt / checkpoint)")
-            if failures and not stop.count:
-                # let the other runs checkpoint and stop, then report the failure
-                forward(signal.SIGINT, None)
+                if p.exitcode is not None:
+                    reap(label, p)
+            if failures and not asked:
+                # no queued run starts; the running ones checkpoint and stop, then the failure is reported
+                asked = True
+                ask_to_stop()
     finally:
         for s, h in previous:
             signal.signal(s, h)
+        _abort(running)
+    _not_started(bar, pending)
     if failures:
-        raise RunFailed(f"run(s) failed: {', '.join(failures)}")
+        raise RunFailed(failures)
     if stop.count or interrupted:
         raise KeyboardInterrupt
+
+
+def _abort(running: dict[str, Any], grace_s: float = 5.0) -> None:
+    """Workers still running after the loop ended early (a second signal, an error in the orchestrator): they
+    were asked to stop; wait ``grace_s`` seconds at most, then kill them."""
+    import time
+
+    end = time.monotonic() + grace_s
+    for p in running.values():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p.pid, signal.SIGINT)
+    for p in running.values():
+        p.join(max(0.0, end - time.monotonic()))
+        if p.exitcode is None:
+            p.kill()
+            p.join()
 
 
 __all__ = ["Job", "Progress", "RunFailed", "run_jobs"]

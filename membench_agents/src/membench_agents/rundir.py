@@ -33,6 +33,8 @@ CONFIG = "config.yaml"
 RESULTS = "results.json"
 EVAL = "eval.json"
 LOCK = ".membench.lock"
+#: A failed seed's traceback, in its seed folder (removed when the seed finishes).
+ERROR_LOG = "error.txt"
 _CONFIG_KEYS = ("env", "agent", "obs_variant", "env_kwargs", "total_steps", "seeds", "eval", "checkpoint", "device")
 
 

@@ -38,7 +38,14 @@ from membench_agents.rundir import (
     versions,
 )
 from membench_agents.stats import aggregate, episode_seeds, normalize_eval, run_metric, sem
-from membench_agents.trainers import PPOTrainer, Trainer, make_trainer, ppo_config, preflight
+from membench_agents.trainers import (
+    PPOTrainer,
+    Trainer,
+    check_device_available,
+    make_trainer,
+    ppo_config,
+    preflight,
+)
 from membench_agents.training import (
     TIMING_KEYS,
     Interrupted,
@@ -81,6 +88,7 @@ def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
 
 def check_resumable(cfg: dict[str, Any], run_dir: str | os.PathLike) -> None:
     """Raise the one clear error ``--resume`` would hit for any seed of the folder, before any work starts."""
+    check_device_available(cfg["device"])
     for s in cfg["seeds"]:
         resume_point(cfg, s, seed_dir(run_dir, s))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -26,6 +27,7 @@ from gymnasium import spaces
 
 from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs, obs_type
 from membench_agents.envs import to_numpy
+from membench_agents.errors import StopRequested
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -127,17 +129,22 @@ class EpisodeTracker:
         return out
 
 
-def _make_callback(tracker: EpisodeTracker):
+def _make_callback(tracker: EpisodeTracker, should_stop: Callable[[], bool] | None = None):
     class _Callback(_callback_base()):
+        stopped = False
+
         def _on_step(self) -> bool:
             tracker.on_step(self.locals["rewards"], self.locals["dones"], self.locals["infos"])
-            return True
+            self.stopped = should_stop is not None and should_stop()
+            return not self.stopped  # False ends SB3's rollout and learn() at once
 
     return _Callback()
 
 
 class SB3Trainer:
     """One SB3 training run (one seed), stepped one iteration (rollout + update) at a time."""
+
+    keeps_unfinished_iteration = False  # SB3's learn() cannot be left half-way and continued
 
     @classmethod
     def check(cls, cfg: dict[str, Any], obs_space: gym.Space, action_space: gym.Space) -> None:
@@ -191,15 +198,20 @@ class SB3Trainer:
     def finished(self) -> bool:
         return self.global_step >= self.target_steps
 
-    def iterate(self) -> dict[str, Any]:
+    def iterate(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """One SB3 rollout and update. ``should_stop`` is polled after every environment step; a stop drops
+        the iteration (:class:`~membench_agents.errors.StopRequested`; the model is then mid-rollout)."""
         t0 = time.perf_counter()
+        callback = _make_callback(self.tracker, should_stop)
         self.model.learn(
             self.steps_per_iteration,
-            callback=_make_callback(self.tracker),
+            callback=callback,
             reset_num_timesteps=False,
             log_interval=None,
             progress_bar=False,
         )
+        if callback.stopped:
+            raise StopRequested
         dt = time.perf_counter() - t0
         self.num_iterations += 1
         logged = dict(self.model.logger.name_to_value)
@@ -266,10 +278,11 @@ class SB3Trainer:
         np.random.set_state(state["rng"]["numpy"])
         torch.set_rng_state(state["rng"]["torch"])
 
-    def evaluate(self, episode_seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+    def evaluate(self, episode_seeds: list[int], deterministic: bool = True, num_envs: int = 100,
+                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         return evaluate_model(
             self.model, self.cfg["env"], self.cfg["obs_variant"], self.cfg["env_kwargs"], episode_seeds,
-            deterministic=deterministic, num_envs=num_envs,
+            deterministic=deterministic, num_envs=num_envs, should_stop=should_stop,
         )
 
     def close(self) -> None:
@@ -317,6 +330,7 @@ def evaluate_model(
     episode_seeds: list[int],
     deterministic: bool = True,
     num_envs: int = 100,
+    should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Evaluate an SB3 model with :func:`membench_agents.evaluation.evaluate` (episode ``i``:
     ``reset(seed=episode_seeds[i])``), leaving the global RNGs as they were."""
@@ -325,7 +339,7 @@ def evaluate_model(
     rng_state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
     try:
         return evaluate(SB3Policy(model), env_id, make_kwargs(env_id, obs_variant, env_kwargs), list(episode_seeds),
-                        device="cpu", deterministic=deterministic, num_envs=num_envs)
+                        device="cpu", deterministic=deterministic, num_envs=num_envs, should_stop=should_stop)
     finally:
         random.setstate(rng_state[0])
         np.random.set_state(rng_state[1])

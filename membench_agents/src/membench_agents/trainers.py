@@ -7,6 +7,7 @@ the agents still to come. :func:`make_trainer` picks the implementation from the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,6 +28,12 @@ class Trainer(Protocol):
     #: and restore it in place, so a trainer must keep stepping this same object.
     envs: Any
 
+    #: What a stop inside :meth:`iterate` leaves. True: the trainer is consistent at that point, its
+    #: :meth:`state_dict` holds the unfinished iteration and the next :meth:`iterate` completes it (SAC,
+    #: DTQN). False: the unfinished iteration is dropped and the trainer must not be saved any more; the
+    #: training loop keeps the checkpoint it wrote before the iteration (PPO, the SB3 agents).
+    keeps_unfinished_iteration: bool
+
     @property
     def global_step(self) -> int:
         """Environment steps trained so far (over all parallel environments)."""
@@ -44,11 +51,13 @@ class Trainer(Protocol):
         """The policy, for :func:`membench_agents.evaluation.evaluate` (``initial_state``, ``act``,
         ``env_action``, ``device``)."""
 
-    def iterate(self) -> dict[str, Any]:
+    def iterate(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """One iteration (a rollout and an update). Returns ``global_step``, ``sps``, ``episodes`` (a list of
         (return, length, success or None) of the training episodes that ended) and optional losses
         (``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``, ``clipfrac``, ``explained_variance``,
-        ``learning_rate``)."""
+        ``learning_rate``). ``should_stop`` is polled often (at least between environment steps): when it
+        returns True, :class:`~membench_agents.errors.StopRequested` is raised (see
+        :attr:`keeps_unfinished_iteration`)."""
 
     def state_dict(self) -> dict[str, Any]:
         """Everything but the environments needed to continue exactly: tensors, numpy arrays, numbers,
@@ -57,9 +66,11 @@ class Trainer(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` into a freshly built trainer of the same config and seed."""
 
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100,
+                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """One episode per seed (episode ``i``: ``reset(seed=seeds[i])``), as
-        :func:`membench_agents.evaluation.evaluate` returns it; must leave the global RNGs as they were."""
+        :func:`membench_agents.evaluation.evaluate` returns it; must leave the global RNGs as they were.
+        ``should_stop``: as for :meth:`iterate` (an evaluation stopped half-way has no result)."""
 
     def close(self) -> None:
         """Release the environments."""
@@ -96,6 +107,7 @@ class AlgoTrainer:
 
     kind: str
     check_spaces: Any = None
+    keeps_unfinished_iteration = True
 
     def __init__(self, cfg: dict[str, Any], seed: int):
         from membench_agents.envs import make_vector_env
@@ -142,8 +154,8 @@ class AlgoTrainer:
     def finished(self) -> bool:
         return self.algo.iteration >= self.algo.num_iterations
 
-    def iterate(self) -> dict[str, Any]:
-        return self.algo.train_iteration()
+    def iterate(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        return self.algo.train_iteration(should_stop)
 
     def state_dict(self) -> dict[str, Any]:
         # the environments are saved as plain data by the training loop (envstate), never pickled
@@ -152,12 +164,13 @@ class AlgoTrainer:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.algo.load_state_dict(state["algo"])
 
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100) -> dict[str, Any]:
+    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100,
+                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         from membench_agents.evaluation import evaluate
 
         return evaluate(
             self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
-            deterministic=deterministic, num_envs=num_envs,
+            deterministic=deterministic, num_envs=num_envs, should_stop=should_stop,
         )
 
     def close(self) -> None:
@@ -165,9 +178,10 @@ class AlgoTrainer:
 
 
 class PPOTrainer(AlgoTrainer):
-    """A membench PPO run (one seed)."""
+    """A membench PPO run (one seed). A stop inside an iteration drops it (PPO's update needs the whole rollout)."""
 
     kind = "ppo"
+    keeps_unfinished_iteration = False
 
     def build(self, envs, config):
         from membench_agents.algos.ppo import PPO
@@ -203,11 +217,29 @@ def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
     return trainer_class(cfg["agent"])(cfg, seed)
 
 
+def check_device_available(device: str) -> None:
+    """One clear error when the config's device is a CUDA GPU that this machine does not have (before any
+    worker starts; ``auto`` falls back to the CPU by itself)."""
+    if not device.startswith("cuda"):
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} was asked for but this machine has no usable CUDA GPU "
+                          "(torch.cuda.is_available() is False); use --device cpu or --device auto")
+    index = int(device.partition(":")[2] or 0)
+    if index >= torch.cuda.device_count():
+        raise ConfigError(f"device {device!r} was asked for but this machine has {torch.cuda.device_count()} CUDA "
+                          f"GPU(s) (cuda:0..cuda:{torch.cuda.device_count() - 1})")
+
+
 def preflight(cfg: dict[str, Any]) -> None:
-    """Fail early, with one clear message, when the agent cannot handle the environment or a key is wrong."""
+    """Fail early, with one clear message, when the agent cannot handle the environment, a key is wrong or the
+    device is missing."""
     import gymnasium as gym
 
     agent = cfg["agent"]
+    check_device_available(cfg["device"])
     try:
         env = gym.make(cfg["env"], **env_kwargs_of(cfg))
     except (TypeError, ValueError) as e:
@@ -242,5 +274,5 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
         )
 
 
-__all__ = ["AlgoTrainer", "PPOTrainer", "Trainer", "algo_config", "check_ppo_spaces", "env_kwargs_of", "make_trainer",
-           "ppo_config", "preflight", "trainer_class"]
+__all__ = ["AlgoTrainer", "PPOTrainer", "Trainer", "algo_config", "check_device_available", "check_ppo_spaces",
+           "env_kwargs_of", "make_trainer", "ppo_config", "preflight", "trainer_class"]

@@ -4,6 +4,12 @@
 start, every ``checkpoint.every_iterations`` iterations / ``checkpoint.every_seconds`` seconds, when asked
 to stop (Ctrl-C, SIGTERM) and at the end; see :mod:`membench_agents.checkpoint` for what they hold.
 
+A stop is honoured promptly, not only between iterations: the trainer polls it between environment steps
+and minibatches, and evaluations poll it between steps. What is saved is the last consistent point: the
+unfinished iteration itself where the trainer can continue it (SAC, DTQN), else the checkpoint written
+before the iteration (PPO, SB3: slow iterations are preceded by one); a stopped evaluation is repeated by
+the resumed run.
+
 Resume is exact (the same parameters, logs and evaluations as an uninterrupted run, in deterministic mode)
 when the environments' state can be saved as plain data (:mod:`membench_agents.envstate`: membench's
 native tasks, POPGym, MiniGrid, gymnasium's classic-control and toy-text tasks). For environments whose
@@ -31,7 +37,8 @@ import numpy as np
 
 from membench_agents import envstate
 from membench_agents.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, save_checkpoint
-from membench_agents.rundir import EVAL, RunFolderError, diff_text, locked, read_json
+from membench_agents.errors import ConfigError, StopRequested
+from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json
 from membench_agents.stats import episode_seeds, normalize_eval, run_metric
 from membench_agents.trainers import Trainer, make_trainer
 
@@ -76,11 +83,14 @@ def preserve_rng() -> Iterator[None]:
 # stopping: Ctrl-C or SIGTERM finishes the current iteration, saves a checkpoint and exits; a second aborts
 # ------------------------------------------------------------------------------------------------------
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: A trainer that drops an unfinished iteration on a stop (PPO) is checkpointed before every iteration once the
+#: previous one took longer than this, so that a stop can end such an iteration at once and lose nothing.
+SLOW_ITERATION_S = 5.0
 
 
 class StopFlag:
-    """Polled by the training loop after every iteration. True after SIGINT / SIGTERM, or (``parent_pid``
-    set) once the process that started this one is gone."""
+    """Polled by the training loop and, inside an iteration or an evaluation, by the trainer. True after
+    SIGINT / SIGTERM, or (``parent_pid`` set) once the process that started this one is gone."""
 
     def __init__(self, parent_pid: int | None = None) -> None:
         self.count = 0
@@ -230,14 +240,21 @@ def train_seed(
     """Train one seed into ``seed_dir`` and evaluate it. Returns the seed's summary (also ``eval.json``).
 
     ``resume``: continue from ``seed_dir/checkpoint.pt`` (a seed folder with logs but no checkpoint is an
-    error, not a silent restart). ``should_stop`` is polled after every iteration: when it returns True the
-    state is checkpointed and :class:`Interrupted` is raised (so does ``stop_after_iterations``, used by
-    tests). A crash inside an iteration leaves the last periodic checkpoint. The folder is locked while
-    this runs: a second process gets one error.
+    error, not a silent restart). ``should_stop`` is polled between iterations and inside them (see the
+    module docstring): when it returns True the last consistent state is checkpointed and
+    :class:`Interrupted` is raised (so does ``stop_after_iterations``, used by tests, between iterations).
+    A failure leaves the last periodic checkpoint and its traceback in ``seed_dir/error.txt``. The folder is
+    locked while this runs: a second process gets one error.
     """
     seed_dir = Path(seed_dir)
     with locked(seed_dir):
-        return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer)
+        try:
+            return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer)
+        except (KeyboardInterrupt, Interrupted):
+            raise
+        except BaseException as e:  # the seed's log: what failed, for the one line the runner prints
+            (seed_dir / ERROR_LOG).write_text(str(e) + "\n" if isinstance(e, ConfigError) else traceback.format_exc())
+            raise
 
 
 def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_after_iterations, trainer):
@@ -276,6 +293,8 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     seeds_eval = episode_seeds(cfg)
     env_warned = [False]
 
+    saved_at = [trainer.global_step if payload is not None else None]  # the step of the checkpoint on disk
+
     def save(finished: bool = False) -> None:
         writer.flush(to_disk=True)
         run["recent"] = list(recent)
@@ -292,11 +311,27 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
                                "env_state": env_state, "env_state_error": env_error, "run": run,
                                "global_step": trainer.global_step})
         _write_jsonl(seed_dir / "metrics.jsonl", run["history"] + [{"eval": e} for e in run["evals"]])
+        saved_at[0] = trainer.global_step
+
+    def stop_here(where: str = "") -> Interrupted:
+        """Checkpoint the current (consistent) state; the exception to raise."""
+        save()
+        return Interrupted(f"stopped at step {trainer.global_step}{where}; checkpoint saved to {ckpt}")
+
+    def evaluate() -> dict[str, Any]:
+        with preserve_rng():
+            return normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
+                                                   num_envs=cfg["eval"]["num_envs"], should_stop=should_stop))
 
     def periodic_eval() -> None:
-        with preserve_rng():
-            res = normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
-                                                  num_envs=cfg["eval"]["num_envs"]))
+        """The evaluation due at this step. ``run["eval_due"]`` marks it until it is done, so that a stop in the
+        middle of it checkpoints the trained state and the resumed run evaluates first."""
+        run["eval_due"] = True
+        try:
+            res = evaluate()
+        except StopRequested:
+            raise stop_here(" (during an evaluation, which the resumed run repeats)") from None
+        run["eval_due"] = False
         entry = {"global_step": trainer.global_step, "success_rate": res["success_rate"],
                  "mean_return": res["mean_return"], "mean_length": res["mean_length"]}
         run["evals"].append(entry)
@@ -304,23 +339,43 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
             writer.add_scalar("eval/success_rate", res["success_rate"], trainer.global_step)
         writer.add_scalar("eval/return", res["mean_return"], trainer.global_step)
 
+    def iterate(last_iteration_s: float) -> dict[str, Any]:
+        """One iteration, stopped inside if asked. A trainer that keeps an unfinished iteration is saved where
+        it stopped; one that drops it (PPO) leaves the checkpoint written before the iteration, so a slow
+        iteration (the last one took over SLOW_ITERATION_S) is preceded by a checkpoint, and a stop inside an
+        iteration is only asked for when one was."""
+        keeps = trainer.keeps_unfinished_iteration
+        if not keeps and last_iteration_s > SLOW_ITERATION_S and saved_at[0] != trainer.global_step:
+            save()
+        poll = should_stop if keeps or saved_at[0] == trainer.global_step else None
+        try:
+            return trainer.iterate(poll)
+        except StopRequested:
+            if keeps:
+                raise stop_here(" (inside an iteration, which the resumed run completes)") from None
+            raise Interrupted(f"stopped inside the iteration after step {saved_at[0]}, which was dropped; the "
+                              f"checkpoint of step {saved_at[0]} stands: {ckpt}") from None
+
     last_save = time.monotonic()
     iterations_here = 0
+    last_iteration_s = 0.0
     try:
         if payload is None:
+            save()  # a checkpoint exists from the very start, so a crash always leaves one
             if every_eval:
                 periodic_eval()
-            save()  # a checkpoint exists from the very start, so a crash always leaves one
+        elif run.get("eval_due"):  # the run was stopped during this evaluation
+            periodic_eval()
         while not trainer.finished:
             if (should_stop is not None and should_stop()) or (
                 stop_after_iterations is not None and iterations_here >= stop_after_iterations
             ):
-                save()
-                raise Interrupted(f"stopped at step {trainer.global_step}; checkpoint saved to {ckpt}")
+                raise stop_here()
             t0 = time.perf_counter()
             before = trainer.global_step
-            metrics = trainer.iterate()
-            run["train_time"] += time.perf_counter() - t0
+            metrics = iterate(last_iteration_s)
+            last_iteration_s = time.perf_counter() - t0
+            run["train_time"] += last_iteration_s
             iterations_here += 1
             step = trainer.global_step
             episodes = metrics.get("episodes") or []
@@ -359,21 +414,17 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
             ):
                 save()
                 last_save = now
-    except (KeyboardInterrupt, Interrupted):
+        if should_stop is not None and should_stop():
+            raise stop_here(" (before the final evaluation)")
+        try:
+            final = evaluate()
+        except StopRequested:
+            raise stop_here(" (during the final evaluation, which the resumed run repeats)") from None
+        metric, value = run_metric(final)
+        writer.add_scalar(f"final/{metric}", value, trainer.global_step)
+        save(finished=True)
+    finally:
         writer.close()
-        raise
-    except BaseException:
-        (seed_dir / "error.txt").write_text(traceback.format_exc())
-        writer.close()
-        raise
-
-    with preserve_rng():
-        final = normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
-                                                num_envs=cfg["eval"]["num_envs"]))
-    metric, value = run_metric(final)
-    writer.add_scalar(f"final/{metric}", value, trainer.global_step)
-    save(finished=True)
-    writer.close()
     summary = {
         "seed": seed,
         "global_step": trainer.global_step,
@@ -392,7 +443,7 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     os.replace(tmp, eval_path)
     with contextlib.suppress(Exception):
         trainer.close()
-    (seed_dir / "error.txt").unlink(missing_ok=True)
+    (seed_dir / ERROR_LOG).unlink(missing_ok=True)  # a failed earlier attempt's log
     return summary
 
 

@@ -57,6 +57,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,7 @@ from membench_agents.envs import (
     take_rows,
     to_numpy,
 )
+from membench_agents.errors import StopRequested
 from membench_agents.trainers import AlgoTrainer
 
 TARGET_WINDOWS = ("acting", "shifted")
@@ -472,6 +474,8 @@ class DTQN:
         self.num_iterations = max(1, cfg.total_steps // (N * cfg.num_steps))
         self.global_step = self.iteration = self.gradient_steps = 0
         self.updates_done = 0  # gradient steps due so far (those skipped while no window was stored count too)
+        #: the unfinished iteration a stop left (vector steps, episodes and update statistics so far), else None
+        self.iteration_so_far: dict[str, Any] | None = None
         self.replay = EpisodicReplay(self.policy._obs_example, N, cfg.buffer_size // N, cfg.context_len)
         obs, _ = envs.reset(seed=cfg.seed)
         self.obs = to_numpy(obs)
@@ -557,28 +561,39 @@ class DTQN:
             return torch.stack([loss.detach(), (q * mask).sum() / mask.sum()])
 
     # ----------------------------------------------------------------------------------------------------------------
-    def train_iteration(self) -> dict[str, Any]:
-        """``num_steps`` vector steps, each followed by the gradient steps that became due."""
+    def train_iteration(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """``num_steps`` vector steps, each followed by the gradient steps that became due.
+
+        ``should_stop`` is polled before every vector step: when it returns True,
+        :class:`~membench_agents.errors.StopRequested` is raised with the iteration unfinished but consistent:
+        :meth:`state_dict` holds it, and the next call completes it (the same steps, updates and metrics)."""
         cfg = self.config
         t0 = time.perf_counter()
         self.q_net.train()
-        episodes: list[tuple[float, int, bool | None]] = []
-        stats: list[Tensor] = []
-        for _ in range(cfg.num_steps):
-            episodes.extend(self._collect())
+        if self.iteration_so_far is None:
+            self.iteration_so_far = {"steps": 0, "episodes": [], "stats": [], "time": 0.0}
+        it = self.iteration_so_far
+        while it["steps"] < cfg.num_steps:
+            if should_stop is not None and should_stop():
+                it["time"] += time.perf_counter() - t0
+                raise StopRequested
+            it["episodes"].extend(self._collect())
             # gradient steps due: one at learning_starts, then one every train_frequency environment steps
             after = self.global_step - cfg.learning_starts
             due = after // cfg.train_frequency + 1 if after >= 0 else 0
             while self.updates_done < due:
                 self.updates_done += 1
                 if self.replay.num_windows() > 0:
-                    stats.append(self._update())
+                    it["stats"].append(self._update())
+            it["steps"] += 1
+        self.iteration_so_far = None
         self.iteration += 1
         steps = cfg.num_envs * cfg.num_steps
+        stats = it["stats"]
         loss, q_mean = torch.stack(stats).mean(0).tolist() if stats else (None, None)
-        return {"global_step": self.global_step, "iteration": self.iteration, "episodes": episodes,
-                "sps": steps / max(time.perf_counter() - t0, 1e-9), "value_loss": loss, "q_mean": q_mean,
-                "epsilon": self.policy.epsilon, "learning_rate": cfg.learning_rate,
+        return {"global_step": self.global_step, "iteration": self.iteration, "episodes": it["episodes"],
+                "sps": steps / max(it["time"] + time.perf_counter() - t0, 1e-9), "value_loss": loss,
+                "q_mean": q_mean, "epsilon": self.policy.epsilon, "learning_rate": cfg.learning_rate,
                 "gradient_steps": self.gradient_steps}
 
     def train(self, callback=None) -> list[dict[str, Any]]:
@@ -612,6 +627,7 @@ class DTQN:
             "iteration": self.iteration,
             "gradient_steps": self.gradient_steps,
             "updates_done": self.updates_done,
+            "iteration_so_far": _copy_iteration(self.iteration_so_far),
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
                     "act": self.act_generator.get_state(), "sample": self.sample_generator.get_state()},
         }
@@ -632,12 +648,21 @@ class DTQN:
         self.iteration = int(d["iteration"])
         self.gradient_steps = int(d["gradient_steps"])
         self.updates_done = int(d["updates_done"])
+        self.iteration_so_far = _copy_iteration(d.get("iteration_so_far"))
         rng = d["rng"]
         torch.set_rng_state(rng["torch"])
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
         restore_generator(self.act_generator, rng["act"])
         self.sample_generator.set_state(rng["sample"])
+
+
+def _copy_iteration(it: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A copy of an unfinished iteration's bookkeeping (for :meth:`DTQN.state_dict` and its inverse)."""
+    if it is None:
+        return None
+    episodes = [(float(r), int(n), None if s is None else bool(s)) for r, n, s in it["episodes"]]
+    return {**it, "episodes": episodes, "stats": [t.clone() for t in it["stats"]]}
 
 
 # -- 5. the run layer's trainer -------------------------------------------------------------------------------------

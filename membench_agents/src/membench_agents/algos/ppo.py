@@ -45,6 +45,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,7 @@ from membench_agents.envs import (
     take_rows,
     to_tensor,
 )
+from membench_agents.errors import check_stop
 from membench_agents.memory import CORES
 from membench_agents.memory.gtrxl import OPTIONS as GTRXL_OPTIONS
 from membench_agents.memory.gtrxl import check_options as check_gtrxl_options
@@ -358,12 +360,13 @@ class PPO:
 
     # -- 1. rollout ---------------------------------------------------------------------------------------
     @torch.no_grad()
-    def _rollout(self) -> list[tuple[float, int, bool | None]]:
+    def _rollout(self, should_stop: Callable[[], bool] | None = None) -> list[tuple[float, int, bool | None]]:
         """``num_steps`` steps of every environment into the buffers; returns the finished episodes."""
         cfg, policy, envs, dev = self.config, self.policy, self.envs, self.device
         obs, state, es = self.next_obs, self.next_state, self.next_episode_start
         episodes: list[tuple[float, int, bool | None]] = []
         for t in range(cfg.num_steps):
+            check_stop(should_stop)
             _tree_set(self.obs_buf, t, obs)
             self.es_buf[t] = es
             if t % self.bptt == 0:  # the state at the start of each BPTT chunk
@@ -453,7 +456,8 @@ class PPO:
         K = self.bptt
         return x.reshape(T // K, K, N, *x.shape[2:]).transpose(0, 1).reshape(K, (T // K) * N, *x.shape[2:])
 
-    def _update(self, advantages: Tensor, returns: Tensor) -> dict[str, float]:
+    def _update(self, advantages: Tensor, returns: Tensor,
+                should_stop: Callable[[], bool] | None = None) -> dict[str, float]:
         cfg, policy = self.config, self.policy
         obs = tree_map(self.chunks, self.obs_buf)
         actions, logp_old, es = self.chunks(self.act_buf), self.chunks(self.logp_buf), self.chunks(self.es_buf)
@@ -463,6 +467,7 @@ class PPO:
         for _epoch in range(cfg.update_epochs):
             perm = torch.randperm(adv.shape[1], generator=self.shuffle_generator).to(self.device)
             for mb in perm.tensor_split(cfg.num_minibatches):  # sizes differ by at most one
+                check_stop(should_stop)
                 newlogp, entropy, newvalue = policy.evaluate_actions(
                     tree_map(lambda o, mb=mb: o[:, mb], obs), actions[:, mb], tuple(s[mb] for s in states), es[:, mb])
                 loss, mb_stats = ppo_loss(cfg, newlogp, entropy, newvalue, logp_old[:, mb], adv[:, mb], ret[:, mb],
@@ -486,10 +491,13 @@ class PPO:
         return out
 
     # ------------------------------------------------------------------------------------------------
-    def train_iteration(self) -> dict[str, Any]:
+    def train_iteration(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """One rollout and one update; returns this iteration's metrics (see the module docstring).
 
         Iterations past ``num_iterations`` still run (with the learning rate annealed to 0 if ``anneal_lr``).
+        ``should_stop`` is polled before every environment step and every minibatch: when it returns True,
+        :class:`~membench_agents.errors.StopRequested` is raised and the iteration is dropped half-way (this
+        object is then left mid-iteration: continue from a :meth:`state_dict` taken before it).
         """
         cfg = self.config
         t0 = time.perf_counter()
@@ -497,10 +505,11 @@ class PPO:
         for g in self.optimizer.param_groups:
             g["lr"] = lr
         self.policy.train()
-        episodes = self.fast.rollout() if self.fast else self._rollout()
+        episodes = self.fast.rollout(should_stop) if self.fast else self._rollout(should_stop)
         t1 = time.perf_counter()
         advantages, returns = self._advantages()
-        metrics = self.fast.update(advantages, returns) if self.fast else self._update(advantages, returns)
+        fast_or_readable = self.fast.update if self.fast else self._update
+        metrics = fast_or_readable(advantages, returns, should_stop)
         if cfg.norm_obs:  # new statistics take effect from the next rollout
             self.policy.update_obs_stats(tree_map(lambda o: o.reshape(-1, *o.shape[2:]), self.obs_buf))
         t2 = time.perf_counter()

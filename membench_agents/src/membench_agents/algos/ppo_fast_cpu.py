@@ -28,6 +28,7 @@ parameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from membench_agents.algos.ppo import PPO, tree_map
+from membench_agents.errors import check_stop
 from membench_agents.memory import GRUCore, LSTMCore, MemoryCore, MLPCore, State, layout_segments, plan_segments
 
 #: the memory cores whose layout this module knows (the recurrent ones' ``rnn`` module, the MLP's forward)
@@ -79,8 +81,8 @@ class FastCPU:
 
     # -- rollout ------------------------------------------------------------------------------------------
     @torch.no_grad()
-    def rollout(self) -> list[tuple[float, int, bool | None]]:
-        """:meth:`PPO._rollout` (the same buffers, actions and episodes)."""
+    def rollout(self, should_stop: Callable[[], bool] | None = None) -> list[tuple[float, int, bool | None]]:
+        """:meth:`PPO._rollout` (the same buffers, actions and episodes, the same stop checks)."""
         ppo = self.ppo
         cfg, policy, envs = ppo.config, ppo.policy, ppo.envs
         K, n = ppo.bptt, policy.n_out
@@ -92,6 +94,7 @@ class FastCPU:
         state = ppo.next_state
         episodes: list[tuple[float, int, bool | None]] = []
         for t in range(cfg.num_steps):
+            check_stop(should_stop)
             if t % K == 0:
                 for buf, s in zip(ppo.state_buf, state, strict=True):
                     buf[t // K] = s
@@ -123,8 +126,9 @@ class FastCPU:
         return episodes
 
     # -- update -------------------------------------------------------------------------------------------
-    def update(self, advantages: Tensor, returns: Tensor) -> dict[str, float]:
-        """:meth:`PPO._update` (the same minibatches, loss, clipping and optimizer steps)."""
+    def update(self, advantages: Tensor, returns: Tensor,
+               should_stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """:meth:`PPO._update` (the same minibatches, loss, clipping, optimizer steps and stop checks)."""
         ppo = self.ppo
         cfg, policy = ppo.config, ppo.policy
         obs = tree_map(ppo.chunks, ppo.obs_buf)
@@ -139,6 +143,7 @@ class FastCPU:
         for _epoch in range(cfg.update_epochs):
             perm = torch.randperm(es.shape[1], generator=ppo.shuffle_generator)
             for mb in perm.tensor_split(cfg.num_minibatches):
+                check_stop(should_stop)
                 cols = mb.numpy()
                 x = policy.encode(tree_map(lambda o, mb=mb: o[:, mb], obs))
                 rows, index = core_rows(policy.core, x, tuple(s[mb] for s in states), es[:, mb], es_np[:, cols])

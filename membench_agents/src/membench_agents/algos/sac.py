@@ -39,6 +39,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,7 @@ from membench_agents.envs import (
     take_rows,
     to_tensor,
 )
+from membench_agents.errors import StopRequested
 from membench_agents.memory import CORES, State, make_core
 from membench_agents.trainers import AlgoTrainer
 
@@ -499,6 +501,8 @@ class SAC:
         self.num_vector_steps = -(-cfg.total_steps // N)
         self.global_step = 0
         self.updates = 0
+        #: the unfinished iteration a stop left (its target step, episodes and update sums so far), else None
+        self.iteration_so_far: dict[str, Any] | None = None
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
         self.env_device = first_leaf(obs).device if self.torch_env else None
@@ -669,33 +673,42 @@ class SAC:
     def finished(self) -> bool:
         return self.global_step >= self.num_vector_steps * self.config.num_envs
 
-    def train_iteration(self) -> dict[str, Any]:
+    def train_iteration(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """``iteration_steps`` environment steps (fewer at the end of the budget), each followed by
         ``gradient_steps`` updates once ``learning_starts`` steps are in the replay. Returns the metrics:
         ``global_step``, ``sps``, ``episodes``, and the mean losses of the iteration's updates (``value_loss``:
-        the critics' loss, ``policy_loss``: the actor's, ``entropy``, ``alpha``, ``qf1_values``)."""
+        the critics' loss, ``policy_loss``: the actor's, ``entropy``, ``alpha``, ``qf1_values``).
+
+        ``should_stop`` is polled before every environment step: when it returns True,
+        :class:`~membench_agents.errors.StopRequested` is raised with the iteration unfinished but consistent:
+        :meth:`state_dict` holds it, and the next call completes it (the same steps, updates and metrics)."""
         cfg = self.config
         t0 = time.perf_counter()
         self.actor.train()
-        episodes: list[tuple[float, int, bool | None]] = []
-        # running sums of the update statistics: keeping one small tensor per update alive for the whole
-        # iteration fragments the allocator (measured: +1.8 GB over 5,000 updates on Pendulum)
-        sums: dict[str, Tensor] = {}
-        n_updates = 0
-        start_step = self.global_step
-        target = min(self.num_vector_steps * cfg.num_envs, self.global_step + cfg.iteration_steps)
-        while self.global_step < target:
-            episodes.extend(self._collect())
+        if self.iteration_so_far is None:
+            target = min(self.num_vector_steps * cfg.num_envs, self.global_step + cfg.iteration_steps)
+            # running sums of the update statistics: keeping one small tensor per update alive for the whole
+            # iteration fragments the allocator (measured: +1.8 GB over 5,000 updates on Pendulum)
+            self.iteration_so_far = {"start_step": self.global_step, "target": target, "episodes": [],
+                                     "sums": {}, "updates": 0, "time": 0.0}
+        it = self.iteration_so_far
+        sums = it["sums"]
+        while self.global_step < it["target"]:
+            if should_stop is not None and should_stop():
+                it["time"] += time.perf_counter() - t0
+                raise StopRequested
+            it["episodes"].extend(self._collect())
             if self.global_step >= cfg.learning_starts and self.replay.can_sample(cfg.window):
                 for _ in range(cfg.gradient_steps):
                     for k, v in self.update().items():
                         sums[k] = sums[k] + v if k in sums else v.clone()
-                    n_updates += 1
-        elapsed = max(time.perf_counter() - t0, 1e-9)
-        metrics: dict[str, Any] = {"global_step": self.global_step, "episodes": episodes, "updates": self.updates,
-                                   "sps": (self.global_step - start_step) / elapsed, "time": elapsed}
-        if n_updates:
-            mean = {k: float(v) / n_updates for k, v in sums.items()}
+                    it["updates"] += 1
+        self.iteration_so_far = None
+        elapsed = max(it["time"] + time.perf_counter() - t0, 1e-9)
+        metrics: dict[str, Any] = {"global_step": self.global_step, "episodes": it["episodes"], "updates": self.updates,
+                                   "sps": (self.global_step - it["start_step"]) / elapsed, "time": elapsed}
+        if it["updates"]:
+            mean = {k: float(v) / it["updates"] for k, v in sums.items()}
             metrics.update(value_loss=mean["qf1_loss"] + mean["qf2_loss"], policy_loss=mean["actor_loss"],
                            entropy=mean["entropy"], alpha=mean["alpha"], qf1_values=mean["qf1_values"],
                            alpha_loss=mean["alpha_loss"])
@@ -722,6 +735,7 @@ class SAC:
             "next_episode_start": self.next_episode_start.clone(),
             "ep_return": self.ep_return.clone(),
             "ep_length": self.ep_length.clone(),
+            "iteration_so_far": _copy_iteration(self.iteration_so_far),
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
                     "generator": self.generator.get_state()},
         }
@@ -745,12 +759,22 @@ class SAC:
         self.next_episode_start = d["next_episode_start"].to(dev)
         self.ep_return = d["ep_return"].to(dev)
         self.ep_length = d["ep_length"].to(dev)
+        self.iteration_so_far = _copy_iteration(d.get("iteration_so_far"), dev)
         rng = d["rng"]
         torch.set_rng_state(rng["torch"])
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
         restore_generator(self.generator, rng["generator"])
 
+
+
+def _copy_iteration(it: dict[str, Any] | None, device=None) -> dict[str, Any] | None:
+    """A copy of an unfinished iteration's bookkeeping (for :meth:`SAC.state_dict` and its inverse)."""
+    if it is None:
+        return None
+    sums = {k: (v.clone() if device is None else v.to(device)) for k, v in it["sums"].items()}
+    episodes = [(float(r), int(n), None if s is None else bool(s)) for r, n, s in it["episodes"]]
+    return {**it, "episodes": episodes, "sums": sums}
 
 
 # ---------------------------------------------------------------------------------------------------------
