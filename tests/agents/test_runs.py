@@ -75,6 +75,7 @@ def test_train_writes_results_with_protocol_versions_and_commit(tmp_path):
     assert on_disk["sem"] == pytest.approx(runs.sem(on_disk["per_run"]))
     assert all(len(s["eval"]["returns"]) == 20 for s in per_seed)
     assert (tmp_path / "learning_curve.png").stat().st_size > 10_000
+    assert not list(tmp_path.rglob(".membench.lock"))  # a finished folder keeps no lock file
 
 
 def test_evaluation_during_training_does_not_change_training(tmp_path):

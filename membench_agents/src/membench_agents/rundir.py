@@ -190,27 +190,38 @@ def _get(cfg: Any, dotted: str) -> Any:
 @contextlib.contextmanager
 def locked(folder: str | os.PathLike) -> Iterator[Path]:
     """Hold the folder's lock file (``fcntl.flock``, released when the process ends, even by a crash) while
-    writing into it. A second process gets one :class:`RunFolderError` instead of sharing the files."""
+    writing into it. A second process gets one :class:`RunFolderError` instead of sharing the files. The
+    file is removed when the block ends, so a finished folder holds no lock file."""
     import fcntl
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK
-    f = open(path, "a+")  # noqa: SIM115 - held for the whole block
-    try:
+    while True:
+        f = open(path, "a+")  # noqa: SIM115 - held for the whole block
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip()
+            f.close()
             raise RunFolderError(f"{folder} is in use by another membench process ({holder or 'pid unknown'}); "
                                  "wait for it to finish or stop it, then retry") from None
+        try:  # the previous holder may have removed the file between our open and our lock: lock the new one
+            if os.stat(path).st_ino == os.fstat(f.fileno()).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        f.close()
+    try:
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}\n")
         f.flush()
         yield folder
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # while still holding it: whoever opens the path next creates a new file
         f.close()
 
 

@@ -37,7 +37,12 @@ What it does, following the paper and the authors' code (``kevslinger/DTQN``, re
   outside the range of returns (seen on the T-Maze); the acting windows are the ones the loss trains.
   Truncated episodes bootstrap from their final observation. Mean squared error over the real positions,
   ``clip_grad_norm_``, Adam; the target network is copied from the online one every
-  ``target_update_frequency`` gradient steps.
+  ``target_update_frequency`` gradient steps. Difference from the authors' code: their buffer pads a window
+  that runs past its episode's end (observations ``obs_mask``, action 0, reward 0, done 1) and their loss,
+  ``F.mse_loss`` over all K positions, trains those padded positions too, towards a target of 0 (reward 0,
+  no bootstrap); here they are masked out and the mean is over the real positions only. No real position's
+  Q-value depends on a padded one (causal attention), but in their code the padded terms still move the
+  shared weights and shrink the real positions' share of the loss in episodes shorter than K.
 
 Speed: one gradient step per ``train_frequency`` environment steps (the authors: one per step) once
 ``learning_starts`` steps are in the replay; acting runs the network over the window's filled positions only
