@@ -44,6 +44,9 @@ def test_train_writes_every_promised_file(trained):
     assert res["git_commit"] == head
     assert (run / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ppo-lstm" in out.stdout and "mean ± SEM" in out.stdout and "success_rate" in out.stdout
+    # --no-progress: plain lines, one per evaluation (every 256 steps) of each seed
+    evals = [line for line in out.stderr.splitlines() if "  evaluation: success " in line]
+    assert {line.split("]")[0] for line in evals} == {"[ppo-lstm/s0", "[ppo-lstm/s1"} and len(evals) == 8, out.stderr
 
 
 def test_tensorboard_log_has_returns_success_losses_and_sps(trained):

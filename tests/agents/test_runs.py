@@ -179,3 +179,25 @@ def test_an_algorithms_own_scalars_are_logged_beside_the_shared_losses():
                "time_update": 0.1, "global_step": 64, "learning_rate": 3e-4, "episodes": [(1.0, 3, True)],
                "converged": True, "q_mean": float("nan"), "note": "text"}
     assert _algo_scalars(metrics) == {"alpha": 0.2, "epsilon": 0.5, "gradient_steps": 7.0}
+
+
+def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_interval(capsys, monkeypatch):
+    from membench_agents import jobs
+
+    job = runs.Job("ppo-lstm/s0", {"total_steps": 1000, "agent": "ppo-lstm"}, 0, "unused")
+    clock = [100.0]
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: clock[0])
+    bar = jobs.Progress([job], enabled=False, every_s=30)
+    msg = {"step": 100, "total": 1000, "sps": 1234.5, "ret": 0.5, "succ": 0.25, "eval": None}
+    bar.update(job, msg)  # the first report of a run: a line
+    clock[0] += 10
+    bar.update(job, {**msg, "step": 200})  # 10 s later: nothing
+    bar.update(job, {**msg, "step": 300, "eval": {"success_rate": 0.75, "mean_return": 0.1}})  # an evaluation
+    clock[0] += 31
+    bar.update(job, {**msg, "step": 400})  # the interval passed
+    bar.finish(job)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["[ppo-lstm/s0] step 100/1,000 (10%)  1,234 sps  return 0.5  success 0.25",
+                     "[ppo-lstm/s0] step 300/1,000 (30%)  1,234 sps  return 0.5  success 0.25  evaluation: success 0.75",
+                     "[ppo-lstm/s0] step 400/1,000 (40%)  1,234 sps  return 0.5  success 0.25",
+                     "[ppo-lstm/s0] finished at step 1,000"]

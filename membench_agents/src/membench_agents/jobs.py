@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +48,16 @@ class RunFailed(RuntimeError):
 
 
 class Progress:
-    """One tqdm bar over every job: steps, SPS, recent return / success and ETA."""
+    """One tqdm bar over every job: steps, SPS, recent return / success and ETA. Without the bar
+    (``enabled=False``, ``--no-progress``: logs, CI, schedulers), one plain line per run and evaluation, and
+    at most one every ``every_s`` seconds per run otherwise."""
 
-    def __init__(self, jobs: list[Job], enabled: bool = True):
+    def __init__(self, jobs: list[Job], enabled: bool = True, every_s: float = 30.0):
         self.totals = {j.label: int(j.cfg["total_steps"]) for j in jobs}
         self.steps: dict[str, int] = {}
         self.info: dict[str, dict[str, Any]] = {}
+        self.every_s = every_s
+        self.last_line: dict[str, float] = {}
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -78,20 +84,27 @@ class Progress:
         self._set_total(job, int(msg.get("total", self.totals[job.label])))
         self._advance(job, int(msg["step"]))
         self.info[job.label] = msg
-        if self.bar is not None:
-            sps = sum(m["sps"] for m in self.info.values())
-            post = {"sps": f"{sps:,.0f}"}
-            if msg.get("ret") is not None:
-                post["ret"] = f"{msg['ret']:.3g}"
-            if msg.get("succ") is not None:
-                post["succ"] = f"{msg['succ']:.2f}"
-            post["run"] = job.label
-            self.bar.set_postfix(post, refresh=False)
+        if self.bar is None:
+            now = time.monotonic()
+            if msg.get("eval") is not None or now - self.last_line.get(job.label, -math.inf) >= self.every_s:
+                self.last_line[job.label] = now
+                self.write(plain_line(job.label, msg))
+            return
+        sps = sum(m["sps"] for m in self.info.values())
+        post = {"sps": f"{sps:,.0f}"}
+        if msg.get("ret") is not None:
+            post["ret"] = f"{msg['ret']:.3g}"
+        if msg.get("succ") is not None:
+            post["succ"] = f"{msg['succ']:.2f}"
+        post["run"] = job.label
+        self.bar.set_postfix(post, refresh=False)
 
     def finish(self, job: Job) -> None:
         self._advance(job, max(self.totals[job.label], self.steps.get(job.label, 0)))
         self._set_total(job, self.steps[job.label])
         self.info.pop(job.label, None)
+        if self.bar is None:
+            self.write(f"[{job.label}] finished at step {self.steps[job.label]:,}")
 
     def write(self, text: str) -> None:
         if self.bar is not None:
@@ -102,6 +115,24 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def plain_line(label: str, msg: dict[str, Any]) -> str:
+    """One progress line: ``[label] step 40,960/400,000 (10%)  2,310 sps  return 0.52  success 0.50``, and the
+    evaluation when one was just made."""
+    step, total = int(msg["step"]), int(msg.get("total") or 0)
+    parts = [f"[{label}] step {step:,}" + (f"/{total:,} ({100 * step / total:.0f}%)" if total else ""),
+             f"{msg.get('sps', 0):,.0f} sps"]
+    if msg.get("ret") is not None:
+        parts.append(f"return {msg['ret']:.3g}")
+    if msg.get("succ") is not None:
+        parts.append(f"success {msg['succ']:.2f}")
+    ev = msg.get("eval")
+    if ev is not None:
+        what = (f"success {ev['success_rate']:.2f}" if ev.get("success_rate") is not None
+                else f"return {ev['mean_return']:.3g}")
+        parts.append(f"evaluation: {what}")
+    return "  ".join(parts)
 
 
 def _job_steps_done(job: Job) -> int:

@@ -400,14 +400,16 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
                     writer.add_scalar(f"losses/{k}", row[k], step)
             for k, v in _algo_scalars(metrics).items():
                 writer.add_scalar(f"algo/{k}", v, step)
-            if every_eval and (step // every_eval > before // every_eval or trainer.finished):
+            evaluated = bool(every_eval) and (step // every_eval > before // every_eval or trainer.finished)
+            if evaluated:
                 periodic_eval()
             if report is not None:
                 rec_r = [r for r, _ in recent]
                 rec_s = [s for _, s in recent if s is not None]
                 report({"step": step, "total": total, "sps": row["sps"],
                         "ret": float(np.mean(rec_r)) if rec_r else None,
-                        "succ": float(np.mean(rec_s)) if rec_s else None})
+                        "succ": float(np.mean(rec_s)) if rec_s else None,
+                        "eval": run["evals"][-1] if evaluated else None})
             now = time.monotonic()
             if (ck["every_iterations"] and len(run["history"]) % int(ck["every_iterations"]) == 0) or (
                 ck["every_seconds"] and now - last_save >= ck["every_seconds"]
