@@ -13,7 +13,8 @@ STAMP  := $(VENV)/.membench-setup
 # gymnasium's RecordVideo on our IDs (membench-envs itself does not depend on it).
 PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 mazelib==0.9.16 minigrid==3.2.0 \
         stable-baselines3==2.9.2 sb3-contrib==2.9.2 tensorboard==2.21.0 moviepy==2.2.1 \
-        ale-py==0.12.1 vizdoom==1.3.2 mujoco==3.17.0 dm-control==1.0.50 memory-maze==1.0.3 pygame-ce==2.5.8
+        ale-py==0.12.1 vizdoom==1.3.2 mujoco==3.17.0 dm-control==1.0.50 memory-maze==1.0.3 pygame-ce==2.5.8 \
+        wandb==0.31.0
 # The reference the native MemoryGym tasks are tested against, step for step. Its own pins (gymnasium 0.29,
 # pygame 2.4) conflict with gymnasium 1.x, so it is installed without them; pygame-ce above provides `pygame`.
 REFERENCE_NODEPS := memory-gym==1.0.2
@@ -39,7 +40,7 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q $(PINS) pytest ruff
 	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
-	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3]'
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3,wandb]'
 	touch $(STAMP)
 
 # Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.

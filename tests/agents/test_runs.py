@@ -201,3 +201,25 @@ def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_inter
                      "[ppo-lstm/s0] step 300/1,000 (30%)  1,234 sps  return 0.5  success 0.25  evaluation: success 0.75",
                      "[ppo-lstm/s0] step 400/1,000 (40%)  1,234 sps  return 0.5  success 0.25",
                      "[ppo-lstm/s0] finished at step 1,000"]
+
+
+def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    from membench_agents.tracking import Tracking, run_id
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    cfg = tiny_config("ppo-mlp", iterations=2)
+    runs.train(cfg, tmp_path, progress=False, tracking=Tracking(project="membench-test"))
+    seed_dir = tmp_path / "seed_0"
+    acc = EventAccumulator(str(seed_dir))
+    acc.Reload()
+    text = acc.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
+    assert "|env|\"MIKASA/TMazePassive-v0\"|" in text and "|ppo.num_envs|8|" in text
+    # the offline W&B run of the seed (its id derives from the folder) holds the config and the same scalar tags
+    (log,) = seed_dir.glob(f"wandb/offline-run-*-{run_id(seed_dir)}/run-{run_id(seed_dir)}.wandb")
+    data = log.read_bytes()
+    for tag in set(acc.Tags()["scalars"]):
+        assert tag.encode() in data, tag
+    assert b"TMazePassive" in data and b"num_envs" in data

@@ -38,6 +38,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
+    p.add_argument("--track", action="store_true",
+                   help="mirror every run's scalars and config to Weights & Biases (extra: membench-agents[wandb]; "
+                        "WANDB_MODE=offline keeps them local)")
+    p.add_argument("--wandb-project", default="membench", help="W&B project for --track (default: membench)")
+    p.add_argument("--wandb-entity", help="W&B entity (team or user) for --track (default: your W&B default)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tracking(args):
+    """The --track settings (None without --track); one clear error when wandb is not installed."""
+    if not args.track:
+        return None
+    from membench_agents.tracking import Tracking, check_available
+
+    check_available()
+    return Tracking(project=args.wandb_project, entity=args.wandb_entity)
+
+
 def _workers(requested: int, n_jobs: int) -> int:
     if requested and requested > 0:
         return requested
@@ -159,6 +174,7 @@ def cmd_train(args) -> int:
     from membench_agents import runs
     from membench_agents.config import resolve
 
+    tracking = _tracking(args)
     if args.resume:
         run_dir = Path(args.resume)
         cfg = _resume_config(args, run_dir)
@@ -174,7 +190,7 @@ def cmd_train(args) -> int:
         print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
     try:
         results = runs.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
-                             resume=bool(args.resume), progress=not args.no_progress)
+                             resume=bool(args.resume), progress=not args.no_progress, tracking=tracking)
     except KeyboardInterrupt:
         print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}",
               file=sys.stderr)
@@ -331,6 +347,7 @@ def cmd_sweep(args) -> int:
     from membench_agents import runs, sweep
 
     t0 = time.perf_counter()
+    tracking = _tracking(args)
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("spec", "steps", "seeds", "out", "experiments", "device")
                  if getattr(args, k) is not None] + (["--dry-run"] if args.dry_run else [])
@@ -365,6 +382,8 @@ def cmd_sweep(args) -> int:
         for c in cells:  # one writer per run folder
             held.enter_context(runs.locked(sweep_dir / "cells" / c.name))
         try:
+            for job in jobs:
+                job.tracking = tracking
             runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
         except KeyboardInterrupt:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
@@ -464,6 +483,7 @@ def cmd_bench(args) -> int:
     from membench_agents.report import plot_comparison, table
 
     t0 = time.perf_counter()
+    tracking = _tracking(args)
     expect: dict[str, list[float]] = {}
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in ("env", "agent", "spec", "steps", "seeds", "out", "experiments",
@@ -540,6 +560,8 @@ def cmd_bench(args) -> int:
         for d in cell_dirs:  # one writer per run folder
             held.enter_context(runs.locked(d))
         try:
+            for job in jobs:
+                job.tracking = tracking
             runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
         except KeyboardInterrupt:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",

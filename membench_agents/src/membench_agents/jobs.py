@@ -22,6 +22,7 @@ from typing import Any
 from membench_agents.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.config import AGENTS, ConfigError
 from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError
+from membench_agents.tracking import Tracking
 from membench_agents.training import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 
 
@@ -32,6 +33,7 @@ class Job:
     seed: int
     seed_dir: str
     resume: bool = False
+    tracking: Tracking | None = None
 
     @property
     def cost(self) -> float:
@@ -181,7 +183,7 @@ def _worker(job: Job, queue, parent_pid: int) -> None:
     with stop.installed():
         try:
             summary = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume, should_stop=stop,
-                                 report=lambda m: queue.put(("progress", job.label, m)))
+                                 report=lambda m: queue.put(("progress", job.label, m)), tracking=job.tracking)
             queue.put(("done", job.label, summary))
         except Interrupted as e:
             queue.put(("interrupted", job.label, str(e)))
@@ -228,7 +230,8 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
         for i, job in enumerate(jobs):
             try:
                 results[job.label] = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume,
-                                                should_stop=stop, report=lambda m, j=job: bar.update(j, m))
+                                                should_stop=stop, report=lambda m, j=job: bar.update(j, m),
+                                                tracking=job.tracking)
             except Interrupted as e:
                 bar.write(f"[{job.label}] {e}")
                 _not_started(bar, jobs[i + 1:])

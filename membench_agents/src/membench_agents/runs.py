@@ -38,6 +38,7 @@ from membench_agents.rundir import (
     versions,
 )
 from membench_agents.stats import aggregate, episode_seeds, normalize_eval, run_metric, sem
+from membench_agents.tracking import Tracking
 from membench_agents.trainers import (
     PPOTrainer,
     Trainer,
@@ -172,11 +173,13 @@ def train(
     workers: int = 1,
     resume: bool = False,
     progress: bool = True,
+    tracking: Tracking | None = None,
 ) -> dict[str, Any]:
     """Train every seed of one cell into ``run_dir``, evaluate, write results.json and the PNG.
 
     ``resume``: continue the folder's run; ``cfg`` must be the config its seeds were trained with. The
-    folder is locked for the whole call (a second process gets one error)."""
+    folder is locked for the whole call (a second process gets one error). ``tracking``: mirror each seed's
+    scalars to Weights & Biases (:mod:`membench_agents.tracking`)."""
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
     if not resume:
@@ -195,6 +198,8 @@ def train(
             if (run_dir / CONFIG).exists():  # made by another process since the check above
                 raise RunFolderError(f"{run_dir} already holds a run; resume it or choose another folder")
             jobs = prepare_run(cfg, run_dir)
+        for job in jobs:
+            job.tracking = tracking
         run_jobs(jobs, workers=workers, progress=progress)
         return finalize_run(run_dir, wall_time=time.perf_counter() - t0)
 

@@ -31,7 +31,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from membench_agents.errors import ConfigError, StopRequested
 from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json
 from membench_agents.stats import episode_seeds, normalize_eval, run_metric
 from membench_agents.trainers import Trainer, make_trainer
+
+if TYPE_CHECKING:
+    from membench_agents.tracking import Tracking
 
 #: History fields that depend on the wall clock (left out when comparing two runs).
 TIMING_KEYS = ("sps", "time")
@@ -153,11 +156,13 @@ class _BatchedWriter:
     """A TensorBoard ``SummaryWriter`` fed in batches: scalars wait here and are handed over at most every
     ``every_s`` seconds, on :meth:`flush` (every checkpoint) and on :meth:`close`. The writer's background
     thread wakes for every scalar it is given; woken several times per training iteration, it competes with
-    the training loop for the GIL between torch calls."""
+    the training loop for the GIL between torch calls. ``mirror`` (a :class:`membench_agents.tracking.WandbMirror`)
+    receives the same scalars at the same steps."""
 
-    def __init__(self, writer, every_s: float = 2.0):
+    def __init__(self, writer, every_s: float = 2.0, mirror=None):
         self.writer = writer
         self.every_s = every_s
+        self.mirror = mirror
         self.pending: list[tuple[str, float, int]] = []
         self.last = time.monotonic()
 
@@ -166,12 +171,17 @@ class _BatchedWriter:
         if time.monotonic() - self.last >= self.every_s:
             self.flush()
 
+    def add_text(self, tag: str, text: str) -> None:
+        self.writer.add_text(tag, text, 0)
+
     def flush(self, to_disk: bool = False) -> None:
         """Hand the pending scalars over; ``to_disk``: also write the event file (before a checkpoint, so the
         log holds every step the checkpoint has trained)."""
         for tag, value, step in self.pending:
             self.writer.add_scalar(tag, value, step)
-        self.pending.clear()
+        if self.mirror is not None and self.pending:
+            self.mirror.log(self.pending)
+        self.pending = []
         self.last = time.monotonic()
         if to_disk:
             self.writer.flush()
@@ -179,6 +189,24 @@ class _BatchedWriter:
     def close(self) -> None:
         self.flush()
         self.writer.close()
+        if self.mirror is not None:
+            self.mirror.close()
+            self.mirror = None
+
+
+def config_markdown(cfg: dict[str, Any]) -> str:
+    """The resolved config as a Markdown table of dotted keys (TensorBoard's text tab, as CleanRL logs it)."""
+    rows = []
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict) and node:
+            for k, v in node.items():
+                walk(v, f"{prefix}.{k}" if prefix else str(k))
+        else:
+            rows.append(f"|{prefix}|{json.dumps(node)}|")
+
+    walk(cfg, "")
+    return "|key|value|\n|-|-|\n" + "\n".join(rows)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -236,6 +264,7 @@ def train_seed(
     should_stop: Callable[[], bool] | None = None,
     stop_after_iterations: int | None = None,
     trainer: Trainer | None = None,
+    tracking: Tracking | None = None,
 ) -> dict[str, Any]:
     """Train one seed into ``seed_dir`` and evaluate it. Returns the seed's summary (also ``eval.json``).
 
@@ -243,13 +272,15 @@ def train_seed(
     error, not a silent restart). ``should_stop`` is polled between iterations and inside them (see the
     module docstring): when it returns True the last consistent state is checkpointed and
     :class:`Interrupted` is raised (so does ``stop_after_iterations``, used by tests, between iterations).
-    A failure leaves the last periodic checkpoint and its traceback in ``seed_dir/error.txt``. The folder is
+    ``tracking``: mirror the scalars to Weights & Biases (:mod:`membench_agents.tracking`). A failure leaves
+    the last periodic checkpoint and its traceback in ``seed_dir/error.txt``. The folder is
     locked while this runs: a second process gets one error.
     """
     seed_dir = Path(seed_dir)
     with locked(seed_dir):
         try:
-            return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer)
+            return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer,
+                               tracking)
         except (KeyboardInterrupt, Interrupted):
             raise
         except BaseException as e:  # the seed's log: what failed, for the one line the runner prints
@@ -257,7 +288,7 @@ def train_seed(
             raise
 
 
-def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_after_iterations, trainer):
+def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_after_iterations, trainer, tracking):
     import torch
 
     ckpt = seed_dir / CHECKPOINT
@@ -285,7 +316,14 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     # purge_step: events after the checkpoint's step (logged by the interrupted process) are dropped; the
     # checkpoint's own step stays
     purge = trainer.global_step + 1 if payload is not None else None
-    writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge))
+    mirror = None
+    if tracking is not None:
+        from membench_agents.tracking import WandbMirror
+
+        mirror = WandbMirror(tracking, cfg, seed, seed_dir)
+    writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge), mirror=mirror)
+    if payload is None:
+        writer.add_text("config", config_markdown(cfg))
     recent = deque(run["recent"], maxlen=100)
     total = trainer.target_steps
     every_eval = cfg["eval"]["every_steps"]
