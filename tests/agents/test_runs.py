@@ -197,9 +197,8 @@ def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_inter
     bar.update(job, {**msg, "step": 400})  # the interval passed
     bar.finish(job)
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["[ppo-lstm/s0] step 100/1,000 (10%)  1,234 sps  return 0.5  success 0.25",
-                     "[ppo-lstm/s0] step 300/1,000 (30%)  1,234 sps  return 0.5  success 0.25  evaluation: success 0.75",
-                     "[ppo-lstm/s0] step 400/1,000 (40%)  1,234 sps  return 0.5  success 0.25",
+    head = "[ppo-lstm/s0] step {}/1,000 ({}%)  1,234 sps  return 0.5  success 0.25"
+    assert lines == [head.format(100, 10), head.format(300, 30) + "  evaluation: success 0.75", head.format(400, 40),
                      "[ppo-lstm/s0] finished at step 1,000"]
 
 
@@ -223,3 +222,33 @@ def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tm
     for tag in set(acc.Tags()["scalars"]):
         assert tag.encode() in data, tag
     assert b"TMazePassive" in data and b"num_envs" in data
+
+
+@pytest.mark.parametrize("agent,steps,notes", [
+    ("ppo-gtrxl", 10_000, ["ppo-gtrxl trains 8,192 steps, not the 10,000 asked: it runs whole iterations of 16 "
+                           "environments x 128 steps (2,048)"]),
+    ("sb3-ppo", 10_000, ["sb3-ppo trains 10,240 steps, not the 10,000 asked: it runs whole rollouts of 8 environments "
+                         "x 128 steps (1,024), rounded up"]),
+    ("sac", 5_000, ["the budget (5,000 steps) never reaches sac.learning_starts (5,000): it acts at random throughout "
+                    "and trains nothing; raise --steps or lower sac.learning_starts"]),
+    ("sac", 5_001, []),
+    ("ppo-mlp", 4096, []),
+])
+def test_a_rounded_budget_or_one_below_learning_starts_is_said_with_the_numbers(agent, steps, notes):
+    from membench_agents.trainers import budget_notes
+
+    assert budget_notes(resolve(TMAZE, agent, steps=steps).config) == notes
+
+
+@pytest.mark.parametrize("agent", ["ppo-mlp", "sb3-ppo", "sac", "dtqn"])
+def test_the_budget_said_at_start_is_what_the_trainer_trains(agent):
+    from membench_agents.trainers import trainer_class
+
+    sets = {"ppo-mlp": ["ppo.num_envs=4", "ppo.num_steps=24"], "sb3-ppo": ["sb3.n_envs=3", "sb3.n_steps=40"],
+            "sac": ["sac.num_envs=3"], "dtqn": ["dtqn.num_envs=3", "dtqn.num_steps=7", "dtqn.buffer_size=3000"]}[agent]
+    cfg = resolve(TMAZE, agent, steps=1000, overrides=sets).config
+    trainer = runs.make_trainer(cfg, 0)
+    try:
+        assert trainer.target_steps == trainer_class(agent).budget(cfg).trained != 1000
+    finally:
+        trainer.close()

@@ -129,6 +129,15 @@ def _tracking(args):
     return Tracking(project=args.wandb_project, entity=args.wandb_entity)
 
 
+def _print_budget_notes(cfgs: list[dict[str, Any]]) -> None:
+    """Say it when a run will not train what its config seems to ask (rounded budget, no update at all)."""
+    from membench_agents.trainers import budget_notes
+
+    for cfg in cfgs:
+        for note in budget_notes(cfg):
+            print(f"note: {note}", file=sys.stderr)
+
+
 def _workers(requested: int, n_jobs: int) -> int:
     if requested and requested > 0:
         return requested
@@ -188,6 +197,7 @@ def cmd_train(args) -> int:
         if (run_dir / "config.yaml").exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or another --run-dir")
         print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
+        _print_budget_notes([cfg])
     try:
         results = runs.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
                              resume=bool(args.resume), progress=not args.no_progress, tracking=tracking)
@@ -543,6 +553,7 @@ def cmd_bench(args) -> int:
             raise ConfigError(f"two bench cells share a label: {labels}")
         for c in cfgs:
             runs.preflight(c)
+        _print_budget_notes(cfgs)
         bench_dir = Path(args.out or DEFAULT_OUT) / "bench" / time.strftime("%Y%m%d-%H%M%S")
         k = 1
         while bench_dir.exists():

@@ -188,11 +188,21 @@ class SB3Trainer:
     def policy(self):
         return self.model.policy
 
+    @classmethod
+    def budget(cls, cfg: dict[str, Any]):
+        """SB3 trains whole rollouts: the budget rounded up to a multiple of n_steps x n_envs."""
+        from membench_agents.trainers import Budget
+
+        sb3cfg = cfg["sb3"]
+        n_envs = int(sb3cfg.get("n_envs", 8))
+        n_steps = int(sb3cfg.get("n_steps", inspect.signature(algo_class(cfg["agent"])).parameters["n_steps"].default))
+        spi = n_steps * n_envs
+        return Budget(-(-int(cfg["total_steps"]) // spi) * spi,
+                      f"whole rollouts of {n_envs} environments x {n_steps} steps ({spi:,}), rounded up")
+
     @property
     def target_steps(self) -> int:
-        """SB3 trains whole rollouts: the budget rounded up to a multiple of n_steps x n_envs."""
-        spi = self.steps_per_iteration
-        return -(-int(self.cfg["total_steps"]) // spi) * spi
+        return self.budget(self.cfg).trained
 
     @property
     def finished(self) -> bool:

@@ -8,6 +8,7 @@ the agents still to come. :func:`make_trainer` picks the implementation from the
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -95,6 +96,16 @@ def env_kwargs_of(cfg: dict[str, Any]) -> dict[str, Any]:
     return make_kwargs(cfg["env"], cfg["obs_variant"], cfg["env_kwargs"])
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How a run spends its ``total_steps``: the environment steps it will train (whole iterations), what the
+    budget is rounded to, and the steps of random acting before the first update (0: none)."""
+
+    trained: int
+    unit: str
+    learning_starts: int = 0
+
+
 class AlgoTrainer:
     """The :class:`Trainer` of a membench algorithm (one seed): the run config's vector env and the algorithm
     built on it, with the run layer's interface delegated to the algorithm.
@@ -135,6 +146,14 @@ class AlgoTrainer:
             cls.check_spaces(obs_space, action_space)
         except ValueError as e:
             raise ConfigError(f"agent {cfg['agent']!r} cannot handle {cfg['env']}: {e}") from None
+
+    @classmethod
+    def budget(cls, cfg: dict[str, Any]) -> Budget:
+        """:class:`Budget` of a run config (algorithms that train whole iterations of ``num_envs x num_steps``)."""
+        c = algo_config(cfg, cfg["seeds"][0])
+        per = c.num_envs * c.num_steps
+        return Budget(c.num_iterations * per, f"whole iterations of {c.num_envs} environments x {c.num_steps} steps "
+                      f"({per:,})", int(getattr(c, "learning_starts", 0)))
 
     @property
     def global_step(self) -> int:
@@ -200,6 +219,21 @@ class PPOTrainer(AlgoTrainer):
             ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
         except ValueError as e:
             raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
+
+
+def budget_notes(cfg: dict[str, Any]) -> list[str]:
+    """One line for each way the run will not train what its config seems to ask: a step count the iteration
+    shape rounds, a budget that never reaches the first update (``learning_starts``)."""
+    b = trainer_class(cfg["agent"]).budget(cfg)
+    notes = []
+    total = int(cfg["total_steps"])
+    if b.trained != total:
+        notes.append(f"{cfg['agent']} trains {b.trained:,} steps, not the {total:,} asked: it runs {b.unit}")
+    if b.learning_starts and b.trained <= b.learning_starts:
+        kind = AGENTS[cfg["agent"]].kind
+        notes.append(f"the budget ({b.trained:,} steps) never reaches {kind}.learning_starts ({b.learning_starts:,}): "
+                     f"it acts at random throughout and trains nothing; raise --steps or lower {kind}.learning_starts")
+    return notes
 
 
 def trainer_class(agent: str) -> type:
@@ -274,5 +308,5 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
         )
 
 
-__all__ = ["AlgoTrainer", "PPOTrainer", "Trainer", "algo_config", "check_device_available", "check_ppo_spaces",
-           "env_kwargs_of", "make_trainer", "ppo_config", "preflight", "trainer_class"]
+__all__ = ["AlgoTrainer", "Budget", "PPOTrainer", "Trainer", "algo_config", "budget_notes", "check_device_available",
+           "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config", "preflight", "trainer_class"]

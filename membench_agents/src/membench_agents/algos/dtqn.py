@@ -141,6 +141,11 @@ class DTQNConfig:
     num_threads: int | None = 1
     """torch.set_num_threads (None: leave it)"""
 
+    @property
+    def num_iterations(self) -> int:
+        """Iterations of the run: num_steps vector steps of num_envs each, at least one (total_steps rounds down)."""
+        return max(1, self.total_steps // (self.num_envs * self.num_steps))
+
     def validate(self) -> None:
         """Raise ValueError naming the first field outside its range."""
         def fail(name: str, what: str) -> None:
@@ -476,7 +481,7 @@ class DTQN:
         self.act_generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # epsilon-greedy draws
         self.sample_generator = torch.Generator().manual_seed(cfg.seed + 1)  # replay windows
         N = cfg.num_envs
-        self.num_iterations = max(1, cfg.total_steps // (N * cfg.num_steps))
+        self.num_iterations = cfg.num_iterations
         self.global_step = self.iteration = self.gradient_steps = 0
         self.updates_done = 0  # gradient steps due so far (those skipped while no window was stored count too)
         #: the unfinished iteration a stop left (vector steps, episodes and update statistics so far), else None

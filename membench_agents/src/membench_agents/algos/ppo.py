@@ -187,6 +187,11 @@ class PPOConfig:
         return dict(self.gtrxl) if self.core.lower() == "gtrxl" else {}
 
     @property
+    def num_iterations(self) -> int:
+        """Iterations of the run: whole rollouts of num_envs x num_steps, at least one (total_steps rounds down)."""
+        return max(1, self.total_steps // (self.num_envs * self.num_steps))
+
+    @property
     def num_sequences(self) -> int:
         """How many training sequences (BPTT chunks) one rollout gives: the minibatches split these."""
         recurrent = CORES[self.core.lower()].recurrent
@@ -298,7 +303,7 @@ class PPO:
         self.optimizer = make_optimizer(self.policy.parameters(), cfg.learning_rate)
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
-        self.num_iterations = max(1, cfg.total_steps // (cfg.num_envs * cfg.num_steps))
+        self.num_iterations = cfg.num_iterations
         self.bptt = (cfg.bptt_length or cfg.num_steps) if self.policy.recurrent else 1
         self.global_step = 0
         self.iteration = 0

@@ -22,7 +22,9 @@ entropy-coefficient loss, Polyak averaging of the target critics).
   the next ``sequence_length`` steps, and the last slot is the next observation of the last loss step. The
   state is reset at every episode start inside a window (and by the actor when acting), so nothing leaks
   across episodes. With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so
-  the update is CleanRL's.
+  the update is CleanRL's, but for one default: the actor and alpha are updated after every critic update
+  (``policy_frequency=1``, as stable-baselines3), where CleanRL delays them (``policy_frequency=2``: every
+  second update, twice).
 
 Truncation (``truncated`` and not ``terminated``) bootstraps from the final observation (``info["final_obs"]``
 under SAME_STEP autoreset); termination does not. Torch environments (ManiSkill's GPU simulation) keep their
@@ -64,14 +66,15 @@ from membench_agents.envs import (
 )
 from membench_agents.errors import StopRequested
 from membench_agents.memory import CORES, State, make_core
-from membench_agents.trainers import AlgoTrainer
+from membench_agents.trainers import AlgoTrainer, Budget, algo_config
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
 
 @dataclass
 class SACConfig:
-    """SAC hyperparameters (defaults: CleanRL's ``sac_continuous_action.py``; see the agent defaults files)."""
+    """SAC hyperparameters (defaults: CleanRL's ``sac_continuous_action.py`` but ``policy_frequency``; Discrete
+    actions: CleanRL's ``sac_atari.py`` target entropy; see the agent defaults files)."""
 
     num_envs: int = 1
     total_steps: int = 1_000_000
@@ -111,6 +114,11 @@ class SACConfig:
     """loss steps per sampled window (1 for the mlp core: ordinary transitions)"""
     burn_in: int = 0
     """steps at the start of each window that only warm the recurrent state (no gradient, no loss)"""
+    policy_frequency: int = 1
+    """the actor and alpha are updated on every policy_frequency-th update, policy_frequency times in a row
+    (TD3's delayed policy update, compensated). 1: after every critic update, as stable-baselines3 and
+    Haarnoja et al. (2018b) do, and so experiments/perf_sac.py compares like with like; CleanRL's
+    sac_continuous_action.py uses 2"""
     iteration_steps: int = 1000
     """environment steps per Trainer iteration (one log row, a checkpoint opportunity)"""
     seed: int = 0
@@ -139,7 +147,7 @@ class SACConfig:
             return float(v)
 
         for name in ("num_envs", "total_steps", "buffer_size", "batch_size", "gradient_steps", "hidden_size",
-                     "sequence_length", "iteration_steps"):
+                     "sequence_length", "iteration_steps", "policy_frequency"):
             integer(name, 1)
         for name in ("learning_starts", "encoder_size", "burn_in"):
             integer(name, 0)
@@ -168,6 +176,11 @@ class SACConfig:
             raise ValueError(f"SACConfig.buffer_size ({self.buffer_size}) leaves {self.buffer_size // self.num_envs} "
                              f"slots per environment; it needs at least 2 x the window (burn_in + sequence_length + 1 "
                              f"= {self.window}) per environment")
+
+    @property
+    def num_vector_steps(self) -> int:
+        """Vector steps of the run (total_steps rounded up to whole steps of num_envs environments)."""
+        return -(-self.total_steps // self.num_envs)
 
     @property
     def window(self) -> int:
@@ -498,7 +511,7 @@ class SAC:
         self.generator = torch.Generator(device=dev).manual_seed(cfg.seed)  # actions, noise, replay sampling
 
         N = cfg.num_envs
-        self.num_vector_steps = -(-cfg.total_steps // N)
+        self.num_vector_steps = cfg.num_vector_steps
         self.global_step = 0
         self.updates = 0
         #: the unfinished iteration a stop left (its target step, episodes and update sums so far), else None
@@ -640,8 +653,9 @@ class SAC:
         return loss, alpha_loss, {"entropy": -(mean_logp * mask).sum() / n}
 
     def update(self) -> dict[str, Tensor]:
-        """One gradient step of the critics, the actor and alpha; then the target critics move towards the
-        critics by ``tau``. Returns the losses (tensors, detached)."""
+        """One gradient step of the critics; of the actor and alpha too on every ``policy_frequency``-th update
+        (then ``policy_frequency`` of them, on the same batch); then the target critics move towards the
+        critics by ``tau``. Returns the losses (tensors, detached; the actor's only when it was updated)."""
         cfg = self.config
         batch = self.replay.sample(cfg.batch_size, cfg.window, cfg.burn_in, self.generator)
         # critics
@@ -650,23 +664,25 @@ class SAC:
         q_loss.backward()
         self.critic_optimizer.step()
         # actor (with the updated critics) and the entropy coefficient
-        self.critics.requires_grad_(False)  # the actor's gradient passes through the critics without filling theirs
-        pi_loss, alpha_loss, pi_stats = self.actor_loss(batch)
-        self.actor_optimizer.zero_grad()
-        pi_loss.backward()
-        self.actor_optimizer.step()
-        self.critics.requires_grad_(True)
-        if cfg.autotune:
-            self.alpha_optimizer.zero_grad()
-            alpha_loss.backward()
-            self.alpha_optimizer.step()
+        if self.updates % cfg.policy_frequency == 0:
+            self.critics.requires_grad_(False)  # the actor's gradient passes through the critics, filling none
+            for _ in range(cfg.policy_frequency):
+                pi_loss, alpha_loss, pi_stats = self.actor_loss(batch)
+                self.actor_optimizer.zero_grad()
+                pi_loss.backward()
+                self.actor_optimizer.step()
+                if cfg.autotune:
+                    self.alpha_optimizer.zero_grad()
+                    alpha_loss.backward()
+                    self.alpha_optimizer.step()
+            self.critics.requires_grad_(True)
+            stats.update(pi_stats, actor_loss=pi_loss.detach(), alpha_loss=alpha_loss.detach())
         # Polyak averaging of the target critics
         with torch.no_grad():
             for p, tp in zip(self.critics.parameters(), self.critic_targets.parameters(), strict=True):
                 tp.lerp_(p, cfg.tau)
         self.updates += 1
-        return {**stats, **pi_stats, "actor_loss": pi_loss.detach(), "alpha_loss": alpha_loss.detach(),
-                "alpha": self.alpha[0]}
+        return {**stats, "alpha": self.alpha[0]}
 
     # ------------------------------------------------------------------------------------------------
     @property
@@ -690,9 +706,9 @@ class SAC:
             # running sums of the update statistics: keeping one small tensor per update alive for the whole
             # iteration fragments the allocator (measured: +1.8 GB over 5,000 updates on Pendulum)
             self.iteration_so_far = {"start_step": self.global_step, "target": target, "episodes": [],
-                                     "sums": {}, "updates": 0, "time": 0.0}
+                                     "sums": {}, "counts": {}, "time": 0.0}
         it = self.iteration_so_far
-        sums = it["sums"]
+        sums, counts = it["sums"], it["counts"]
         while self.global_step < it["target"]:
             if should_stop is not None and should_stop():
                 it["time"] += time.perf_counter() - t0
@@ -702,16 +718,17 @@ class SAC:
                 for _ in range(cfg.gradient_steps):
                     for k, v in self.update().items():
                         sums[k] = sums[k] + v if k in sums else v.clone()
-                    it["updates"] += 1
+                        counts[k] = counts.get(k, 0) + 1
         self.iteration_so_far = None
         elapsed = max(it["time"] + time.perf_counter() - t0, 1e-9)
         metrics: dict[str, Any] = {"global_step": self.global_step, "episodes": it["episodes"], "updates": self.updates,
                                    "sps": (self.global_step - it["start_step"]) / elapsed, "time": elapsed}
-        if it["updates"]:
-            mean = {k: float(v) / it["updates"] for k, v in sums.items()}
-            metrics.update(value_loss=mean["qf1_loss"] + mean["qf2_loss"], policy_loss=mean["actor_loss"],
-                           entropy=mean["entropy"], alpha=mean["alpha"], qf1_values=mean["qf1_values"],
-                           alpha_loss=mean["alpha_loss"])
+        mean = {k: float(v) / counts[k] for k, v in sums.items()}
+        if "qf1_loss" in mean:
+            metrics.update(value_loss=mean["qf1_loss"] + mean["qf2_loss"], qf1_values=mean["qf1_values"],
+                           alpha=mean["alpha"])
+        if "actor_loss" in mean:
+            metrics.update(policy_loss=mean["actor_loss"], entropy=mean["entropy"], alpha_loss=mean["alpha_loss"])
         return metrics
 
     # ------------------------------------------------------------------------------------------------
@@ -774,7 +791,7 @@ def _copy_iteration(it: dict[str, Any] | None, device=None) -> dict[str, Any] | 
         return None
     sums = {k: (v.clone() if device is None else v.to(device)) for k, v in it["sums"].items()}
     episodes = [(float(r), int(n), None if s is None else bool(s)) for r, n, s in it["episodes"]]
-    return {**it, "episodes": episodes, "sums": sums}
+    return {**it, "episodes": episodes, "sums": sums, "counts": dict(it["counts"])}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -788,6 +805,12 @@ class SACTrainer(AlgoTrainer):
 
     def build(self, envs, config) -> SAC:
         return SAC(envs, config)
+
+    @classmethod
+    def budget(cls, cfg: dict[str, Any]) -> Budget:
+        c = algo_config(cfg, cfg["seeds"][0])
+        return Budget(c.num_vector_steps * c.num_envs, f"whole vector steps of {c.num_envs} environments",
+                      c.learning_starts)
 
     @property
     def target_steps(self) -> int:
