@@ -209,6 +209,23 @@ def test_target_critics_give_the_bootstrap_and_follow_by_polyak_averaging():
         torch.testing.assert_close(target, 0.75 * old + 0.25 * online)
 
 
+@pytest.mark.parametrize("policy_frequency", [1, 2, 3])
+def test_the_actor_is_updated_every_policy_frequency_updates_that_many_times(policy_frequency):
+    """CleanRL's delayed policy update (policy_frequency=2): updates 0, 2, 4 ... step the actor and alpha twice."""
+    algo = _count_sac(learning_starts=0, policy_frequency=policy_frequency)
+    for _ in range(12):
+        algo._collect()
+    actor_steps = []
+    for _ in range(7):
+        out = algo.update()
+        assert ("actor_loss" in out) == (len(actor_steps) % policy_frequency == 0)
+        actor_steps.append(int(algo.actor_optimizer.state_dict()["state"][0]["step"]))
+    per_update = [policy_frequency if i % policy_frequency == 0 else 0 for i in range(7)]
+    assert actor_steps == list(np.cumsum(per_update))
+    assert int(algo.critic_optimizer.state_dict()["state"][0]["step"]) == 7
+    assert int(algo.alpha_optimizer.state_dict()["state"][0]["step"]) == actor_steps[-1]
+
+
 # -- spaces: Box bounds, dict observations, torch tensors ----------------------------------------------------
 def test_box_actions_are_squashed_onto_the_bounds():
     space = gym.spaces.Box(np.array([0.0, -2.0], np.float32), np.array([4.0, -1.0], np.float32))
