@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TASKS = {"vector": "MIKASA/TMazePassiveDense-v0", "image": "MIKASA/PassiveVisualMatch-v0",
+TASKS = {"vector": "MIKASA/TMazePassiveDense-v0", "image": "MIKASA/MortarMayhemGrid-v0",
          "dict": "MIKASA/MortarMayhemBGrid-v0"}
 AGENTS = ["ppo-mlp", "ppo-lstm", "ppo-gru", "ppo-gtrxl", "sac", "sac-lstm", "sac-gru", "dtqn", "sb3-ppo",
           "sb3-recurrentppo"]

@@ -107,3 +107,32 @@ def test_sb3_bad_keys_and_spaces_are_clear_errors():
     cfg["sb3"]["seed"] = 3
     with pytest.raises(ConfigError, match="unknown key 'sb3.seed'"):
         SB3Trainer(cfg, seed=0)
+
+
+def test_an_image_too_small_for_sb3s_cnn_is_refused_before_the_run():
+    from membench_agents.config import resolve
+
+    cfg = resolve("MIKASA/PassiveVisualMatch-v0", "sb3-ppo", steps=1024).config
+    with pytest.raises(ConfigError, match=r"cannot handle MIKASA/PassiveVisualMatch-v0: its observation 'image' is an "
+                                          r"image of shape \(5, 5, 3\).* at least 36x36"):
+        runs.preflight(cfg)
+    big = resolve("MIKASA/MortarMayhemBGrid-v0", "sb3-ppo", steps=1024).config  # 84x84: fine
+    runs.preflight(big)
+
+
+def test_a_stop_during_sb3s_update_drops_the_iteration_there():
+    """SB3's update has no callback; the optimizer's pre-step hook polls the stop flag."""
+    from membench_agents.errors import StopRequested
+
+    trainer = SB3Trainer(tiny_config("sb3-ppo"), seed=0)  # 4 envs x 32 steps: 32 polls in the rollout
+    calls = []
+
+    def should_stop():
+        calls.append(trainer.model.num_timesteps)
+        return len(calls) > 32 + 3  # the 4th optimizer step of the update
+
+    with pytest.raises(StopRequested):
+        trainer.iterate(should_stop)
+    assert trainer.model.num_timesteps == 4 * 32  # the rollout was complete: the stop came in the update
+    trainer.iterate()  # the hook is gone again (it would still poll the flag, which says stop)
+    trainer.close()

@@ -27,7 +27,7 @@ from gymnasium import spaces
 
 from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs, obs_type
 from membench_agents.envs import to_numpy
-from membench_agents.errors import StopRequested
+from membench_agents.errors import StopRequested, check_stop
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -77,6 +77,28 @@ def check_spaces(agent: str, obs_space: gym.Space, action_space: gym.Space) -> N
                 f"agent {agent!r} cannot handle the observation space: keys {nested} are nested Dict/Tuple spaces, "
                 "and stable-baselines3 supports flat Dict observations only (use a membench agent: ppo-lstm)"
             )
+
+
+#: The smallest image side stable-baselines3's NatureCNN takes (8x8 stride 4, 4x4 stride 2, 3x3 stride 1).
+NATURE_CNN_MIN_SIDE = 36
+
+
+def check_image_sizes(agent: str, env_id: str, obs_space: gym.Space) -> None:
+    """One clear error when an image of the observation is too small for SB3's default CNN (which fails inside
+    its first forward pass otherwise)."""
+    from stable_baselines3.common.preprocessing import is_image_space
+
+    subspaces = obs_space.spaces.items() if isinstance(obs_space, spaces.Dict) else [(None, obs_space)]
+    for key, sub in subspaces:
+        if not is_image_space(sub, check_channels=False):
+            continue
+        if min(sorted(sub.shape)[1:]) < NATURE_CNN_MIN_SIDE:  # the two largest sides (the third: channels)
+            what = f"its observation {key!r}" if key is not None else "its observation"
+            raise ConfigError(
+                f"agent {agent!r} cannot handle {env_id}: {what} is an image of shape {sub.shape}, and "
+                f"stable-baselines3's default CNN needs at least {NATURE_CNN_MIN_SIDE}x{NATURE_CNN_MIN_SIDE} "
+                "pixels; use a membench agent (e.g. ppo-lstm, whose encoder takes any size) or give "
+                "sb3.policy_kwargs.features_extractor_class")
 
 
 def default_policy(agent: str, obs_space: gym.Space) -> str:
@@ -150,6 +172,8 @@ class SB3Trainer:
     def check(cls, cfg: dict[str, Any], obs_space: gym.Space, action_space: gym.Space) -> None:
         """Pre-flight: one clear ConfigError when SB3 cannot handle the spaces (before a run folder exists)."""
         check_spaces(cfg["agent"], obs_space, action_space)
+        if "features_extractor_class" not in (cfg["sb3"].get("policy_kwargs") or {}):
+            check_image_sizes(cfg["agent"], cfg["env"], obs_space)
 
     def __init__(self, cfg: dict[str, Any], seed: int, device: str | None = None):
         """``device``: default the config's ``device``."""
@@ -209,17 +233,25 @@ class SB3Trainer:
         return self.global_step >= self.target_steps
 
     def iterate(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """One SB3 rollout and update. ``should_stop`` is polled after every environment step; a stop drops
-        the iteration (:class:`~membench_agents.errors.StopRequested`; the model is then mid-rollout)."""
+        """One SB3 rollout and update. ``should_stop`` is polled after every environment step and before every
+        optimizer step of the update; a stop drops the iteration (:class:`~membench_agents.errors.StopRequested`;
+        the model is then mid-iteration)."""
         t0 = time.perf_counter()
         callback = _make_callback(self.tracker, should_stop)
-        self.model.learn(
-            self.steps_per_iteration,
-            callback=callback,
-            reset_num_timesteps=False,
-            log_interval=None,
-            progress_bar=False,
-        )
+        hook = None
+        if should_stop is not None:  # SB3's update has no callback: its optimizer's pre-step hook polls instead
+            hook = self.model.policy.optimizer.register_step_pre_hook(lambda *_: check_stop(should_stop))
+        try:
+            self.model.learn(
+                self.steps_per_iteration,
+                callback=callback,
+                reset_num_timesteps=False,
+                log_interval=None,
+                progress_bar=False,
+            )
+        finally:
+            if hook is not None:
+                hook.remove()
         if callback.stopped:
             raise StopRequested
         dt = time.perf_counter() - t0
