@@ -47,7 +47,7 @@ def test_discrete_sac_learns_cartpole():
     # Random play lasts about 22 steps. Measured here after 5000 steps (evaluation seeds 0..9, greedy actions):
     # 199, 238, 306, 199 with training seeds 0..3 (about 12 s each on one free core).
     algo = _train("CartPole-v1", 5000, seed=0)
-    assert algo.discrete and algo.target_entropy == pytest.approx(0.5 * np.log(2))
+    assert algo.discrete and algo.target_entropy == pytest.approx(0.89 * np.log(2))  # CleanRL's sac_atari.py
     res = evaluate(algo.actor, "CartPole-v1", None, list(range(10)), num_envs=10)
     assert res["mean_return"] >= 150, f"discrete SAC reached only {res['mean_return']:.0f} on CartPole-v1"
 
