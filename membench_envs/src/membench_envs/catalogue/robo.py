@@ -50,11 +50,18 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("episode_steps", "int", None, low=1, none_ok=True, doc="T (None: the task's default)"),
     Param("robot_init_qpos_noise", "float", 0.02, low=0.0),
     Param("control_mode", "choice", "pd_joint_delta_pos", choices=("pd_joint_delta_pos", "pd_ee_delta_pose")),
-    Param("reward_mode", "choice", None, none_ok=True, choices=("sparse", "dense", "normalized_dense", "none")),
+    Param("reward_mode", "choice", "normalized_dense", none_ok=True,
+          choices=("sparse", "dense", "normalized_dense", "none"),
+          doc="None: the default, upstream MIKASA-Robo's (ManiSkill's first supported mode there)"),
     Param("robot_uids", "choice", "panda_wristcam", choices=("panda_wristcam", "panda")),
     Param("strict_success", "bool", False,
           doc="the paper's success wording instead of the public code's rule (see the task's notes)"),
 )
+
+#: ``reward_mode`` when the kwarg is not given (or None): upstream MIKASA-Robo's default, ``normalized_dense`` (its
+#: tasks keep ManiSkill's reward-mode list, whose first entry ManiSkill takes when none is given; its PPO baselines
+#: default to it too). Read from the one declaration above.
+DEFAULT_REWARD_MODE: str = next(p.default for p in COMMON_PARAMS if p.name == "reward_mode")
 
 #: Seconds a touch must last under ``strict_success=True`` (the paper: "contact ... for at least 0.1 seconds").
 STRICT_HOLD_SECONDS = 0.1
