@@ -448,7 +448,11 @@ SEQ_OF_COLORS = _colors_family(
 CHAIN_OF_COLORS = _colors_family(
     "ChainOfColors", "sequential", True, "in the order they were shown",
     " The order of first touches must equal the shown order (paper K.12, public code): the right colours in another "
-    "order fail.",
+    "order fail. Dense reward as upstream, also its reaching term once every place holds its colour (the distance "
+    "to the last shown cube: upstream clamps the next place to N - 1), with one difference kept on purpose (an "
+    "upstream bug): a new cube touched when all N places are filled (only after a wrong touch, when success is "
+    "already impossible) is not recorded, while upstream writes it into place 0 (an argmax over an all-false mask), "
+    "so there a late touch turns a right first place wrong (-90/N - 10) or a wrong one right (+90/N + 10).",
 )
 
 # --- Intercept / InterceptGrab (App. K.5, K.6, Codes 10, 11) ---------------------------------------------------------
@@ -516,15 +520,22 @@ _ROTATE_PARAMS: tuple[Param, ...] = (
     _num("peg_half_width", 0.025), _num("peg_half_length", 0.12),
     Param("angle_sampling", "choice", "code", choices=("code", "paper"),
           doc="target angle draw: 'code' (public code, |angle| >= angle_threshold) or 'paper' (App. K.7 ranges)"),
+    Param("prompt_in_obs", "bool", True,
+          doc="the target angle as obs['prompt'] in the image variants (paper, upstream); False: RGB + joints only, "
+              "solvable by guessing only (13.6% Pos, 29.2% PosNeg with the best constant turn)"),
 )
 _ROTATE_MODES = {"Pos": "pos_angle", "PosNeg": "pos_neg_angle"}
 _ROTATE_NOTES = (
     "As the public code: a blue peg (a 0.24 x 0.05 x 0.05 m box, both halves the same colour, so it looks the same "
     "after half a turn) lies on the table at x, y = U(-0.1, 0.1) with yaw theta0 = U(0, 2 pi); the target rotation "
-    "theta* is the static prompt (obs_variant='prompt', the paper's RGB+joints+prompt; float32 (1,), radians; "
-    "positive = counter-clockwise seen from above, i.e. a yaw increase about +z: the paper's 'clockwise' gives no "
-    "frame). The partial variant has no prompt (the paper adds it to every Rotate observation): use the prompt "
-    "variant for the memory test. Target draw (default angle_sampling='code', the public code): Pos theta* = 0.1 + "
+    "theta* is the static prompt, obs['prompt'] (float32 (1,), radians; positive = counter-clockwise seen from "
+    "above, i.e. a yaw increase about +z: the paper's 'clockwise' gives no frame), in every image variant: the "
+    "default partial (RGB + joints + prompt), oracle and rgb, as the paper (App. K: the prompt 'is additionally "
+    "added to each observation') and upstream's PPO wrapper (prompt beside the images in every RGB mode); "
+    "obs_variant='prompt' (the paper's RGB+joints+prompt) equals partial. prompt_in_obs=False drops it (RGB + "
+    "joints only): the target is then unknowable and the task only guessable, a constant turn c succeeding when "
+    "|theta* - c| < 0.1: with the best c on 0.2/(pi/2 - 0.1) = 13.6% of Pos and 29.2% of PosNeg episodes (one sign's "
+    "range, 0.343 rad wide, holds half the targets), 0.2/(pi/2) = 12.7% under angle_sampling='paper'. Target draw (default angle_sampling='code', the public code): Pos theta* = 0.1 + "
     "r (pi/2 - 0.1); PosNeg |theta*| = 0.1 + r (pi/4 - 0.1), positive iff r > 0.5 (sign and size correlated: "
     "positive targets in [0.44, 0.79], negative in [-0.44, -0.1]), r = U(0, 1), 0.1 = angle_threshold. "
     "angle_sampling='paper' (App. K.7): Pos theta* = U(0, pi/2), PosNeg theta* = U(-pi/4, pi/4); targets within "

@@ -40,6 +40,10 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
              (Rotate*: the target angle, (1,)).
   ========== ===================================================================================================
 
+  A task with a static prompt (``PROMPT_DIM > 0``: Rotate*) adds ``prompt`` to *every* image variant (partial,
+  oracle, rgb), as upstream's PPO wrapper does in every RGB mode, unless the task sets ``prompt_in_obs = False``
+  (Rotate's ``prompt_in_obs`` kwarg); ``prompt`` is then partial with it (the paper's "RGB+joints+prompt" name).
+
   ``full`` needs no renderer (ManiSkill ``obs_mode="state"``); the others use ManiSkill ``obs_mode="rgb"``.
 
 **Hiding objects (the fix for the upstream Remember* defect).** A hidden object is *parked*: teleported to its own
@@ -132,6 +136,8 @@ class MemoryTabletopEnv(BaseEnv):
     #: dtype of the oracle in observations and info: int64 (indices) or float32 (continuous quantities)
     ORACLE_DTYPE: ClassVar[torch.dtype] = torch.int64
     PROMPT_DIM: ClassVar[int] = 0
+    #: whether the image variants carry the static prompt (tasks with PROMPT_DIM > 0 may set it per instance)
+    prompt_in_obs: bool = True
     CAMERA_SIZE: ClassVar[int] = 128
     BASE_CAMERA_EYE: ClassVar[tuple] = (0.3, 0.0, 0.6)
     BASE_CAMERA_TARGET: ClassVar[tuple] = (-0.1, 0.0, 0.1)
@@ -156,6 +162,9 @@ class MemoryTabletopEnv(BaseEnv):
         self.obs_variant = check_variant(obs_variant, VARIANTS)
         if self.obs_variant == "prompt" and self.PROMPT_DIM == 0:
             raise ValueError(f"{type(self).__name__} has no static prompt; obs_variant='prompt' is not available")
+        if self.obs_variant == "prompt" and not self.prompt_in_obs:
+            raise ValueError("obs_variant='prompt' conflicts with prompt_in_obs=False (an observation without the "
+                             "prompt); choose one")
         if robot_uids != "panda_wristcam" and VARIANT_OBS_MODE[self.obs_variant] == "rgb":
             raise ValueError(f"obs_variant={obs_variant!r} needs the wrist camera: use robot_uids='panda_wristcam'")
         needed = VARIANT_OBS_MODE[self.obs_variant]
@@ -522,7 +531,7 @@ class MemoryTabletopEnv(BaseEnv):
             obs["joints"] = self.joints()
         if variant == "oracle":
             obs["oracle"] = self.oracle().to(self.ORACLE_DTYPE)
-        if variant == "prompt":
+        if self.PROMPT_DIM > 0 and self.prompt_in_obs:  # every image variant (upstream: every RGB mode)
             obs["prompt"] = self.prompt().float()
         return obs
 
