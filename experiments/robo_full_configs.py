@@ -58,7 +58,8 @@ def ppo_budget(name: str) -> tuple[int, dict, str]:
     return 50 * M, {}, "no run-script override published: the baseline's default total_timesteps 50M"
 
 
-#: Dense reward normalised to [0, 1] and fixed-length episodes, as the baselines (both agents).
+#: Dense reward normalised to [0, 1] and fixed-length episodes, as the baselines (both agents). normalized_dense is
+#: also the IDs' default reward_mode; it is written into every cell anyway, so a cell never depends on a default.
 ENV_KWARGS = {"reward_mode": "normalized_dense", "terminate_on_success": False}
 
 

@@ -7,8 +7,11 @@ and the colours to touch from ``info["oracle"]``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 from membench_envs.robo.experts import TouchSequencePolicy
 
 FAMILIES = ("BunchOfColors", "SeqOfColors", "ChainOfColors")
@@ -197,6 +200,40 @@ def test_chain_of_colors_right_colours_in_the_wrong_order_fail(robo_env):
     assert info["touch_order"].tolist() == info["oracle"].tolist()[::-1]  # ... last-first
     info, _ = _run(env, TouchSequencePolicy(env, "oracle"), seed=5)
     assert info["success_once"]
+
+
+def test_chain_of_colors_reaching_term_after_completion_is_upstreams(robo_env):
+    """Once every place holds its colour, upstream's next place is clamped to N - 1: the reaching term keeps paying
+    for the distance to the last shown cube (not the maximum 1 for a distance 0)."""
+    env = _ee(robo_env, "MIKASA/ChainOfColors3-v0")
+    _, info = env.reset(seed=2)
+    base = env.unwrapped
+    for _ in range(base.selection_start):
+        _, _, _, _, info = env.step(np.zeros(7, np.float32))
+    assert info["in_selection"] and not info["touched"].any()
+    seq = base._seq[0].clone()
+    base._order[0] = seq  # every place touched with its colour, in order
+    base._touched[0] = base._in_seq[0]
+    info = base.evaluate()
+    terms = base._reward_terms(info)
+    last = base.touch_points()[0, int(seq[-1])] - base.agent.tcp.pose.p[0]
+    d = float(torch.linalg.norm(last))
+    assert int(info["next_target"][0]) == int(seq[-1]) and d > 0.05
+    assert float(terms["reaching"][0]) == pytest.approx(1.0 - math.tanh(10.0 * d), abs=1e-5)
+    assert float(terms["correct"][0]) == pytest.approx(90.0) and float(terms["wrong"][0]) == 0.0
+
+
+def test_chain_of_colors_a_touch_after_the_nth_is_not_recorded(robo_env):
+    """The documented difference from upstream (its bug): with the N places filled after a wrong touch, a further new
+    cube is not written into place 0, so the right first place stays right and the reward keeps its counts."""
+    env = _ee(robo_env, "MIKASA/ChainOfColors3-v0")
+    _, info = env.reset(seed=5)
+    seq = info["oracle"].tolist()
+    other = next(k for k in range(9) if k not in seq)
+    info, _ = _run(env, TouchSequencePolicy(env, [seq[0], other, seq[2], seq[1]]), seed=5)
+    assert info["touched"][[seq[0], other, seq[2], seq[1]]].all() and not info["success_once"]
+    assert info["touch_order"].tolist() == [seq[0], other, seq[2]]  # upstream: [seq[1], other, seq[2]]
+    assert (info["n_correct"], info["n_wrong"]) == (2, 1)
 
 
 def test_bunch_of_colors_any_order(robo_env):

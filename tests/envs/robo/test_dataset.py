@@ -22,7 +22,12 @@ import torch
 pytest.importorskip("mani_skill")
 
 from membench_envs.cli import main as envs_cli  # noqa: E402
-from membench_envs.robo.collect import CollectionError, collect, dataset_paths  # noqa: E402
+from membench_envs.robo.collect import (  # noqa: E402
+    CollectionError,
+    DatasetLockedError,
+    collect,
+    dataset_paths,
+)
 from membench_envs.robo.dataset import EpisodeDataset, read_episode  # noqa: E402
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
@@ -44,6 +49,7 @@ def small(tmp_path_factory):
 def test_writer_and_loader_round_trip_with_the_documented_shapes(small, env_id):
     h5_path, json_path, parts = dataset_paths(small, env_id)
     assert h5_path.is_file() and json_path.is_file() and not parts.exists()
+    assert not h5_path.with_suffix(".lock").exists()  # a finished collection leaves no lock file
     index = json.loads(json_path.read_text())
     assert index["env_info"]["env_id"] == env_id and index["env_info"]["max_episode_steps"] == SHORT
     assert index["env_info"]["env_kwargs"]["control_mode"] == "pd_ee_delta_pose"
@@ -119,6 +125,66 @@ def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_pa
     assert not parts.exists()
     collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)  # complete: nothing more is collected
     assert len(json.loads(json_path.read_text())["episodes"]) == 3
+
+
+@pytest.mark.slow
+def test_sigterm_says_what_was_kept_and_the_same_command_continues(tmp_path):
+    """SIGTERM mid-collection: one message (episodes kept, where, the next seed), exit status 143 (killed by
+    SIGTERM), no lock left; while it ran, a second collector of the same dataset was refused at once."""
+    env_id = "MIKASA/RememberColor3-v0"
+    h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
+    argv = [sys.executable, "-m", "membench_envs.cli", "collect", env_id, "--episodes", "3", "--out", str(tmp_path),
+            "--set", f"episode_steps={SHORT}", "--no-progress"]
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 240
+        while not (parts / "ep_0.h5").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert (parts / "ep_0.h5").exists(), log.read_text()
+        with pytest.raises(DatasetLockedError, match=rf"RememberColor3-v0.h5 is being collected by another process "
+                                                     rf"\(pid {proc.pid}, lock .*RememberColor3-v0.lock\)"):
+            collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
+        os.kill(proc.pid, signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = log.read_text()
+    assert code in (-signal.SIGTERM, 128 + signal.SIGTERM), (code, err)
+    kept = sorted(p.name for p in parts.glob("ep_*.h5"))
+    line = next(x for x in err.splitlines() if "stopped by SIGTERM" in x)
+    assert f"{len(kept)} of 3 episodes kept in {parts} (seeds 0..{len(kept) - 1} done)" in line, err
+    assert f"Run the same command again to continue from seed {len(kept)}." in line
+    assert not h5_path.with_suffix(".lock").exists() and not h5_path.exists()
+    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
+    assert [e["episode_seed"] for e in json.loads(json_path.read_text())["episodes"]] == [0, 1, 2]
+
+
+def test_a_second_collector_of_the_same_dataset_is_one_clear_error(tmp_path, capsys):
+    """The lock is held with fcntl.flock (as a running collector holds it); collectors of other tasks may share the
+    folder."""
+    import fcntl
+
+    env_id = "MIKASA/RememberColor3-v0"
+    h5_path, _, parts = dataset_paths(tmp_path, env_id)
+    with open(h5_path.with_suffix(".lock"), "w") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 4242\n")
+        held.flush()
+        with pytest.raises(DatasetLockedError, match=r"is being collected by another process \(pid 4242"):
+            collect(env_id, 1, tmp_path, episode_steps=SHORT, progress=False)
+        assert not parts.exists()  # nothing written
+        code = envs_cli(["collect", env_id, "--episodes", "1", "--out", str(tmp_path), "--set",
+                         f"episode_steps={SHORT}", "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 1 and "is being collected by another process (pid 4242" in err and err.count("\n") == 1, err
+        with pytest.raises(CollectionError, match="only 0 of 1 successful"):  # another task: not locked
+            collect("MIKASA/RememberShape3-v0", 1, tmp_path, only_success=True, max_attempts=1, episode_steps=SHORT,
+                    progress=False)
 
 
 def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path, capsys):

@@ -122,8 +122,8 @@ def test_partial_variant_make_reset_step(envs, env_id):
     assert obs["rgb"].shape == (128, 128, 6) and obs["rgb"].dtype == np.uint8
     assert obs["joints"].shape == (25,) and obs["joints"].dtype == np.float32
     assert info["oracle"].shape == (3,) and info["oracle"].dtype == np.float32
-    obs, reward, terminated, truncated, info = env.step(ZERO)
-    assert obs in env.observation_space and reward == 0.0 and not terminated and not truncated
+    obs, reward, terminated, truncated, info = env.step(ZERO)  # normalized_dense (default): the reaching term
+    assert obs in env.observation_space and 0.0 < reward < 1.0 and not terminated and not truncated
 
 
 def test_oracle_variant_carries_the_float_velocity(envs):
@@ -447,14 +447,42 @@ def test_scripted_policy_catches_the_ball(envs, env_id):
     assert wins >= 0.8 * EPISODES, f"{env_id}: scripted policy {wins}/{EPISODES}"
 
 
+def test_strict_intercept_is_met_by_stopping_the_ball_in_the_goal(envs):
+    """The strict rule wants the ball at rest (< 0.05 m/s) in the goal zone, and a rolling ball barely slows by
+    itself (0.33 -> 0.30 m/s over an idle episode), so a knock cannot meet it; the scripted policy catches the ball
+    and carries it into the zone, where it stops: success on every one of 3 episodes, each at a speed < 0.05 m/s."""
+    env = envs("MIKASA/InterceptFast-v0", obs_variant="full", control_mode="pd_ee_delta_pose", strict_success=True)
+    policy = TrackPolicy(env)
+    ends = []
+    for seed in range(3):
+        won = run_episode(env, policy, 2000 + seed, check=lambda r, info: ends.append(info) if info["success"] else 0)
+        assert won, seed
+    assert len(ends) == 3 and all(i["is_ball_in_goal"] and i["ball_speed"] < 0.05 for i in ends)
+
+
+def test_a_rolling_ball_barely_slows_by_itself(envs):
+    """Why strict Intercept needs the ball stopped: over a whole idle episode (4.35 s) the ball loses < 15% of its
+    speed (seed 0: 0.33 -> 0.30 m/s), nowhere near the 0.05 m/s of 'at rest'."""
+    env = envs("MIKASA/InterceptSlow-v0", obs_variant="full", terminate_on_success=False)
+    env.reset(seed=0)
+    speeds = []
+    for _ in range(89):
+        env.step(ZERO)
+        speeds.append(float(np.linalg.norm(env.unwrapped.ball.linear_velocity[0].numpy())))
+    assert speeds[1] == pytest.approx(0.33, abs=0.01) and speeds[-1] == pytest.approx(0.30, abs=0.01)
+    assert min(speeds[1:]) > 0.85 * speeds[1] > 0.05
+
+
 @pytest.mark.slow
-def test_scripted_policy_lifts_under_strict_success(envs):
-    env = envs("MIKASA/InterceptGrabMedium-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
-               strict_success=True)
-    policy = TrackPolicy(env, lift=True)
-    wins = sum(run_episode(env, policy, 400 + s) for s in range(10))
-    print(f"InterceptGrabMedium strict: scripted policy {wins}/10")
-    assert wins >= 7
+@pytest.mark.parametrize("env_id", IDS)
+def test_scripted_policy_meets_the_strict_rule(envs, env_id):
+    """strict_success=True: Intercept's ball stopped in the zone (the policy carries it there), InterceptGrab's
+    ball held still 5 cm above the table (``lift=True``). Measured on seeds 2000-2009 (CPU): 10/10 on every ID."""
+    env = envs(env_id, obs_variant="full", control_mode="pd_ee_delta_pose", strict_success=True)
+    policy = TrackPolicy(env, lift=env_id in GRAB_IDS)
+    wins = sum(run_episode(env, policy, 2000 + s) for s in range(10))
+    print(f"{env_id} strict: scripted policy {wins}/10")
+    assert wins >= 8
 
 
 @pytest.mark.slow

@@ -39,6 +39,24 @@ def test_sparse_equals_success_and_dense_is_bounded(robo_env, env_id):
         assert rn == pytest.approx(rd / 3.0, abs=1e-6) and 0.0 <= rn <= 1.0
 
 
+def test_reward_mode_defaults_to_upstreams_normalized_dense(robo_env):
+    """Upstream MIKASA-Robo keeps ManiSkill's reward-mode list, whose first entry (normalized_dense) ManiSkill takes
+    when none is given; ours lists sparse first, so the default must be set, once, in the catalogue's Param."""
+    from membench_envs.catalogue.robo import COMMON_PARAMS, PRESETS
+
+    assert {p.name: p.default for p in COMMON_PARAMS}["reward_mode"] == "normalized_dense"
+    for preset in PRESETS:  # what `membench-envs info` prints for every ID
+        params = {p.name: p.default for p in membench_envs.info(preset.id).params}
+        assert params["reward_mode"] == "normalized_dense", preset.id
+    env = robo_env("MIKASA/RememberColor3-v0")  # no kwargs at all
+    assert env.unwrapped.reward_mode == "normalized_dense"
+    env.reset(seed=0)
+    _, reward, _, _, _ = env.step(np.zeros(8, np.float32))
+    assert 0.0 < reward < 1.0  # the static term / 3 (sparse would pay 0 here)
+    assert gym.make("MIKASA/RememberColor3-v0", obs_variant="full", reward_mode=None).unwrapped.reward_mode == (
+        "normalized_dense")
+
+
 def test_dense_reward_rises_as_the_gripper_approaches_the_target(robo_env):
     env = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
                    reward_mode="dense", terminate_on_success=False)

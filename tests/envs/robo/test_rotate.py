@@ -134,9 +134,10 @@ def test_full_variant_make_reset_step(envs, env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_partial_variant_make_reset_step(envs, env_id):
-    env = envs(env_id)  # partial is the default: no prompt, no oracle
+    env = envs(env_id)  # partial is the default: RGB + joints + the prompt, no oracle
     obs, info = env.reset(seed=1)
-    assert set(obs) == {"rgb", "joints"} and obs in env.observation_space
+    assert set(obs) == {"rgb", "joints", "prompt"} and obs in env.observation_space
+    assert obs["prompt"][0] == pytest.approx(info["target_angle"])
     assert obs["rgb"].shape == (128, 128, 6) and obs["rgb"].dtype == np.uint8
     assert obs["joints"].shape == (25,) and obs["joints"].dtype == np.float32
     assert info["oracle"].shape == (1,) and info["oracle"].dtype == np.float32
@@ -144,8 +145,11 @@ def test_partial_variant_make_reset_step(envs, env_id):
     assert obs in env.observation_space and not terminated and not truncated
 
 
-def test_prompt_variant_gives_the_constant_target_angle(envs):
-    env = envs("MIKASA/RotateLenientPosNeg-v0", obs_variant="prompt")
+def test_the_default_observation_carries_the_constant_target_angle(envs):
+    """The paper (App. K: the prompt 'is additionally added to each observation') and upstream's PPO wrapper (prompt
+    beside the images in every RGB mode): the default partial variant carries θ*, as obs_variant='prompt' does;
+    prompt_in_obs=False is the option without it."""
+    env = envs("MIKASA/RotateLenientPosNeg-v0")  # no kwargs: partial
     space = env.observation_space["prompt"]
     assert space.dtype == np.float32 and space.shape == (1,) and set(env.observation_space) == {
         "rgb", "joints", "prompt"}
@@ -157,8 +161,18 @@ def test_prompt_variant_gives_the_constant_target_angle(envs):
         for _ in range(3):
             obs, _, _, _, info = env.step(env.action_space.sample())
             np.testing.assert_array_equal(obs["prompt"], first)  # static, whatever the robot does
+    envs.clear()
+    prompt = envs("MIKASA/RotateLenientPosNeg-v0", obs_variant="prompt")  # the paper's RGB+joints+prompt name
+    assert set(prompt.observation_space) == {"rgb", "joints", "prompt"}
+    assert prompt.reset(seed=1)[0]["prompt"][0] == pytest.approx(prompt.unwrapped.target_angle[0].item())
+    without = envs("MIKASA/RotateLenientPosNeg-v0", prompt_in_obs=False)
+    assert set(without.observation_space) == {"rgb", "joints"} and set(without.reset(seed=1)[0]) == {"rgb", "joints"}
+    with pytest.raises(ValueError, match="obs_variant='prompt' conflicts with prompt_in_obs=False"):
+        gym.make("MIKASA/RotateLenientPos-v0", obs_variant="prompt", prompt_in_obs=False)
     with pytest.raises(ValueError, match="no static prompt"):
         gym.make("MIKASA/InterceptSlow-v0", obs_variant="prompt")
+    with pytest.raises(TypeError, match="prompt_in_obs"):
+        gym.make("MIKASA/InterceptSlow-v0", prompt_in_obs=True)
 
 
 def test_oracle_variant_is_the_rotation_still_to_do(envs):
@@ -181,9 +195,9 @@ def test_gymnasium_env_checker_and_rgb_variant(envs, env_id):
     from gymnasium.utils.env_checker import check_env
 
     check_env(envs(env_id, obs_variant="full"), skip_render_check=True)
-    env = envs(env_id, obs_variant="rgb")
+    env = envs(env_id, obs_variant="rgb")  # upstream's RGB-only mode keeps the prompt too
     obs, info = env.reset(seed=0)
-    assert set(obs) == {"rgb"} and obs["rgb"].shape == (128, 128, 6) and info["oracle"].dtype == np.float32
+    assert set(obs) == {"rgb", "prompt"} and obs["rgb"].shape == (128, 128, 6) and info["oracle"].dtype == np.float32
 
 
 @pytest.mark.parametrize("env_id", ["MIKASA/RotateLenientPosNeg-v0", "MIKASA/RotateStrictPos-v0"])
@@ -505,3 +519,26 @@ def test_idle_and_random_actions_rarely_succeed(envs, env_id):
                  for s in range(n))
     print(f"{env_id}: idle {idle}/{n}, random {random}/{n}")
     assert idle == 0 and random <= 0.1 * n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id, guess", [("MIKASA/RotateLenientPos-v0", 0.835),
+                                           ("MIKASA/RotateStrictPosNeg-v0", 0.614)])
+def test_the_prompt_makes_the_task_solvable_and_a_constant_guess_stays_at_chance(envs, env_id, guess):
+    """Reading θ* from the default observation's prompt, the scripted policy turns the peg by it (3 episodes in the
+    partial variant, whose two renders cost ~0.4 s a step on the CPU); a policy that cannot see it can at best turn
+    by a constant c (the middle of the Pos range, of PosNeg's positive range), and succeeds exactly on the episodes
+    where |θ* − c| < 0.1: about 13.6% (Pos) and 29.2% (PosNeg) (20 episodes in the full variant: the guess reads
+    no observation)."""
+    partial = envs(env_id, control_mode="pd_ee_delta_pose")  # the default observation: rgb, joints, prompt
+    reader = RotatePolicy(partial, target="prompt")
+    assert all(run_episode(partial, reader, 700 + s) for s in range(3))
+    envs.clear()
+    full = envs(env_id, obs_variant="full", control_mode="pd_ee_delta_pose")
+    guesser = RotatePolicy(full, target=guess)
+    wins, lucky = 0, 0
+    for s in range(20):
+        wins += run_episode(full, guesser, 800 + s)
+        lucky += abs(float(full.unwrapped.target_angle[0]) - guess) < 0.1
+    print(f"{env_id}: constant guess {guess} won {wins}/20, |target - guess| < 0.1 on {lucky}/20")
+    assert abs(wins - lucky) <= 1 and wins <= 0.4 * 20

@@ -50,11 +50,18 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("episode_steps", "int", None, low=1, none_ok=True, doc="T (None: the task's default)"),
     Param("robot_init_qpos_noise", "float", 0.02, low=0.0),
     Param("control_mode", "choice", "pd_joint_delta_pos", choices=("pd_joint_delta_pos", "pd_ee_delta_pose")),
-    Param("reward_mode", "choice", None, none_ok=True, choices=("sparse", "dense", "normalized_dense", "none")),
+    Param("reward_mode", "choice", "normalized_dense", none_ok=True,
+          choices=("sparse", "dense", "normalized_dense", "none"),
+          doc="None: the default, upstream MIKASA-Robo's (ManiSkill's first supported mode there)"),
     Param("robot_uids", "choice", "panda_wristcam", choices=("panda_wristcam", "panda")),
     Param("strict_success", "bool", False,
           doc="the paper's success wording instead of the public code's rule (see the task's notes)"),
 )
+
+#: ``reward_mode`` when the kwarg is not given (or None): upstream MIKASA-Robo's default, ``normalized_dense`` (its
+#: tasks keep ManiSkill's reward-mode list, whose first entry ManiSkill takes when none is given; its PPO baselines
+#: default to it too). Read from the one declaration above.
+DEFAULT_REWARD_MODE: str = next(p.default for p in COMMON_PARAMS if p.name == "reward_mode")
 
 #: Seconds a touch must last under ``strict_success=True`` (the paper: "contact ... for at least 0.1 seconds").
 STRICT_HOLD_SECONDS = 0.1
@@ -441,7 +448,11 @@ SEQ_OF_COLORS = _colors_family(
 CHAIN_OF_COLORS = _colors_family(
     "ChainOfColors", "sequential", True, "in the order they were shown",
     " The order of first touches must equal the shown order (paper K.12, public code): the right colours in another "
-    "order fail.",
+    "order fail. Dense reward as upstream, also its reaching term once every place holds its colour (the distance "
+    "to the last shown cube: upstream clamps the next place to N - 1), with one difference kept on purpose (an "
+    "upstream bug): a new cube touched when all N places are filled (only after a wrong touch, when success is "
+    "already impossible) is not recorded, while upstream writes it into place 0 (an argmax over an all-false mask), "
+    "so there a late touch turns a right first place wrong (-90/N - 10) or a wrong one right (+90/N + 10).",
 )
 
 # --- Intercept / InterceptGrab (App. K.5, K.6, Codes 10, 11) ---------------------------------------------------------
@@ -479,7 +490,10 @@ INTERCEPT = Family(
     "(default, the public code's rule): the ball's centre within goal_radius (0.1 m) of the goal's centre in the "
     "table plane (xy distance < 0.1 m) on the current step, from t = 1; the robot need not be still. "
     "strict_success=True (the paper: the ball 'must come to rest within the target area (radius 0.1m)'): also the "
-    f"ball's speed below {STRICT_REST_SPEED:g} m/s on that step. Dense reward (max 30): hit point = ball + 0.07 m "
+    f"ball's speed below {STRICT_REST_SPEED:g} m/s on that step. The ball barely slows by itself (idle arm: 0.33 "
+    "-> 0.30 m/s over 4.35 s), so a knock does not meet the strict rule: the ball must be stopped in the zone, e.g. "
+    "caught and carried there (the scripted TrackPolicy does: strict success on 10/10 episodes of each speed). "
+    "Dense reward (max 30): hit point = ball + 0.07 m "
     "along (ball - goal); 'reached' latches once the TCP is within 0.04 m of it; 5 (1 - tanh d_xy(ball, goal)) if "
     "reached, else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
 )
@@ -495,7 +509,8 @@ INTERCEPT_GRAB = Family(
     "ManiSkill's is_grasping(ball) (both fingers push on the ball with >= 0.5 N, within 85 degrees of their closing "
     "direction) and every arm joint slower than 0.2 rad/s, from t = 1; no lift is checked. strict_success=True (Table "
     "1: 'catch the ball with the gripper and lift it up'; K.6: 'the robot must be static with the ball firmly "
-    f"grasped'): also the ball's bottom at least {STRICT_GRAB_LIFT:g} m above the table. Dense reward (max 300): "
+    f"grasped'): also the ball's bottom at least {STRICT_GRAB_LIFT:g} m above the table (the scripted TrackPolicy, "
+    "lifting: 20/20 episodes of each speed). Dense reward (max 300): "
     "10 (1 - tanh 3d) + 10 [ball between the fingers] + 30 (1 - d/0.06) [d <= 0.025] + 90 exp(-5 max(|w - 0.04| - "
     "0.02, 0)) [between] + 45 [between and w <= 0.06] + 100 [grasped], d = |ball - tcp|, w = finger opening; "
     "success gives 300.",
@@ -509,16 +524,24 @@ _ROTATE_PARAMS: tuple[Param, ...] = (
     _num("peg_half_width", 0.025), _num("peg_half_length", 0.12),
     Param("angle_sampling", "choice", "code", choices=("code", "paper"),
           doc="target angle draw: 'code' (public code, |angle| >= angle_threshold) or 'paper' (App. K.7 ranges)"),
+    Param("prompt_in_obs", "bool", True,
+          doc="the target angle as obs['prompt'] in the image variants (paper, upstream); False: RGB + joints only, "
+              "solvable by guessing only (13.6% Pos, 29.2% PosNeg with the best constant turn)"),
 )
 _ROTATE_MODES = {"Pos": "pos_angle", "PosNeg": "pos_neg_angle"}
 _ROTATE_NOTES = (
     "As the public code: a blue peg (a 0.24 x 0.05 x 0.05 m box, both halves the same colour, so it looks the same "
     "after half a turn) lies on the table at x, y = U(-0.1, 0.1) with yaw theta0 = U(0, 2 pi); the target rotation "
-    "theta* is the static prompt (obs_variant='prompt', the paper's RGB+joints+prompt; float32 (1,), radians; "
-    "positive = counter-clockwise seen from above, i.e. a yaw increase about +z: the paper's 'clockwise' gives no "
-    "frame). The partial variant has no prompt (the paper adds it to every Rotate observation): use the prompt "
-    "variant for the memory test. Target draw (default angle_sampling='code', the public code): Pos theta* = 0.1 + "
-    "r (pi/2 - 0.1); PosNeg |theta*| = 0.1 + r (pi/4 - 0.1), positive iff r > 0.5 (sign and size correlated: "
+    "theta* is the static prompt, obs['prompt'] (float32 (1,), radians; positive = counter-clockwise seen from "
+    "above, i.e. a yaw increase about +z: the paper's 'clockwise' gives no frame), in every image variant: the "
+    "default partial (RGB + joints + prompt), oracle and rgb, as the paper (App. K: the prompt 'is additionally "
+    "added to each observation') and upstream's PPO wrapper (prompt beside the images in every RGB mode); "
+    "obs_variant='prompt' (the paper's RGB+joints+prompt) equals partial. prompt_in_obs=False drops it (RGB + "
+    "joints only): the target is then unknowable and the task only guessable, a constant turn c succeeding when "
+    "|theta* - c| < 0.1: with the best c on 0.2/(pi/2 - 0.1) = 13.6% of Pos and 29.2% of PosNeg episodes (one sign's "
+    "range, 0.343 rad wide, holds half the targets), 0.2/(pi/2) = 12.7% under angle_sampling='paper'. Target "
+    "draw (default angle_sampling='code', the public code): Pos theta* = 0.1 + r (pi/2 - 0.1); PosNeg |theta*| = "
+    "0.1 + r (pi/4 - 0.1), positive iff r > 0.5 (sign and size correlated: "
     "positive targets in [0.44, 0.79], negative in [-0.44, -0.1]), r = U(0, 1), 0.1 = angle_threshold. "
     "angle_sampling='paper' (App. K.7): Pos theta* = U(0, pi/2), PosNeg theta* = U(-pi/4, pi/4); targets within "
     "angle_threshold of 0 are then solved by holding still. The oracle y_angle_diff (float32 (1,), Table 1) is "

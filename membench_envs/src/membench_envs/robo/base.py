@@ -10,8 +10,11 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   ``hand_camera`` 128×128 of ``panda_wristcam``; a 512×512 ``render_camera`` for videos only.
 - **Controls.** ``pd_joint_delta_pos`` (default, 8-D: 7 arm-joint deltas + gripper, in [-1, 1]) or
   ``pd_ee_delta_pose`` (7-D: xyz + axis-angle deltas + gripper).
-- **Rewards.** ``sparse`` (= success), ``dense`` (the task's terms, overwritten by ``MAX_DENSE_REWARD`` on success)
-  and ``normalized_dense`` (dense / ``MAX_DENSE_REWARD``, in [0, 1]); also ManiSkill's ``none``.
+- **Rewards.** ``normalized_dense`` (the default, as upstream MIKASA-Robo: dense / ``MAX_DENSE_REWARD``, in [0, 1]),
+  ``dense`` (the task's terms, overwritten by ``MAX_DENSE_REWARD`` on success) and ``sparse`` (= success); also
+  ManiSkill's ``none``. The default is declared once, as the ``reward_mode`` Param of
+  ``membench_envs.catalogue.robo.COMMON_PARAMS`` (:data:`~membench_envs.catalogue.robo.DEFAULT_REWARD_MODE`);
+  without it ManiSkill would take the first of ``REWARD_MODES``, ``sparse``.
 - **Episodes.** ``elapsed_steps`` is 0 at reset; the observation returned at step t shows the scene *after* the
   phase schedule for step t was applied. Episodes truncate at T = ``env.max_episode_steps`` (Table 1 of the paper;
   the ``episode_steps`` kwarg overrides it; the env truncates itself, also per sub-scene on the GPU, so no gymnasium
@@ -36,6 +39,10 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   prompt     partial + ``prompt`` float32 (task's ``PROMPT_DIM``,); only for tasks with a static prompt
              (Rotate*: the target angle, (1,)).
   ========== ===================================================================================================
+
+  A task with a static prompt (``PROMPT_DIM > 0``: Rotate*) adds ``prompt`` to *every* image variant (partial,
+  oracle, rgb), as upstream's PPO wrapper does in every RGB mode, unless the task sets ``prompt_in_obs = False``
+  (Rotate's ``prompt_in_obs`` kwarg); ``prompt`` is then partial with it (the paper's "RGB+joints+prompt" name).
 
   ``full`` needs no renderer (ManiSkill ``obs_mode="state"``); the others use ManiSkill ``obs_mode="rgb"``.
 
@@ -102,7 +109,7 @@ from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose
 from mani_skill.utils.structs.types import GPUMemoryConfig, SimConfig
 
-from membench_envs.catalogue.robo import STRICT_HOLD_SECONDS
+from membench_envs.catalogue.robo import DEFAULT_REWARD_MODE, STRICT_HOLD_SECONDS
 from membench_envs.envs._native import check_variant
 
 #: Observation variants of the platform; the first three are membench's ladder.
@@ -129,6 +136,8 @@ class MemoryTabletopEnv(BaseEnv):
     #: dtype of the oracle in observations and info: int64 (indices) or float32 (continuous quantities)
     ORACLE_DTYPE: ClassVar[torch.dtype] = torch.int64
     PROMPT_DIM: ClassVar[int] = 0
+    #: whether the image variants carry the static prompt (tasks with PROMPT_DIM > 0 may set it per instance)
+    prompt_in_obs: bool = True
     CAMERA_SIZE: ClassVar[int] = 128
     BASE_CAMERA_EYE: ClassVar[tuple] = (0.3, 0.0, 0.6)
     BASE_CAMERA_TARGET: ClassVar[tuple] = (-0.1, 0.0, 0.1)
@@ -153,6 +162,9 @@ class MemoryTabletopEnv(BaseEnv):
         self.obs_variant = check_variant(obs_variant, VARIANTS)
         if self.obs_variant == "prompt" and self.PROMPT_DIM == 0:
             raise ValueError(f"{type(self).__name__} has no static prompt; obs_variant='prompt' is not available")
+        if self.obs_variant == "prompt" and not self.prompt_in_obs:
+            raise ValueError("obs_variant='prompt' conflicts with prompt_in_obs=False (an observation without the "
+                             "prompt); choose one")
         if robot_uids != "panda_wristcam" and VARIANT_OBS_MODE[self.obs_variant] == "rgb":
             raise ValueError(f"obs_variant={obs_variant!r} needs the wrist camera: use robot_uids='panda_wristcam'")
         needed = VARIANT_OBS_MODE[self.obs_variant]
@@ -163,8 +175,10 @@ class MemoryTabletopEnv(BaseEnv):
             )
         if control_mode not in CONTROL_MODES:
             raise ValueError(f"unknown control_mode {control_mode!r}; valid: {', '.join(CONTROL_MODES)}")
-        reward_mode = kwargs.get("reward_mode")
-        if reward_mode is not None and reward_mode not in REWARD_MODES:
+        if kwargs.get("reward_mode") is None:  # not ManiSkill's pick (the first of REWARD_MODES): upstream's default
+            kwargs["reward_mode"] = DEFAULT_REWARD_MODE
+        reward_mode = kwargs["reward_mode"]
+        if reward_mode not in REWARD_MODES:
             raise ValueError(f"unknown reward_mode {reward_mode!r}; valid: {', '.join(REWARD_MODES)}")
         self.robot_init_qpos_noise = float(robot_init_qpos_noise)
         self.max_episode_steps = int(self.default_episode_steps() if episode_steps is None else episode_steps)
@@ -517,7 +531,7 @@ class MemoryTabletopEnv(BaseEnv):
             obs["joints"] = self.joints()
         if variant == "oracle":
             obs["oracle"] = self.oracle().to(self.ORACLE_DTYPE)
-        if variant == "prompt":
+        if self.PROMPT_DIM > 0 and self.prompt_in_obs:  # every image variant (upstream: every RGB mode)
             obs["prompt"] = self.prompt().float()
         return obs
 

@@ -27,14 +27,28 @@ one action t was chosen on. :class:`membench_envs.robo.dataset.EpisodeDataset` r
 a restart with the same arguments skips every seed that has a file, so no episode is lost or written twice. The
 final pair of files is assembled from the parts (written to temporary names, then renamed) and the parts are
 removed.
+
+**One collector per dataset.** ``<Task>-v0.lock`` in ``out`` is held (``fcntl.flock``, released when the process
+ends, even by SIGKILL) for the whole collection; a second collector of the same task into the same folder stops at
+once with :class:`DatasetLockedError` (collectors of other tasks may share the folder). The file is removed when its
+collector ends.
+
+**SIGTERM and Ctrl-C** stop the collection at once: the episode in play is dropped, every finished one is kept, and
+one message on stderr says how many episodes were kept, where, and that the same command continues from the next
+seed. Then SIGTERM ends the process as SIGTERM would have (exit status 143; a handler the caller had installed is
+called instead), and Ctrl-C raises ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +64,71 @@ class CollectionError(RuntimeError):
     """The expert did not reach the asked number of successful episodes within ``max_attempts`` seeds."""
 
 
+class DatasetLockedError(CollectionError):
+    """Another process is collecting the same dataset into the same folder."""
+
+
+class CollectionStopped(CollectionError):
+    """SIGTERM stopped the collection and the caller's own SIGTERM handler returned (see the module docstring)."""
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler to unwind the collection loop (a BaseException: no ``except Exception`` in the
+    env or the expert swallows it)."""
+
+
 def dataset_paths(out: str | os.PathLike, env_id: str) -> tuple[Path, Path, Path]:
     """(HDF5 file, JSON index, parts folder) of ``env_id``'s dataset in ``out``."""
     name = env_id.split("/")[-1]
     out = Path(out)
     return out / f"{name}.h5", out / f"{name}.json", out / f"{name}.parts"
+
+
+@contextlib.contextmanager
+def _locked(lock: Path, dataset: Path) -> Iterator[None]:
+    """Hold ``lock`` (``fcntl.flock``) for the block; remove it when the block ends (see the module docstring)."""
+    import fcntl
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    f = open(lock, "a+")  # noqa: SIM115 - held for the whole block
+    try:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "pid unknown"
+            raise DatasetLockedError(f"{dataset} is being collected by another process ({holder}, lock {lock}); "
+                                     "wait for it to finish or stop it, then run the same command again (it "
+                                     "resumes)") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)  # still held: a collector that opens the path now gets a new file
+    finally:
+        f.close()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[Any]:
+    """While the block runs, SIGTERM raises :class:`_Terminated` (main thread only, and not when the caller ignores
+    SIGTERM); yields the handler to restore (None: nothing installed)."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:
+        yield None
+        return
+
+    def handler(signum, frame):
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield previous
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _settings(env_id: str, env_kwargs: dict[str, Any], only_success: bool, seed_start: int) -> dict[str, Any]:
@@ -151,10 +225,7 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
     recording settings :data:`RECORD_KWARGS` are fixed. A collection interrupted at any point resumes when called
     again with the same arguments (see the module docstring).
     """
-    import gymnasium as gym
-
     import membench_envs  # noqa: F401  (registers the IDs)
-    from membench_envs.robo.experts import scripted_expert
 
     episodes = int(episodes)
     if episodes < 1:
@@ -164,8 +235,34 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
         raise ValueError(f"{', '.join(fixed)} cannot be changed: datasets are recorded with {RECORD_KWARGS}")
     max_attempts = int(max_attempts) if max_attempts is not None else (10 * episodes if only_success else episodes)
     h5_path, json_path, parts = dataset_paths(out, env_id)
+    with _sigterm_unwinds() as previous:
+        try:
+            with _locked(h5_path.with_suffix(".lock"), h5_path):
+                return _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start,
+                                       max_attempts, progress, env_kwargs)
+        except _Terminated as stop:  # unwound and unlocked
+            message = getattr(stop, "message", None)
+            if message is None:  # outside the recording loop: resuming, or assembling the final pair
+                message = (f"stopped by SIGTERM: every finished episode is kept in {parts} (or already in "
+                           f"{h5_path}); run the same command again to continue.")
+                print(f"membench-envs collect: {message}", file=sys.stderr, flush=True)
+    # the caller's handler is back: end as SIGTERM would have
+    if previous in (None, signal.SIG_DFL):
+        signal.raise_signal(signal.SIGTERM)  # exit status 143
+    elif callable(previous):
+        previous(signal.SIGTERM, None)
+    raise CollectionStopped(message)
+
+
+def _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start, max_attempts, progress,
+                    env_kwargs) -> tuple[Path, Path]:
+    import gymnasium as gym
+
+    from membench_envs.robo.dataset import open_index
+    from membench_envs.robo.experts import scripted_expert
+
     if json_path.is_file() and h5_path.is_file():
-        have = len(json.loads(json_path.read_text())["episodes"])
+        have = len(open_index(h5_path)[1])
         if have >= episodes:
             if parts.is_dir():  # a run stopped while removing its parts, after the final pair was written
                 for p in parts.iterdir():
@@ -202,30 +299,43 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
     env = None
     started = time.perf_counter()
     try:
-        while kept < episodes and tried < max_attempts:
-            if env is None:
-                env = gym.make(env_id, **RECORD_KWARGS, **env_kwargs)
-                expert = scripted_expert(env)
-            ep = _record_episode(env, expert, seed)
-            ok = bool(ep["success"].any())
-            successes += ok
-            tried += 1
-            if ok or not only_success:
-                _write_h5(parts / f"ep_{seed}.h5", {"traj": ep})
-                kept += 1
-                kept_here += 1
+        try:
+            while kept < episodes and tried < max_attempts:
+                if env is None:
+                    env = gym.make(env_id, **RECORD_KWARGS, **env_kwargs)
+                    expert = scripted_expert(env)
+                ep = _record_episode(env, expert, seed)
+                ok = bool(ep["success"].any())
+                if ok or not only_success:
+                    _write_h5(parts / f"ep_{seed}.h5", {"traj": ep})
+                else:
+                    (parts / f"ep_{seed}.rejected").touch()
+                successes += ok  # counted once the attempt is on disk: a stop before this drops the episode
+                tried += 1
+                if ok or not only_success:
+                    kept += 1
+                    kept_here += 1
+                    if bar is not None:
+                        bar.update(1)
                 if bar is not None:
-                    bar.update(1)
-            else:
-                (parts / f"ep_{seed}.rejected").touch()
+                    bar.set_postfix(success=f"{successes / tried:.2f}", seeds=tried)
+                seed += 1
+        finally:
             if bar is not None:
-                bar.set_postfix(success=f"{successes / tried:.2f}", seeds=tried)
+                bar.close()
+            if env is not None:
+                env.close()
+    except (_Terminated, KeyboardInterrupt) as stop:
+        what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
+        if attempted(seed) is not None:  # stopped after the attempt was written, before it was counted
+            kept += attempted(seed) == "kept"
             seed += 1
-    finally:
-        if bar is not None:
-            bar.close()
-        if env is not None:
-            env.close()
+        done = f"seeds {seed_start}..{seed - 1} done" if seed > seed_start else "no seed done"
+        message = (f"stopped by {what}: {kept} of {episodes} episodes kept in {parts} ({done}); the episode in "
+                   f"play, if any, was dropped. Run the same command again to continue from seed {seed}.")
+        print(f"membench-envs collect: {message}", file=sys.stderr, flush=True)
+        stop.message = message
+        raise
     if kept < episodes:
         raise CollectionError(f"only {kept} of {episodes} successful episodes in {tried} seeds "
                            f"(success rate {successes / max(tried, 1):.2f}); raise max_attempts or resume later: "
@@ -276,4 +386,5 @@ def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, see
     print(f"{h5_path}: {len(metas)} episodes (expert success {successes}/{tried} seeds)", file=sys.stderr)
 
 
-__all__ = ["FORMAT", "RECORD_KWARGS", "CollectionError", "collect", "dataset_paths"]
+__all__ = ["FORMAT", "RECORD_KWARGS", "CollectionError", "CollectionStopped", "DatasetLockedError", "collect",
+           "dataset_paths"]

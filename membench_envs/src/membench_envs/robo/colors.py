@@ -27,10 +27,19 @@ doesn't matter"; the public code agrees).
 
 **Dense reward** (public code's terms, each × [selection]; success overwrites with 100; ``normalized_dense`` =
 dense / 100): ``reaching`` = 1 − tanh(10 d), d = TCP to the next target's touch point (Bunch/Seq: the untouched shown
-cube of lowest colour index; Chain: the first shown cube not yet touched in its place; 0 once none is left);
+cube of lowest colour index, d = 0 once none is left; Chain: the first shown cube not yet touched in its place, and
+once every place holds its colour still the last shown cube, as upstream, whose position index is clamped to N − 1);
 ``static`` = 0.5 (1 − tanh(5 ‖arm qvel‖)); ``correct`` = 90 · (correct touches) / N (Chain: positions whose first
 touch is the right colour); ``wrong`` = −10 · (wrong touches). So the dense reward is below 0 after mistakes (as
 upstream) and below 91.5 without success.
+
+**ChainOfColors' record of first touches** (``touch_order``, N places) differs from upstream in one case, kept on
+purpose (an upstream bug): a new cube touched when all N places are filled (possible only after a wrong touch, so
+success is already impossible) is not recorded here, so the reward no longer changes; upstream writes it into place
+0 (it picks the first free place with an argmax over an all-false mask, which is 0), so a late touch of another
+colour turns a right first place wrong (−90/N − 10) and a late touch of the first colour turns a wrong first place
+right (+90/N + 10). E.g. N = 3, touches c₀, x, c₂ then c₁: here places (c₀, x, c₂), 2 right, 1 wrong, 50; upstream
+(c₁, x, c₂), 1 right, 2 wrong, 10 (dense, before the static and reaching terms).
 
 **State** (``full``): qpos ‖ qvel ‖ tcp_pose (25) ‖ ``object_pos`` (3m: each cube's centre while on the table, else 0)
 ‖ ``touched`` (m) ‖ [``touch_order`` (N, colour of the i-th new touch or −1): Chain] ‖ ``to_next_target`` (3, TCP to
@@ -194,13 +203,13 @@ class ColorsEnv(MemoryTabletopEnv):
         return self.memory_object_positions + lift
 
     def _next_target(self) -> torch.Tensor:
-        """(num_envs,) colour index of the next cube to touch, -1 when none is left."""
+        """(num_envs,) colour index of the next cube to touch: Bunch/Seq -1 when none is left; Chain the last shown
+        cube once every position holds its colour (upstream clamps the position to N - 1)."""
         if self.ORDERED:
             wrong = self._order != self._seq  # positions not (yet) touched with the right colour
             pos = torch.where(wrong, torch.arange(self.sequence_length, device=self.device), self.sequence_length)
             first = pos.min(dim=1).values
-            target = self._seq.gather(1, first.clamp(max=self.sequence_length - 1)[:, None])[:, 0]
-            return torch.where(first < self.sequence_length, target, torch.full_like(target, -1))
+            return self._seq.gather(1, first.clamp(max=self.sequence_length - 1)[:, None])[:, 0]
         left = self._in_seq & ~self._touched
         target = torch.argmax(left.to(torch.int64), dim=1)
         return torch.where(left.any(dim=1), target, torch.full_like(target, -1))

@@ -3,6 +3,9 @@
 ``gym.make("MIKASA/RememberColor9-v0", obs_variant="partial", reward_mode="normalized_dense",
 control_mode="pd_joint_delta_pos", num_envs=1, sim_backend="auto", render_mode=None, **task_kwargs)``:
 
+- ``reward_mode``: ``normalized_dense`` (default, as upstream MIKASA-Robo: dense / maximum, in [0, 1]), ``dense``,
+  ``sparse`` (= success) or ``none``; declared once in ``membench_envs.catalogue.robo.COMMON_PARAMS`` (what
+  ``membench-envs info`` prints). Without it ManiSkill would take the first entry of the task's supported modes.
 - ``obs_variant``: ``partial`` (default; RGB + joints), ``oracle``, ``full`` (state), ``rgb`` (RGB only), ``prompt``
   (tasks with a prompt). ``obs_mode`` accepts the paper's names instead: ``"rgb+joints"``, ``"rgb+joints+oracle"``,
   ``"state"``, ``"rgb"``, ``"rgb+joints+prompt"``.

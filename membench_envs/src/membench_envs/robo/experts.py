@@ -12,7 +12,7 @@ environments only (``num_envs=1``).
 - :class:`TouchSequencePolicy` (Bunch / Seq / ChainOfColors): touch the shown cubes one after the other.
 - :class:`TrackPolicy` (Intercept / InterceptGrab): catch the rolling ball from above.
 - :class:`RotatePolicy` (RotateLenient / RotateStrict): grasp the peg, turn it by the oracle's remaining angle, put
-  it down.
+  it down (``target="prompt"``: by the observation's prompt; ``target=c``: by a constant guess, the chance baseline).
 - :class:`CarryPolicy` (TakeItBack): carry the cube into the goal, then back to its start (the oracle).
 
 ``choose="random"`` (Reach, Shell) or ``order=...`` (TouchSequence) turn an expert into the chance baseline of
@@ -279,15 +279,37 @@ class TrackPolicy:
 
 class RotatePolicy:
     """Turn the gripper so its fingers close across the peg's middle (choosing the turn direction that keeps the
-    wrist joint in range for the turn to come), descend, close, lift 2 cm, turn until the oracle ``y_angle_diff`` is
-    ~0, put the peg down, open, rise and hold still. Acts in ``pd_ee_delta_pose``."""
+    wrist joint in range for the turn to come), descend, close, lift 2 cm, turn until the rotation still to do is
+    ~0, put the peg down, open, rise and hold still. Acts in ``pd_ee_delta_pose``.
+
+    ``target``: where the policy takes θ* from. ``"oracle"`` (default): the env's oracle ``y_angle_diff``, the rotation
+    still to do; ``"prompt"``: ``obs["prompt"]`` (what the default observation carries), turning until wrap(θ* −
+    turned so far) ~ 0; a number c: a constant guess, the chance baseline of a policy that does not see the prompt.
+    The peg's pose and start yaw are read from the simulator (privileged) in every case."""
 
     GRASP_Z = 0.022
     CARRY_Z = 0.04
 
-    def __init__(self, env):
+    def __init__(self, env, target: str | float = "oracle"):
         self.base = env.unwrapped
+        if isinstance(target, str) and target not in ("oracle", "prompt"):
+            raise ValueError(f"target must be 'oracle', 'prompt' or a number (radians), got {target!r}")
+        self.target = target
         self.reset()
+
+    def _target_and_diff(self, obs) -> tuple[float, float]:
+        """(θ* as this policy knows it, the rotation still to do towards it)."""
+        b = self.base
+        if self.target == "oracle":
+            return float(b.target_angle[0]), float(b.angle_diff()[0])
+        if self.target == "prompt":
+            if "prompt" not in obs:
+                raise ValueError(f"RotatePolicy(target='prompt') needs obs['prompt']; this observation has "
+                                 f"{sorted(obs)}")
+            theta = float(np.asarray(obs["prompt"]).reshape(-1)[0])
+        else:
+            theta = float(self.target)
+        return theta, _wrap_angle(theta - float(b.relative_angle()[0]))
 
     def reset(self):
         self.stage, self.count = "align", 0
@@ -308,13 +330,12 @@ class RotatePolicy:
         if self.prev is not None:
             self.turned += _wrap_angle(phi - self.prev)
         self.prev = phi
+        target, diff = self._target_and_diff(obs)
         if self.turn is None:  # the fingers' line across the peg, up to half turns of the gripper
             e = _wrap_angle(2 * (float(b.peg_yaw()[0]) + math.pi / 2 - phi)) / 2
-            target = float(b.target_angle[0])
             options = [e + k * math.pi for k in (-1, 0, 1)]
             ok = [o for o in options if max(o, o + target) <= 1.9 and min(o, o + target) >= -3.4]
             self.turn = min(ok or options, key=lambda o: max(abs(o), abs(o + target)))
-        diff = float(b.angle_diff()[0])
         yaw_rate = 0.0
         a[6] = -1.0
         if self.stage == "align":

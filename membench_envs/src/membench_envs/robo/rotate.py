@@ -2,9 +2,19 @@
 
 A blue peg (a box 2 ``peg_half_length`` × 2 ``peg_half_width`` × 2 ``peg_half_width`` = 0.24 × 0.05 × 0.05 m, one
 colour) lies on the table at a random yaw; the robot must turn it by a target angle θ*, given as a static prompt on
-every observation (``obs_variant="prompt"``, the paper's RGB+joints+prompt; float32 (1,), radians). The peg looks the
-same after half a turn and nothing marks its start, so how far it has turned already can only be known by
-remembering the start yaw (observation 0). Positive θ* = counter-clockwise seen from above (the yaw grows about +z).
+every observation: ``obs["prompt"]``, float32 (1,), radians, in the default ``partial`` variant (RGB + joints +
+prompt) and in ``oracle`` and ``rgb``, as the paper (App. K: the prompt "is additionally added to each
+observation") and upstream's PPO wrapper (``prompt`` beside the images in every RGB mode); ``obs_variant="prompt"``
+(the paper's RGB+joints+prompt name) is the same as ``partial``. The peg looks the same after half a turn and nothing
+marks its start, so how far it has turned already can only be known by remembering the start yaw (observation 0).
+Positive θ* = counter-clockwise seen from above (the yaw grows about +z).
+
+``prompt_in_obs=False`` drops the prompt (RGB + joints only; ``full`` keeps θ* in its state either way). The task is
+then not solvable as posed, only guessable: a policy that turns the peg by a constant c succeeds when |θ* − c| < 0.1
+(``angle_threshold``), i.e. with the best c on 0.2 / (π/2 − 0.1) = 13.6% of Pos episodes and on 0.5 · 0.2 / 0.343 =
+29.2% of PosNeg episodes (half the targets lie in each sign's range, 0.5 (π/4 − 0.1) = 0.343 rad wide); under
+``angle_sampling="paper"`` on 0.2 / (π/2) = 12.7% of either. (:class:`~membench_envs.robo.experts.RotatePolicy`
+with ``target=c`` is that guess.)
 
 One phase, ``action``, from t = 0 to T = 90. Episode (every draw from the sub-scene's episode RNG; upstream drew the
 peg's xy from torch's global RNG, which ManiSkill seeds on a seeded reset from the first sub-scene's seed only and not
@@ -44,7 +54,7 @@ State (``full`` variant): qpos ‖ qvel ‖ tcp_pose (25) ‖ ``peg_pose`` (7) �
 
 Customise with kwargs or class constants (App. M, Codes 12, 13)::
 
-    gym.make("MIKASA/RotateLenientPos-v0", angle_threshold=0.05, obs_variant="prompt")
+    gym.make("MIKASA/RotateLenientPos-v0", angle_threshold=0.05)   # obs: rgb, joints, prompt
 
     class RotateStrictDebug(RotateStrictEnv):     # then membench_envs.robo.make(RotateStrictDebug, ...)
         MODE = "pos_neg_angle"; PEG_HALF_WIDTH = 0.025; PEG_HALF_LENGTH = 0.12; ANGLE_THRESHOLD = 0.1
@@ -105,7 +115,8 @@ class _RotatePegEnv(MemoryTabletopEnv):
 
     def __init__(self, *args, mode: str | None = None, angle_threshold: float | None = None,
                  peg_half_width: float | None = None, peg_half_length: float | None = None,
-                 angle_sampling: str = "code", **kwargs):
+                 angle_sampling: str = "code", prompt_in_obs: bool = True, **kwargs):
+        self.prompt_in_obs = bool(prompt_in_obs)
         self.mode = self.MODE if mode is None else mode
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
