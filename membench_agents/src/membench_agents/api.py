@@ -1,0 +1,182 @@
+"""The Python API: what the ``membench`` CLI does, for notebooks and scripts (as stable-baselines3's users work).
+
+    from membench_agents.api import load, train
+
+    run = train("MIKASA/TMazePassiveDense-v0", "ppo-lstm", seeds=1)   # the config `membench train` resolves
+    run.results["mean"]                  # the protocol's metric (success rate here), mean over the seeds
+    agent = run.agent()                  # the policy of the run's first seed, on numpy observations
+
+    env = gym.make("MIKASA/TMazePassiveDense-v0")
+    obs, info = env.reset(seed=0)
+    state, start = None, True
+    while True:
+        action, state = agent.predict(obs, state, episode_start=start)
+        obs, reward, terminated, truncated, info = env.step(action)
+        start = False
+        if terminated or truncated:
+            break
+
+    run.evaluate()                       # `membench eval`: the protocol's episodes, from the checkpoints
+    load("runs/MIKASA/TMazePassiveDense-v0/ppo-lstm/20261126-101500")   # an existing run folder
+
+:func:`train` resolves the config exactly as ``membench train`` does (the tuned cell config or the agent's
+defaults, then ``steps``, ``seeds``, ``overrides``), trains every seed (``jobs`` at a time in worker processes,
+or in this process) and returns the :class:`Run`; Ctrl-C stops it with checkpoints saved
+(:class:`KeyboardInterrupt` is raised; :func:`train` with ``resume=`` the folder continues it).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from membench_agents import runs
+from membench_agents.config import resolve
+from membench_agents.envs import obs_to_tensor
+from membench_agents.rundir import RESULTS
+from membench_agents.tracking import Tracking
+from membench_agents.trainers import env_kwargs_of
+
+
+def train(env: str | None = None, agent: str | None = None, *, seeds: Any = None, steps: int | None = None,
+          obs_variant: str | None = None, config: str | os.PathLike | None = None, overrides: Iterable[str] = (),
+          run_dir: str | os.PathLike | None = None, out: str | os.PathLike = "runs", jobs: int = 1,
+          device: str | None = None, progress: bool = True, tracking: Tracking | None = None,
+          resume: str | os.PathLike | None = None) -> Run:
+    """Train a cell and return its :class:`Run` (``membench train``). ``overrides`` are ``--set`` items
+    (``"ppo.learning_rate=1e-3"``); ``jobs``: seeds trained at once in worker processes (1: in this process);
+    ``resume``: continue that run folder with its own config (then give nothing else)."""
+    if resume is not None:
+        run_dir = Path(resume)
+        cfg = runs.run_config(run_dir)
+        runs.check_resumable(cfg, run_dir)
+    else:
+        cfg = resolve(env, agent, config_file=config, steps=steps, seeds=seeds, obs_variant=obs_variant,
+                      overrides=overrides, device=device).config
+        run_dir = Path(run_dir) if run_dir is not None else runs.new_run_dir(out, cfg)
+    runs.train(cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking)
+    return Run(run_dir)
+
+
+def load(run_dir: str | os.PathLike) -> Run:
+    """An existing run folder (its config is checked against what every seed was trained with)."""
+    return Run(run_dir)
+
+
+class Run:
+    """A run folder: its config, its results and its trained policies."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        #: the run's config (``config.yaml``, checked against every seed's checkpoint)
+        self.config: dict[str, Any] = runs.run_config(self.path)
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r}: {self.config['agent']} on {self.config['env']})"
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.config["seeds"])
+
+    @property
+    def results(self) -> dict[str, Any] | None:
+        """``results.json`` (mean ± SEM over the seeds, per-run values, protocol, provenance); None until every
+        seed has finished."""
+        if not (self.path / RESULTS).is_file():
+            return None
+        from membench_agents.report import load_results
+
+        return load_results(self.path)
+
+    def agent(self, seed: int | None = None, device: str | None = None) -> Agent:
+        """The trained policy of one seed (default: the first) as an :class:`Agent`."""
+        seed = self.seeds[0] if seed is None else seed
+        if seed not in self.seeds:
+            raise ValueError(f"{self.path} has seeds {self.seeds}, not {seed}")
+        from membench_agents.checkpoint import GeneratorStateWarning
+
+        with warnings.catch_warnings():  # a generator state of another device: acting does not use it
+            warnings.simplefilter("ignore", GeneratorStateWarning)
+            trainer, _ = runs.load_trainer(self.config, runs.seed_dir(self.path, seed), seed, device=device)
+        env = gym.make(self.config["env"], **env_kwargs_of(self.config))
+        space = env.observation_space
+        env.close()
+        return Agent(trainer, space)
+
+    def evaluate(self, episodes: int | None = None, seed_start: int | None = None,
+                 deterministic: bool | None = None, device: str | None = None) -> dict[str, Any]:
+        """Evaluate every seed's checkpoint by the run's protocol (``membench eval``); the arguments replace
+        the protocol's. Returns ``metric``, ``mean``, ``sem``, ``per_run``, ``n_runs`` and ``per_seed`` (each
+        seed's per-episode returns, lengths and successes)."""
+        ev = dict(self.config["eval"])
+        if episodes is not None:
+            ev["episodes"] = episodes
+        if seed_start is not None:
+            ev["seed_start"] = seed_start
+        if deterministic is not None:
+            ev["deterministic"] = deterministic
+        seeds_eval = runs.episode_seeds({**self.config, "eval": ev})
+        per_seed = []
+        for s in self.seeds:
+            agent = self.agent(s, device=device)
+            with runs.preserve_rng():
+                per_seed.append(runs.normalize_eval(agent.trainer.evaluate(
+                    seeds_eval, deterministic=ev["deterministic"], num_envs=ev["num_envs"])))
+            agent.close()
+        return {**runs.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed}
+
+
+class Agent:
+    """A trained policy acting on numpy observations, one environment or a batch of them.
+
+    ``action, state = agent.predict(obs, state, episode_start)``: ``obs`` as the environment returns it (one
+    observation, or a batch from a vector env); ``state`` is the memory (None: a new episode);
+    ``episode_start`` (bool, or one per environment) resets the memory where an episode begins. The actions
+    are the environment's (clipped to a Box, a Discrete's ``start`` added)."""
+
+    def __init__(self, trainer, observation_space: gym.Space):
+        self.trainer = trainer
+        self.policy = trainer.policy
+        self.observation_space = observation_space
+
+    def initial_state(self, n: int = 1):
+        return self.policy.initial_state(n, self.policy.device)
+
+    def _batched(self, obs) -> bool:
+        leaf = obs[next(iter(obs))] if isinstance(obs, dict) else obs
+        space = self.observation_space
+        if isinstance(space, gym.spaces.Dict):
+            space = space[next(iter(obs))]
+        return np.ndim(leaf) == len(space.shape) + 1
+
+    @torch.no_grad()
+    def predict(self, obs, state=None, episode_start=None, deterministic: bool = True):
+        batched = self._batched(obs)
+        if not batched:
+            obs = ({k: np.asarray(v)[None] for k, v in obs.items()} if isinstance(obs, dict)
+                   else np.asarray(obs)[None])
+        n = len(next(iter(obs.values())) if isinstance(obs, dict) else obs)
+        if episode_start is None:
+            episode_start = state is None
+        if state is None:
+            state = self.initial_state(n)
+        es = torch.as_tensor(np.broadcast_to(np.asarray(episode_start, dtype=bool), (n,)).copy(),
+                             device=self.policy.device)
+        x = obs_to_tensor(obs, self.policy.device)
+        action, _, _, state = self.policy.act(x, state, es, deterministic=deterministic)
+        action = self.policy.env_action(action)
+        action = action.cpu().numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
+        return (action if batched else action[0]), state
+
+    def close(self) -> None:
+        self.trainer.close()
+
+
+__all__ = ["Agent", "Run", "load", "train"]
