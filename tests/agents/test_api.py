@@ -63,3 +63,18 @@ def test_evaluate_matches_the_stored_results_and_takes_other_protocols(run):
     assert run.evaluate(episodes=5, seed_start=100)["episode_seeds"] == list(range(100, 105))
     with pytest.raises(ValueError, match=r"has seeds \[0, 1\], not 7"):
         run.agent(seed=7)
+
+
+def test_record_writes_a_playable_video_per_episode_with_one_frame_per_step(run, tmp_path):
+    from moviepy import VideoFileClip
+
+    files = run.record(episodes=2, folder=tmp_path)
+    assert [f.name for f in files] == ["episode_0.mp4", "episode_1.mp4"]
+    lengths = run.evaluate(episodes=2)["per_seed"][0]["lengths"]
+    for f, length in zip(files, lengths, strict=True):
+        clip = VideoFileClip(str(f))
+        assert clip.n_frames == length + 1  # the reset frame and one per step
+        assert clip.get_frame(0).shape[2] == 3
+        clip.close()
+    with pytest.raises(ValueError, match="episodes must be an integer >= 1, got 0"):
+        run.record(episodes=0)

@@ -132,6 +132,46 @@ class Run:
             agent.close()
         return {**runs.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed}
 
+    def record(self, episodes: int = 1, folder: str | os.PathLike | None = None, seed: int | None = None,
+               deterministic: bool | None = None, device: str | None = None) -> list[Path]:
+        """Play the protocol's first ``episodes`` evaluation episodes (episode seeds ``seed_start``, ...) with one
+        seed's policy and write each as an MP4 video (``<folder>/seed_<s>/episode_<episode seed>.mp4``; default
+        folder: ``<run>/videos``). A video holds one frame per step plus the first (length + 1 frames), at the
+        environment's ``render_fps``. Returns the files. Needs moviepy (``membench-agents[video]``)."""
+        if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+            raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+        try:
+            from moviepy import ImageSequenceClip
+        except ImportError:
+            raise ImportError("videos need moviepy: pip install 'membench-agents[video]'") from None
+        seed = self.seeds[0] if seed is None else seed
+        folder = Path(folder) if folder is not None else self.path / "videos"
+        ev = self.config["eval"]
+        deterministic = ev["deterministic"] if deterministic is None else deterministic
+        agent = self.agent(seed, device=device)
+        env = gym.make(self.config["env"], render_mode="rgb_array", **env_kwargs_of(self.config))
+        fps = env.metadata.get("render_fps") or 30
+        out = []
+        try:
+            for episode_seed in runs.episode_seeds({**self.config, "eval": {**ev, "episodes": episodes}}):
+                obs, _ = env.reset(seed=episode_seed)
+                frames, state, start = [env.render()], None, True
+                while True:
+                    action, state = agent.predict(obs, state, episode_start=start, deterministic=deterministic)
+                    obs, _, terminated, truncated, _ = env.step(action)
+                    frames.append(env.render())
+                    start = False
+                    if terminated or truncated:
+                        break
+                path = folder / f"seed_{seed}" / f"episode_{episode_seed}.mp4"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                ImageSequenceClip([np.asarray(f) for f in frames], fps=fps).write_videofile(str(path), logger=None)
+                out.append(path)
+        finally:
+            env.close()
+            agent.close()
+        return out
+
 
 class Agent:
     """A trained policy acting on numpy observations, one environment or a batch of them.
