@@ -120,9 +120,15 @@ def test_float_kwarg_below_its_range_is_a_value_error(env_id, param):
 # --- choices and sequences --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("env_id,param", _cases("choice"))
 def test_choice_kwarg_outside_its_choices_is_a_value_error(env_id, param):
-    _expect(ValueError, param.name, "nope", env_id)
-    if param.name not in _REGISTRATION:
-        _expect(TypeError, param.name, 3, env_id)
+    """A value of the choices' type that is not one of them is a ValueError, one of another type a TypeError."""
+    if isinstance(param.choices[0], str):
+        _expect(ValueError, param.name, "nope", env_id)
+        if param.name not in _REGISTRATION:
+            _expect(TypeError, param.name, 3, env_id)
+    else:  # int choices: numpy integers are ints, bools and floats are not
+        _expect(ValueError, param.name, max(param.choices) + 1, env_id)
+        for wrong in ("nope", True, float(param.choices[0])):
+            _expect(TypeError, param.name, wrong, env_id)
 
 
 @pytest.mark.parametrize("env_id,param", _cases("ints") + _cases("floats"))
@@ -132,6 +138,36 @@ def test_sequence_kwarg_of_wrong_length_or_type_is_a_clear_error(env_id, param):
     _expect(TypeError, param.name, (1, "a", 2), env_id)
 
 
+@pytest.mark.parametrize("env_id,param", [c for c in _cases("ints") + _cases("floats") if c.values[1].length is None])
+def test_sequence_kwarg_of_any_length_is_bounded_where_it_is_declared(env_id, param):
+    """A list of any length declares its longest (refused before its items are looked at; the message shows its
+    length, not the items); a list of counts that size an allocation bounds its items too."""
+    bound = param.max_length
+    assert bound is not None and bound <= 1000
+    ok = int(param.low) if param.low is not None else 1
+    with pytest.raises(ValueError, match=re.escape(f"{param.name}=<a sequence of {bound + 1}: {ok!r}, {ok!r}, {ok!r}, "
+                                                   f"...> is not allowed; {param.name} must be a non-empty sequence "
+                                                   f"of at most {bound} ")):
+        _make(env_id, **{param.name: [ok] * (bound + 1)})
+
+
+def test_mortar_mayhem_command_count_is_bounded_not_allocated():
+    """command_count=[10**9] used to allocate 7.45 GiB (one array of that many commands per environment)."""
+    _expect(ValueError, "command_count", [10**9], "MIKASA/MortarMayhem-v0")
+    _expect(ValueError, "max_commands", 10**9, "MIKASA/EndlessMortarMayhem-v0")
+    with pytest.raises(ValueError, match=re.escape("command_count=[1001] is not allowed")):
+        gym.make_vec("MIKASA/MortarMayhem-v0", num_envs=2, command_count=[1001])
+    gym.make("MIKASA/MortarMayhem-v0", command_count=[1000]).close()  # the bound itself is allowed
+
+
+def test_a_sequence_param_of_any_length_must_declare_its_bound():
+    with pytest.raises(ValueError, match="a sequence of any length needs max_length"):
+        Param("counts", "ints", (1,), low=1)
+    Param("rgb", "ints", (0, 0, 0), length=3)  # a fixed length is its own bound
+    with pytest.raises(ValueError, match="choices must be all strings or all ints"):
+        Param("mode", "choice", "a", choices=("a", 1))
+
+
 @pytest.mark.parametrize("env_id", [s.id for s in membench_envs.all_tasks() if s.extra != "robo"])
 def test_unknown_kwarg_is_a_type_error_naming_it(env_id):
     with pytest.raises(TypeError, match="corridor_lenght"):
@@ -139,8 +175,9 @@ def test_unknown_kwarg_is_a_type_error_naming_it(env_id):
 
 
 def test_the_layer_itself():
-    p = (Param("n", "int", 1, low=1), Param("flag", "bool", False))
-    assert check_kwargs("T", p, {"n": np.int64(3)}) == {"n": 3, "flag": False}
+    p = (Param("n", "int", 1, low=1), Param("flag", "bool", False), Param("hz", "choice", 4, choices=(4, 40)))
+    assert check_kwargs("T", p, {"n": np.int64(3)}) == {"n": 3, "flag": False, "hz": 4}
+    assert check_kwargs("T", p, {"hz": np.int64(40)})["hz"] == 40 and type(check_kwargs("T", p, {"hz": 40})["hz"]) is int
     with pytest.raises(TypeError, match=r"T: unknown kwarg 'm'; valid kwargs: n, flag"):
         check_kwargs("T", p, {"m": 1})
     assert check_kwargs("T", p, {"m": 1}, pass_through=True)["m"] == 1

@@ -22,6 +22,11 @@ MAX_B_COMMANDS = 20
 #: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
 #: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
 ENDLESS_MAX_COMMANDS = 100
+#: The most commands an episode may hold (command_count, max_commands): each environment keeps an array of that
+#: many and the oracle observation is that long (a bound, so that command_count=[10**9] is refused, not allocated).
+MAX_COMMANDS = 1000
+#: The most entries of a "drawn from this list" kwarg.
+MAX_CHOICES = 100
 
 MORTAR_PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
@@ -32,18 +37,24 @@ MORTAR_PARAMS: tuple[Param, ...] = (
     Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
     Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
           "right_down, right_up, left_down, left_up"),
-    Param("command_count", "ints", (10,), low=1, doc="commands per episode, drawn from this list"),
-    Param("command_show_duration", "ints", (3,), low=1, doc="observations showing each command (drawn from the list)"),
-    Param("command_show_delay", "ints", (1,), low=0, doc="blank observations after each command (drawn from the list)"),
-    Param("explosion_duration", "ints", (2,), low=1, doc="steps the other tiles stay red (drawn from the list)"),
-    Param("explosion_delay", "ints", (6,), low=1, doc="steps to reach each target tile (drawn from the list)"),
+    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
+          doc="commands per episode, drawn from this list"),
+    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
+          doc="observations showing each command (drawn from the list)"),
+    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
+          doc="blank observations after each command (drawn from the list)"),
+    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
+          doc="steps the other tiles stay red (drawn from the list)"),
+    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
+          doc="steps to reach each target tile (drawn from the list)"),
     Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
           "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
     Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
           "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
           "grid=False, show_commands=True; command_count is the initial count)"),
-    Param("max_commands", "int", None, low=1, none_ok=True, doc="endless only: the oracle's capacity; the episode is "
-          "truncated when the sequence would grow beyond it (None: 100)"),
+    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
+          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
+              "(None: 100)"),
     Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
           "never, the authors' max_steps = -1)"),
     Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),

@@ -21,7 +21,7 @@ MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
     Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
           "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
     Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
-    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3,
+    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3, max_length=100,
           doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
     Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
     Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
