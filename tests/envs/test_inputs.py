@@ -99,6 +99,31 @@ def test_vector_int_kwargs_are_checked(env_id, param):
         gym.make_vec(env_id, **{param.name: 0, **({} if param.name == "num_envs" else {"num_envs": 2})})
 
 
+@pytest.mark.parametrize("env_id", [s.id for s in membench_envs.all_tasks()])
+def test_make_vec_num_envs_is_checked_for_every_id(env_id):
+    """gym.make_vec's default (the native batched env, else gymnasium's SyncVectorEnv through
+    registration.SyncVector): num_envs=0 used to be an IndexError on the IDs without a native batched env."""
+    spec = membench_envs.info(env_id)
+    if spec.extra not in (None, "robo") and not extra_installed(spec.extra):
+        pytest.skip(f"extra [{spec.extra}] not installed")
+    for bad, error in ((0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError)):
+        with pytest.raises(error, match=re.escape(f"num_envs={bad!r} is not allowed; num_envs must be an int >= 1")):
+            gym.make_vec(env_id, num_envs=bad)
+
+
+def test_make_vec_of_an_id_without_a_native_batched_env_is_a_sync_vector_env():
+    pytest.importorskip("popgym")
+    from gymnasium.vector import AutoresetMode
+
+    env_id = "POPGym/RepeatFirstEasy-v0"
+    venv = gym.make_vec(env_id, num_envs=2)
+    assert isinstance(venv, SyncVectorEnv) and venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, _ = venv.reset(seed=0)
+    np.testing.assert_array_equal(obs[0], gym.make(env_id).reset(seed=0)[0])  # copy i is seeded with seed + i
+    venv = gym.make_vec(env_id, num_envs=2, autoreset_mode=AutoresetMode.SAME_STEP)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+
+
 def test_minigrid_max_steps_zero_is_a_clear_error_not_a_zero_division():
     pytest.importorskip("minigrid")
     with pytest.raises(ValueError, match="max_steps=0 is not allowed; max_steps must be an int >= 1"):
@@ -177,7 +202,8 @@ def test_unknown_kwarg_is_a_type_error_naming_it(env_id):
 def test_the_layer_itself():
     p = (Param("n", "int", 1, low=1), Param("flag", "bool", False), Param("hz", "choice", 4, choices=(4, 40)))
     assert check_kwargs("T", p, {"n": np.int64(3)}) == {"n": 3, "flag": False, "hz": 4}
-    assert check_kwargs("T", p, {"hz": np.int64(40)})["hz"] == 40 and type(check_kwargs("T", p, {"hz": 40})["hz"]) is int
+    assert check_kwargs("T", p, {"hz": np.int64(40)})["hz"] == 40
+    assert type(check_kwargs("T", p, {"hz": np.int64(40)})["hz"]) is int
     with pytest.raises(TypeError, match=r"T: unknown kwarg 'm'; valid kwargs: n, flag"):
         check_kwargs("T", p, {"m": 1})
     assert check_kwargs("T", p, {"m": 1}, pass_through=True)["m"] == 1
