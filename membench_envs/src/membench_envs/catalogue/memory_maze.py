@@ -119,7 +119,10 @@ def _spec(size: int) -> TaskSpec:
         notes=(
             f"memory-maze 1.0.3 memory_maze_{size}x{size}() = MIKASA-Base MemoryMaze-{size}x{size}-v0: "
             f"{targets} targets, time limit {seconds} s at {CONTROL_FREQ} Hz = {T} steps (truncated), 6 discrete "
-            "actions (noop, forward, left, right, forward+left, forward+right), +1 per prompted target reached"
+            "actions (noop, forward, left, right, forward+left, forward+right), +1 per prompted target reached. "
+            "The package's variant IDs are kwargs: -Vis good_visibility, -HD camera_resolution=256, -6CL "
+            "randomize_colors, -Top top_camera (+ camera_resolution=256), -HiFreq control_freq=40, -Oracle "
+            "show_path. render_mode='human' is refused (a pygame window breaks MuJoCo's offscreen context)"
         ),
     )
 
