@@ -43,3 +43,27 @@ def test_info_and_plan():
 
 def test_readme_tables_are_generated_from_the_catalogue():
     assert cli.main(["readme", str(ROOT / "README.md"), "--check"]) == 0
+
+
+def test_no_parser_takes_an_abbreviated_flag():
+    """--name is not --namespace, --K-e not --K-eff, --epi not --episodes: one usage error (exit 2)."""
+    for args in (("list", "--name", "MIKASA"), ("plan", "MIKASA/TMazePassive-v0", "--K", "4", "--K-e", "50"),
+                 ("readme", "--che")):
+        out = run(*args)
+        assert out.returncode == 2 and "unrecognized arguments" in out.stderr, (args, out.stderr)
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if a.choices and "list" in a.choices).choices
+    assert not parser.allow_abbrev and all(not p.allow_abbrev for p in subparsers.values())
+
+
+def test_readme_of_a_missing_file_or_a_folder_is_one_error_line(tmp_path):
+    for path in (tmp_path / "nope.md", tmp_path):
+        for extra in ((), ("--check",)):
+            out = run("readme", str(path), *extra)
+            assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+            assert out.stderr.strip().count("\n") == 0
+            assert out.stderr.startswith(f"membench-envs: error: cannot read {path}")
+    plain = tmp_path / "plain.md"
+    plain.write_text("no tables here\n")
+    out = run("readme", str(plain))
+    assert out.returncode == 2 and "has no generated-table markers" in out.stderr and "Traceback" not in out.stderr

@@ -99,6 +99,31 @@ def test_vector_int_kwargs_are_checked(env_id, param):
         gym.make_vec(env_id, **{param.name: 0, **({} if param.name == "num_envs" else {"num_envs": 2})})
 
 
+@pytest.mark.parametrize("env_id", [s.id for s in membench_envs.all_tasks()])
+def test_make_vec_num_envs_is_checked_for_every_id(env_id):
+    """gym.make_vec's default (the native batched env, else gymnasium's SyncVectorEnv through
+    registration.SyncVector): num_envs=0 used to be an IndexError on the IDs without a native batched env."""
+    spec = membench_envs.info(env_id)
+    if spec.extra not in (None, "robo") and not extra_installed(spec.extra):
+        pytest.skip(f"extra [{spec.extra}] not installed")
+    for bad, error in ((0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError)):
+        with pytest.raises(error, match=re.escape(f"num_envs={bad!r} is not allowed; num_envs must be an int >= 1")):
+            gym.make_vec(env_id, num_envs=bad)
+
+
+def test_make_vec_of_an_id_without_a_native_batched_env_is_a_sync_vector_env():
+    pytest.importorskip("popgym")
+    from gymnasium.vector import AutoresetMode
+
+    env_id = "POPGym/RepeatFirstEasy-v0"
+    venv = gym.make_vec(env_id, num_envs=2)
+    assert isinstance(venv, SyncVectorEnv) and venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, _ = venv.reset(seed=0)
+    np.testing.assert_array_equal(obs[0], gym.make(env_id).reset(seed=0)[0])  # copy i is seeded with seed + i
+    venv = gym.make_vec(env_id, num_envs=2, autoreset_mode=AutoresetMode.SAME_STEP)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+
+
 def test_minigrid_max_steps_zero_is_a_clear_error_not_a_zero_division():
     pytest.importorskip("minigrid")
     with pytest.raises(ValueError, match="max_steps=0 is not allowed; max_steps must be an int >= 1"):
@@ -120,9 +145,15 @@ def test_float_kwarg_below_its_range_is_a_value_error(env_id, param):
 # --- choices and sequences --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("env_id,param", _cases("choice"))
 def test_choice_kwarg_outside_its_choices_is_a_value_error(env_id, param):
-    _expect(ValueError, param.name, "nope", env_id)
-    if param.name not in _REGISTRATION:
-        _expect(TypeError, param.name, 3, env_id)
+    """A value of the choices' type that is not one of them is a ValueError, one of another type a TypeError."""
+    if isinstance(param.choices[0], str):
+        _expect(ValueError, param.name, "nope", env_id)
+        if param.name not in _REGISTRATION:
+            _expect(TypeError, param.name, 3, env_id)
+    else:  # int choices: numpy integers are ints, bools and floats are not
+        _expect(ValueError, param.name, max(param.choices) + 1, env_id)
+        for wrong in ("nope", True, float(param.choices[0])):
+            _expect(TypeError, param.name, wrong, env_id)
 
 
 @pytest.mark.parametrize("env_id,param", _cases("ints") + _cases("floats"))
@@ -132,6 +163,36 @@ def test_sequence_kwarg_of_wrong_length_or_type_is_a_clear_error(env_id, param):
     _expect(TypeError, param.name, (1, "a", 2), env_id)
 
 
+@pytest.mark.parametrize("env_id,param", [c for c in _cases("ints") + _cases("floats") if c.values[1].length is None])
+def test_sequence_kwarg_of_any_length_is_bounded_where_it_is_declared(env_id, param):
+    """A list of any length declares its longest (refused before its items are looked at; the message shows its
+    length, not the items); a list of counts that size an allocation bounds its items too."""
+    bound = param.max_length
+    assert bound is not None and bound <= 1000
+    ok = int(param.low) if param.low is not None else 1
+    with pytest.raises(ValueError, match=re.escape(f"{param.name}=<a sequence of {bound + 1}: {ok!r}, {ok!r}, {ok!r}, "
+                                                   f"...> is not allowed; {param.name} must be a non-empty sequence "
+                                                   f"of at most {bound} ")):
+        _make(env_id, **{param.name: [ok] * (bound + 1)})
+
+
+def test_mortar_mayhem_command_count_is_bounded_not_allocated():
+    """command_count=[10**9] used to allocate 7.45 GiB (one array of that many commands per environment)."""
+    _expect(ValueError, "command_count", [10**9], "MIKASA/MortarMayhem-v0")
+    _expect(ValueError, "max_commands", 10**9, "MIKASA/EndlessMortarMayhem-v0")
+    with pytest.raises(ValueError, match=re.escape("command_count=[1001] is not allowed")):
+        gym.make_vec("MIKASA/MortarMayhem-v0", num_envs=2, command_count=[1001])
+    gym.make("MIKASA/MortarMayhem-v0", command_count=[1000]).close()  # the bound itself is allowed
+
+
+def test_a_sequence_param_of_any_length_must_declare_its_bound():
+    with pytest.raises(ValueError, match="a sequence of any length needs max_length"):
+        Param("counts", "ints", (1,), low=1)
+    Param("rgb", "ints", (0, 0, 0), length=3)  # a fixed length is its own bound
+    with pytest.raises(ValueError, match="choices must be all strings or all ints"):
+        Param("mode", "choice", "a", choices=("a", 1))
+
+
 @pytest.mark.parametrize("env_id", [s.id for s in membench_envs.all_tasks() if s.extra != "robo"])
 def test_unknown_kwarg_is_a_type_error_naming_it(env_id):
     with pytest.raises(TypeError, match="corridor_lenght"):
@@ -139,8 +200,10 @@ def test_unknown_kwarg_is_a_type_error_naming_it(env_id):
 
 
 def test_the_layer_itself():
-    p = (Param("n", "int", 1, low=1), Param("flag", "bool", False))
-    assert check_kwargs("T", p, {"n": np.int64(3)}) == {"n": 3, "flag": False}
+    p = (Param("n", "int", 1, low=1), Param("flag", "bool", False), Param("hz", "choice", 4, choices=(4, 40)))
+    assert check_kwargs("T", p, {"n": np.int64(3)}) == {"n": 3, "flag": False, "hz": 4}
+    assert check_kwargs("T", p, {"hz": np.int64(40)})["hz"] == 40
+    assert type(check_kwargs("T", p, {"hz": np.int64(40)})["hz"]) is int
     with pytest.raises(TypeError, match=r"T: unknown kwarg 'm'; valid kwargs: n, flag"):
         check_kwargs("T", p, {"m": 1})
     assert check_kwargs("T", p, {"m": 1}, pass_through=True)["m"] == 1

@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 from collections import deque
 
 import gymnasium as gym
@@ -171,6 +170,31 @@ def test_package_options_reach_the_task():
     env.close()
 
 
+def test_top_camera_control_freq_and_show_path_reach_the_task():
+    """The package's -Top, -HiFreq and -Oracle options as kwargs: the pictures are the package's own task's, built
+    with the same seed and options, step for step; T counts the control steps of the 250 s limit."""
+    from memory_maze import tasks  # imported by make (without legacy gym)
+
+    options = {"top_camera": True, "control_freq": 40, "show_path": True}
+    env = gym.make(ID, obs_variant="full", **options)
+    obs, _ = env.reset(seed=2)
+    assert env.unwrapped.T == 250 * 40 and env.unwrapped.metadata["render_fps"] == 40
+    reference = tasks.memory_maze_9x9(seed=2, global_observables=True, **options)
+    timestep = reference.reset()
+    for action in (None, 1, 1, 4, 1):
+        if action is not None:
+            obs, *_ = env.step(action)
+            timestep = reference.step(action)
+        np.testing.assert_array_equal(obs["image"], timestep.observation["image"])
+        np.testing.assert_array_equal(obs["maze_layout"], timestep.observation["maze_layout"] > 0)
+    assert (timestep.observation["maze_layout"] == 2).any()  # the package marks the route in its layout...
+    assert env.observation_space.contains(obs)  # ...ours stays floor / wall
+    reference.close()
+    env.close()
+    with pytest.raises(ValueError, match=r"control_freq=3 is not allowed; control_freq must be one of 1, 2, 4"):
+        gym.make(ID, control_freq=3)  # the control step must be a whole number of the 5 ms physics steps
+
+
 @pytest.mark.slow
 def test_a_memoryless_planner_scores_with_the_oracle_and_full_state_not_without():
     steps, scores = 300, {}
@@ -235,10 +259,16 @@ def test_bad_actions_kwargs_and_calls_are_clear_errors():
         gym.make(ID, size=10)
     with pytest.raises(TypeError, match="unexpected keyword argument 'time_limit'"):
         gym.make(ID, time_limit=10)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # gymnasium warns before the env raises
-        with pytest.raises(ValueError, match="unknown render_mode 'bogus'; valid: rgb_array"):
-            gym.make(ID, render_mode="bogus")
+    with pytest.raises(ValueError, match="unknown render_mode 'bogus'; valid: rgb_array"):
+        gym.make(ID, render_mode="bogus")
+    # gymnasium's HumanRendering (a pygame window) breaks MuJoCo's offscreen context: refused before anything is built
+    with pytest.raises(ValueError, match="render_mode='human' is not supported by Memory Maze"):
+        gym.make(ID, render_mode="human")
+    frames = gym.make(ID, render_mode="rgb_array_list")
+    frames.reset(seed=0)
+    frames.step(1)
+    assert [f.shape for f in frames.render()] == [(64, 64, 3)] * 2
+    frames.close()
     env = gym.make(ID, render_mode="rgb_array")
     with pytest.raises(gym.error.ResetNeeded):
         env.step(0)

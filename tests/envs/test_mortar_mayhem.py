@@ -16,9 +16,9 @@ from membench_envs.envs.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE
 import membench_envs
 
 PRESETS = {  # ID: (memory_gym ID, grid, show_commands, T, Xi)
-    "MIKASA/MortarMayhemGrid-v0": ("MortarMayhem-Grid-v0", True, True, 118, (37, 74)),
+    "MIKASA/MortarMayhemGrid-v0": ("MortarMayhem-Grid-v0", True, True, 118, (38, 74)),
     "MIKASA/MortarMayhemBGrid-v0": ("MortarMayhemB-Grid-v0", True, False, 79, None),
-    "MIKASA/MortarMayhem-v0": ("MortarMayhem-v0", False, True, 274, (37, 218)),
+    "MIKASA/MortarMayhem-v0": ("MortarMayhem-v0", False, True, 274, (38, 218)),
     "MIKASA/MortarMayhemB-v0": ("MortarMayhemB-v0", False, False, 235, None),
     "MIKASA/EndlessMortarMayhem-v0": ("Endless-MortarMayhem-v0", False, True, None, None),
 }
@@ -96,6 +96,67 @@ def test_presets_and_catalogue():
         assert (core.grid, core.show_commands, core.T) == (grid, show, T)
         assert core.action_space == (gym.spaces.Discrete(4) if grid else gym.spaces.MultiDiscrete([3, 3]))
     assert membench_envs.info("MIKASA/MortarMayhem-v0").xi_paper == (38, 218)
+
+
+def _leave(env_id: str, seed: int, start: int | None):
+    """Follow the targets (read off the picture) until command 0 is verified; from action ``start`` on (None: never)
+    walk off its tile (Grid: turned beforehand towards a neighbour in the arena, then forward; continuous: sideways,
+    towards the arena's centre). Returns (the action that verified command 0, the action whose step left the tile,
+    whether that step ended the episode)."""
+    env = gym.make(env_id, obs_variant="full")
+    core = env.unwrapped.core
+    obs, info = env.reset(seed=seed)
+    verified = None
+    for t in range(400):
+        tile = (obs["agent"] - core.left) // TILE
+        if verified is None or start is None or (core.grid and t < start and t > verified):
+            action = steer(image_of(obs), info["oracle"][-2:], core.grid, core.left)
+            if verified is not None and core.grid:  # turn until facing a neighbour inside the arena (turns are safe)
+                ahead = tile + FORWARD[int(obs["rotation"])]
+                action = 0 if ((ahead >= 0) & (ahead < core.size)).all() else 1
+        elif t < start:
+            action = np.array([0, 0])
+        else:
+            action = 3 if core.grid else np.array([2 if tile[0] < core.size // 2 else 1, 0])
+        obs, reward, term, trunc, info = env.step(action)
+        if reward > 0 and verified is None:
+            verified = t
+        moved = ((obs["agent"] - core.left) // TILE != tile).any()
+        if verified is not None and start is not None and t >= start and moved:
+            return verified, t, term
+        if term or trunc:
+            return verified, None, term
+    raise AssertionError("the walk did not end")
+
+
+@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhem-v0"])
+def test_xi_is_measured_from_the_first_actions_that_can_execute_each_command(env_id):
+    """Ξ's recall times measured on the env: no action moves the agent before action 39 (the first of the execution
+    phase); after command 0 is verified, the first action that can leave its target without ending the episode is
+    action 39 + (explosion delay + duration), and every next command comes that period later. With command k shown
+    in observations 4k ... 4k+2 (t_e = 4k, dt = 2): xi = t_r - t_e - dt + 1 = the catalogue's Ξ, the paper's."""
+    core = gym.make(env_id).unwrapped.core
+    first_move = None
+    env = gym.make(env_id, obs_variant="full")
+    obs, _ = env.reset(seed=0)
+    for t in range(60):  # turn (Grid) or move (continuous) from the start: the first action that does anything
+        before = (obs["agent"].copy(), int(obs["rotation"]))
+        obs, *_ = env.step(1 if core.grid else np.array([2, 2]))
+        if not np.array_equal(obs["agent"], before[0]) or int(obs["rotation"]) != before[1]:
+            first_move = t
+            break
+    assert first_move == 39
+    verified, _, _ = _leave(env_id, 3, None)
+    outcomes = {}
+    for start in range(verified + 1, verified + core.explosion_duration[0] + 4):
+        _, left_with, failed = _leave(env_id, 3, start)
+        outcomes[left_with] = failed
+    safe = min(t for t, failed in outcomes.items() if not failed)
+    assert all(failed for t, failed in outcomes.items() if t < safe) and any(outcomes.values()), outcomes
+    period = safe - first_move
+    assert period == core.explosion_delay[0] + core.explosion_duration[0]
+    xis = [first_move + k * period - 4 * k - 2 + 1 for k in range(10)]
+    assert membench_envs.info(env_id).xi == (min(xis), max(xis)) == ((38, 74) if core.grid else (38, 218))
 
 
 @pytest.mark.parametrize("variant", ["partial", "oracle", "full"])

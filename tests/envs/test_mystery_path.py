@@ -219,6 +219,8 @@ def test_kwargs_act_as_upstreams_reset_options(env_id, options):
     """Our kwargs are upstream's reset parameters (``reset(options=...)``): same pixels, rewards and ends."""
     ref = upstream(env_id)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    if env_id == ENDLESS:
+        kwargs["start_refills_stamina"] = True  # memory-gym 1.0.2's start-tile bug (fixed by default)
     ours = make(env_id, **kwargs)
     rng = np.random.default_rng(0)
     for seed in range(6):
@@ -497,8 +499,9 @@ def endless_oracle_policy(obs):
 @needs_memory_gym
 def test_endless_step_for_step_equal_to_memory_gym():
     """Mostly upstream's ground-truth direction, sometimes a random action: new segments, falls, the past path,
-    every way an episode ends; pixels, rewards, ends, positions, stamina and the ground truth equal."""
-    ref, ours = upstream(ENDLESS), make(ENDLESS, "full")
+    every way an episode ends; pixels, rewards, ends, positions, stamina and the ground truth equal (with memory-gym
+    1.0.2's start-tile stamina bug, an option here)."""
+    ref, ours = upstream(ENDLESS), make(ENDLESS, "full", start_refills_stamina=True)
     core = ours.unwrapped.core
     rng = np.random.default_rng(0)
     steps = furthest = falls = 0
@@ -568,6 +571,22 @@ def test_endless_a_fall_behind_the_furthest_column_ends_the_episode():
             break
         obs, *_ = env.step(NONE)
     assert term
+
+
+@pytest.mark.parametrize(("start_refills_stamina", "back_on_start"), [(False, 18), (True, 19)])
+def test_endless_the_start_tile_does_not_refill_the_stamina(start_refills_stamina, back_on_start):
+    """MIKASA-Base's fix (the default): the step back on the start after a fall does not refill the stamina
+    (20 - 2 = 18 left); memory-gym 1.0.2 compares a tile's (x, y) with the start node, never equal, so there the
+    start refills it like any new tile (19 left; the option, for parity with memory_gym)."""
+    env = make(ENDLESS, "full", stamina_level=20, start_refills_stamina=start_refills_stamina)
+    obs, _ = env.reset(seed=0)
+    obs, _, term, *_ = _fall_from_here(env, obs)
+    assert obs["returning"] and not term and obs["stamina"][0] == pytest.approx(19 / 20)  # a fall refills every tile
+    obs, _, term, *_ = env.step(NONE)  # back on the start tile
+    assert not obs["returning"] and not term and obs["stamina"][0] == pytest.approx(back_on_start / 20)
+    for k in range(1, back_on_start + 1):  # staying there: the stamina runs out
+        obs, _, term, *_ = env.step(NONE)
+        assert term == (k == back_on_start)
 
 
 def test_endless_stamina_ends_the_episode_without_new_tiles():

@@ -55,12 +55,16 @@ def test_the_scenario_is_built_here_deterministically(tmp_path, monkeypatch):
     assert 'namespace = "zdoom";' in text and "special = 83;" in text and text.count("linedef") == 8
     decorate = dict(lumps)["DECORATE"].decode()
     assert "COL1 A 89" in decorate and "Thing_Damage(0, -25, 0)" in decorate and "Thing_Damage(0, 25, 0)" in decorate
+    assert 'A_GiveInventory("GreenArmor", 1)' in decorate and 'A_GiveInventory("BlueArmor", 1)' in decorate
+    assert "Armor" not in wad.decorate(90, armour=False)  # the symmetric option: no armour worn
     assert "COL1 A -1" in wad.decorate(None)  # pillar_tics=None: the pillar stays
+    assert wad.build_scenario("hard", 90, armour=False) != data
     monkeypatch.setenv("MEMBENCH_CACHE_DIR", str(tmp_path))
     path = wad.scenario_path("hard", 90)
     assert path.parent == tmp_path / "vizdoom" and path.read_bytes() == data
     mtime = path.stat().st_mtime_ns
     assert wad.scenario_path("hard", 90) == path and path.stat().st_mtime_ns == mtime  # written once
+    assert wad.scenario_path("hard", 90, armour=False) != path  # its own file: the name carries the hash
 
 
 def test_area_resize_weights_average_the_covered_pixels():
@@ -79,7 +83,9 @@ def test_gymnasium_env_checker_and_spaces(env_id, variant):
     assert env.action_space == gym.spaces.Discrete(8)
     keys = {"partial": set(), "oracle": {"oracle"}, "full": {"good_colour", "player", "pillar", "items", "time"}}
     # the acid's first bite is on tic 1; the delay layout starts in the cue room, without acid
-    assert set(obs) == {"image"} | keys[variant] and info["health"] == (100.0 if env_id == DELAY else 92.0)
+    assert set(obs) == {"image", "health"} | keys[variant] and info["health"] == (100.0 if env_id == DELAY else 92.0)
+    assert obs["health"].dtype == np.float32 and obs["health"].tolist() == [info["health"]]
+    assert "shaping_reward" not in obs  # upstream's running item score: it tells the good colour without memory
     env.close()
 
 
@@ -134,10 +140,15 @@ def _lying(obs) -> set:
     return {(x, y, int(c)) for present, x, y, c in obs["items"] if present}
 
 
+#: Health lost per bad item: upstream's items are armour (GreenArmor absorbs int(25 * 0.33335) = 8 of the 25
+#: damage, BlueArmor, drawn red, int(25 * 0.5) = 12), measured on upstream's own WAD; armour=False: 25.
+BAD_ITEM_COST = {True: {GREEN: 17.0, RED: 13.0}, False: {GREEN: 25.0, RED: 25.0}}
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_reward_sign_follows_the_pillar_colour(seed):
     """Every item touched (seen vanishing from the engine's item list) gives +1 and 25 health if it has the
-    pillar's colour, -1 and 25 damage otherwise; both happen here."""
+    pillar's colour, -1 and upstream's damage otherwise (17 for green, 13 for red); both happen here."""
     env = make("MIKASA/ViZDoomTwoColors-v0", "full")
     obs, info = env.reset(seed=seed)
     good = int(obs["good_colour"])
@@ -153,14 +164,38 @@ def test_reward_sign_follows_the_pillar_colour(seed):
             assert (info["good_items"], info["bad_items"]) == (n_good, n_bad)
             assert reward == pytest.approx(n_good - n_bad + 0.02)  # + 2 tics of living reward
             if len(taken) == 1:
-                change = info["health"] - health  # +-25 (healing stops at 100), less an acid bite (8) if one fell
-                expected = min(25.0, 100 - health) if n_good else -25.0
-                assert change in (expected, expected - 8), (change, health)
+                change = info["health"] - health  # healing stops at 100; an acid bite (8) if one fell lands first
+                if n_good:
+                    expected = (min(25.0, 100 - health), min(25.0, 108 - health) - 8)
+                else:
+                    expected = (-BAD_ITEM_COST[True][1 - good], -BAD_ITEM_COST[True][1 - good] - 8)
+                assert change in expected, (change, health)
                 signs.add(n_good - n_bad)
             if colour in taken:
                 break
     assert signs == {1, -1}
     env.close()
+
+
+@pytest.mark.parametrize("armour", [True, False])
+def test_health_lost_per_bad_item_is_upstreams_for_each_colour(armour):
+    """One engine tic per step, so an acid bite (8 on tics 1, 33, 65, ...) is told apart: a bad green item costs 17
+    health and a bad red one 13 by default (upstream's armour), 25 for both with armour=False."""
+    costs: dict[int, set] = {GREEN: set(), RED: set()}
+    env = make("MIKASA/ViZDoomTwoColors-v0", "full", frame_skip=1, armour=armour)
+    for seed in range(4):  # green is good in some of these episodes, red in others
+        obs, info = env.reset(seed=seed)
+        bad = 1 - int(obs["good_colour"])
+        for _ in range(600):
+            health = info["health"]
+            obs, _, term, trunc, info = env.step(seek(obs, bad))
+            if term or trunc:
+                break
+            if info["bad_items"] == 1 and not info["good_items"]:
+                bite = 8.0 if (env.unwrapped.game.get_episode_time() - 1) % 32 == 0 else 0.0
+                costs[bad].add(health - info["health"] - bite)
+    env.close()
+    assert costs == {colour: {cost} for colour, cost in BAD_ITEM_COST[armour].items()}, costs
 
 
 def test_health_reward_mode_pays_a_rise_and_ignores_bad_items():

@@ -72,14 +72,26 @@ BEGIN, END = "<!-- BEGIN TASK TABLES (generated: membench-envs readme) -->", "<!
 
 def update_readme(path: Path) -> bool:
     """Rewrite the generated block of ``path``; returns True if the file changed."""
-    text = path.read_text()
+    text = _read(path)
     pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"{path} has no generated-table markers ({BEGIN} ... {END})")
+        raise ValueError(f"{path} has no generated-table markers ({BEGIN} ... {END})")
     new = pattern.sub(lambda _: f"{BEGIN}\n{readme_tables()}\n{END}", text)
     if new != text:
-        path.write_text(new)
+        try:
+            path.write_text(new)
+        except OSError as exc:
+            raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
     return new != text
+
+
+def _read(path: Path) -> str:
+    """The text of ``path``; a missing file, a folder or an unreadable file is one ValueError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"cannot read {path}: {why}") from None
 
 
 def _collect(args) -> int:
@@ -110,10 +122,11 @@ def _collect(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="membench-envs", description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line. No parser takes abbreviated flags (``--name`` is not ``--namespace``)."""
+    parser = argparse.ArgumentParser(prog="membench-envs", description=__doc__, allow_abbrev=False)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p_list = sub.add_parser("list", help="print the catalogue as a table")
+    p_list = sub.add_parser("list", allow_abbrev=False, help="print the catalogue as a table")
     p_list.add_argument("--suite", help=f"one of: {', '.join(catalogue.suites())}")
     p_list.add_argument("--memory-type", choices=catalogue.MEMORY_TYPES)
     p_list.add_argument("--namespace", help="e.g. MIKASA, POPGym")
@@ -121,17 +134,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="STORI taxonomy type, 0-5 (e.g. 5: missing state variables)")
     p_list.add_argument("--markdown", action="store_true", help="markdown instead of aligned text")
     p_list.add_argument("--ids", action="store_true", help="print only the IDs, one per line")
-    p_info = sub.add_parser("info", help="everything the catalogue knows about one ID")
+    p_info = sub.add_parser("info", allow_abbrev=False, help="everything the catalogue knows about one ID")
     p_info.add_argument("env_id")
-    p_plan = sub.add_parser("plan", help="LTM/STM regime of an agent with context K on a task (Algorithm 1)")
+    p_plan = sub.add_parser("plan", allow_abbrev=False,
+                            help="LTM/STM regime of an agent with context K on a task (Algorithm 1)")
     p_plan.add_argument("env_id")
     p_plan.add_argument("--K", type=int, required=True, help="agent context length")
     p_plan.add_argument("--K-eff", type=int, default=None, help="effective context μ(K), if known")
-    p_readme = sub.add_parser("readme", help="regenerate the task tables in README.md")
+    p_readme = sub.add_parser("readme", allow_abbrev=False, help="regenerate the task tables in README.md")
     p_readme.add_argument("path", nargs="?", default="README.md")
     p_readme.add_argument("--check", action="store_true", help="exit 1 if the tables are out of date")
-    p_collect = sub.add_parser("collect", help="record an offline dataset of a MIKASA-Robo task with its scripted "
-                                               "expert (HDF5 + JSON, ManiSkill's trajectory format)")
+    p_collect = sub.add_parser("collect", allow_abbrev=False,
+                               help="record an offline dataset of a MIKASA-Robo task with its scripted expert (HDF5 + "
+                                    "JSON, ManiSkill's trajectory format)")
     p_collect.add_argument("env_id")
     p_collect.add_argument("--episodes", type=int, required=True, help="episodes to keep")
     p_collect.add_argument("--out", default="datasets", help="folder of the dataset files (default: datasets/)")
@@ -142,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     p_collect.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                            help="an env kwarg, e.g. --set episode_steps=30 (value read as YAML)")
     p_collect.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     try:
         if args.cmd == "list":
@@ -169,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(args.path)
             if args.check:
                 pattern = re.compile(re.escape(BEGIN) + "\n(.*?)\n" + re.escape(END), re.S)
-                m = pattern.search(path.read_text())
+                m = pattern.search(_read(path))
                 if m is None or m.group(1) != readme_tables():
                     print(f"{path}: task tables are out of date; run `membench-envs readme {path}`", file=sys.stderr)
                     return 1

@@ -211,6 +211,47 @@ def test_bankheist_dud_bomb_never_lets_dynamite_lie():
     assert (dud[:, 12] == 0).all()
 
 
+class _FakeALE:
+    """The RAM of an emulator whose game writes what the test says (the wrapper reads and writes only the RAM)."""
+
+    def __init__(self):
+        self.ram = np.zeros(128, dtype=np.uint8)
+
+    def getRAM(self):  # noqa: N802 - ALE's name
+        return self.ram.copy()
+
+    def setRAM(self, index, value):  # noqa: N802
+        self.ram[index] = value
+
+
+def test_bankheist_dud_bomb_compares_with_the_byte_read_before_the_write_back():
+    """The authors' rule: the previous dynamite value is the one read after the last frame, before any write-back.
+    A drop (0 -> 12) is undone (p = 1); the game dropping it again on the next frame (12 once more) is no change
+    from what the wrapper last read, so it is let through; a timer step (12 -> 20) is undone to 12."""
+    from membench_envs.stori.config import Concept
+    from membench_envs.stori.wrappers import BankHeistEvents
+
+    ale = _FakeALE()
+    dud = BankHeistEvents(Concept(type=2, prob=1.0, mode=1), GAMES["BankHeist"], 10)
+    dud.start(ale, np.random.default_rng(0), ale.getRAM())
+    kept = []
+    for written in (12, 12, 20):  # what the game writes to the dynamite byte on each frame
+        dud.before(ale)
+        ale.ram[12] = written
+        dud.after(ale, 0.0)
+        kept.append(int(ale.ram[12]))
+    assert kept == [0, 12, 12]
+
+
+def test_reset_noops_go_through_the_type2_effect_by_default():
+    """BankHeist's city switch (p = 1) acts on every no-op frame of the reset, as in the authors' DreamerV3
+    pipeline; with noops_through_effect=False the reset leaves the first city."""
+    for through in (True, False):
+        env = make("BankHeist", {"type": 2, "mode": 3, "prob": 1.0}, noops_through_effect=through)
+        cities = {int(env.reset(seed=seed)[1]["oracle"][0]) % 4 for seed in range(4)}
+        assert (cities != {0}) if through else (cities == {0}), (through, cities)
+
+
 def test_bankheist_fuel_leaks_once_per_city():
     env = make("BankHeist", {"type": 2, "mode": 2, "prob": 1.0}, frame_skip=1, noop_max=0)
     env.reset(seed=0)

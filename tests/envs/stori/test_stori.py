@@ -129,6 +129,22 @@ def test_type1_replaces_actions_at_rate_p(game, p):
     assert abs(changed - expected) < 0.025, (changed, expected)
 
 
+@pytest.mark.parametrize("through", [True, False])
+def test_reset_noops_go_through_the_type1_effect_by_default(through):
+    """The authors' DreamerV3 pipeline steps its no-op start through the wrapped ALE env: with p = 1 type 1 replaces
+    the NOOPs too (3 of Breakout's 4 actions are not NOOP); noops_through_effect=False runs them on the bare
+    emulator."""
+    env = make("Breakout", {"type": 1, "prob": 1.0}, noops_through_effect=through)
+    env.unwrapped.ale = recorder = RecordingALE(env.unwrapped.ale)
+    noop = env.unwrapped._noop
+    for seed in range(3):
+        recorder.acted.clear()
+        env.reset(seed=seed)
+        assert len(recorder.acted) > 5  # this seed draws a no-op start
+        replaced = np.mean([a != noop for a in recorder.acted])
+        assert (replaced > 0.4) if through else (replaced == 0), (seed, replaced)
+
+
 # --- type 2 ------------------------------------------------------------------------------------------------------
 def _play(env, steps, seed=0):
     env.reset(seed=seed)
@@ -185,8 +201,8 @@ def test_boxing_colour_flip_swaps_the_colours_each_toggle():
     # p = 1: the flag toggles every frame, so every other frame is drawn with the colours swapped (the game rewrites
     # the colour bytes after drawing, so the swap shows on the screen, not in the RAM after the frame).
     runs = []
-    for cfg in (None, {"type": 2, "mode": 1, "prob": 1.0}):
-        env = make("Boxing", cfg, frame_skip=1, max_pool=False)
+    for cfg in (None, {"type": 2, "mode": 1, "prob": 1.0}):  # no no-op start: they would toggle the flag too
+        env = make("Boxing", cfg, frame_skip=1, max_pool=False, noop_max=0)
         env.reset(seed=0)
         runs.append([env.step(0)[0] for _ in range(6)])
     for t, (ref, flip) in enumerate(zip(*runs, strict=True)):
@@ -197,6 +213,24 @@ def test_boxing_colour_flip_swaps_the_colours_each_toggle():
             assert (flip[ring][white] == 0).all() and (flip[ring][black] == 214).all(), t
         else:
             np.testing.assert_array_equal(flip, ref)
+
+
+def test_a_drift_into_type2_takes_the_episode_start_as_its_reference():
+    """The authors' wrapper built at a drift's switch reads the RAM recorded when the environment was built (the full
+    wall), not the RAM at the switch: blocks hit before the switch are regenerated after it (mode 3, p = 1)."""
+    env = make("Breakout", {"type": 3, "schedule": "sudden", "threshold": 150,
+                            "concept": {"type": 2, "mode": 3, "prob": 1.0}}, noop_max=0)
+    env.reset(seed=0)
+    wall = env.unwrapped.ale.getRAM()[:36].copy()
+    rng = np.random.default_rng(1)
+    for step in range(400):
+        _, _, term, trunc, info = env.step(int(rng.integers(env.action_space.n)))
+        if step == 148:  # the last step of the default game
+            assert (env.unwrapped.ale.getRAM()[:36] != wall).any(), "no block was hit before the switch"
+        if term or trunc:
+            break
+    assert step > 160 and info["concept"] == 2
+    np.testing.assert_array_equal(env.unwrapped.ale.getRAM()[:36], wall)
 
 
 # --- type 3 ------------------------------------------------------------------------------------------------------

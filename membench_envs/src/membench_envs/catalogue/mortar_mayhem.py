@@ -1,7 +1,10 @@
 """Catalogue entries of Mortar Mayhem (Memory Gym, Pleines et al.; listed by MIKASA-Base), re-implemented in numpy
 (no extra): see :mod:`membench_envs.envs.mortar_mayhem` for the rules and every decision.
 
-Presets are the ``memory-gym`` 1.0.2 registrations with their default reset parameters:
+Presets are the ``memory-gym`` 1.0.2 registrations with their default reset parameters (MIKASA-Base vendors
+memory-gym's files unchanged, except that its ``Endless-MortarMayhem-v0`` points at a module
+``mikasa_base.MemoryGym.env.endless_mortar_mayhem`` that its repository lacks, so ``MIKASA/EndlessMortarMayhem-v0``
+follows memory-gym 1.0.2's ``endless_mortar_mayhem.py``):
 
 - ``MIKASA/MortarMayhemGrid-v0`` = ``MortarMayhem-Grid-v0``: grid movement, 5 commands (no diagonals),
   explosion delay 6 / duration 2;
@@ -22,6 +25,11 @@ MAX_B_COMMANDS = 20
 #: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
 #: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
 ENDLESS_MAX_COMMANDS = 100
+#: The most commands an episode may hold (command_count, max_commands): each environment keeps an array of that
+#: many and the oracle observation is that long (a bound, so that command_count=[10**9] is refused, not allocated).
+MAX_COMMANDS = 1000
+#: The most entries of a "drawn from this list" kwarg.
+MAX_CHOICES = 100
 
 MORTAR_PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
@@ -32,18 +40,24 @@ MORTAR_PARAMS: tuple[Param, ...] = (
     Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
     Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
           "right_down, right_up, left_down, left_up"),
-    Param("command_count", "ints", (10,), low=1, doc="commands per episode, drawn from this list"),
-    Param("command_show_duration", "ints", (3,), low=1, doc="observations showing each command (drawn from the list)"),
-    Param("command_show_delay", "ints", (1,), low=0, doc="blank observations after each command (drawn from the list)"),
-    Param("explosion_duration", "ints", (2,), low=1, doc="steps the other tiles stay red (drawn from the list)"),
-    Param("explosion_delay", "ints", (6,), low=1, doc="steps to reach each target tile (drawn from the list)"),
+    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
+          doc="commands per episode, drawn from this list"),
+    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
+          doc="observations showing each command (drawn from the list)"),
+    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
+          doc="blank observations after each command (drawn from the list)"),
+    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
+          doc="steps the other tiles stay red (drawn from the list)"),
+    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
+          doc="steps to reach each target tile (drawn from the list)"),
     Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
           "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
     Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
           "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
           "grid=False, show_commands=True; command_count is the initial count)"),
-    Param("max_commands", "int", None, low=1, none_ok=True, doc="endless only: the oracle's capacity; the episode is "
-          "truncated when the sequence would grow beyond it (None: 100)"),
+    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
+          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
+              "(None: 100)"),
     Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
           "never, the authors' max_steps = -1)"),
     Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
@@ -67,12 +81,17 @@ _VEP = "membench_envs.envs.mortar_mayhem:MortarMayhemVector"
 
 
 def _xi(count: int, duration: int, delay: int, ex_delay: int, ex_duration: int) -> tuple[int, int]:
-    """Ξ of the command phase: command k is shown in observations k·P … k·P + duration − 1 (P = duration + delay);
-    it can be executed from action F − 1 (k = 0, F = count·P, the first action of the execution phase) or from
-    the action after the explosion of command k − 1 ends, F + k·(ex_delay + ex_duration). xi = t_r − t_e − dt + 1."""
+    """Ξ of the command phase, xi = t_r − t_e − Δt + 1 (the memory paper's definition: an event seen in
+    observations t_e … t_e + Δt; one observation is Δt = 0).
+
+    Event: command k, shown in observations k·P … k·P + duration − 1 (P = duration + delay): t_e = k·P,
+    Δt = duration − 1. Recall: the first action that can execute it, t_r = F − 1 + k·(ex_delay + ex_duration)
+    (F = count·P): action F − 1 is the first of the execution phase (the agent's first move, k = 0); command k − 1
+    is verified ex_delay + 1 actions into its window and its red tiles hold the agent for that action and the
+    ex_duration − 1 after it, so action F − 1 + k·(ex_delay + ex_duration) is the first that may leave its target
+    (tests/envs/test_mortar_mayhem.py measures both on the env)."""
     period, frames = duration + delay, count * (duration + delay)
-    xis = [frames - duration] + [frames + k * (ex_delay + ex_duration) - k * period - duration + 1
-                                 for k in range(1, count)]
+    xis = [frames - 1 + k * (ex_delay + ex_duration) - k * period - (duration - 1) + 1 for k in range(count)]
     return min(xis), max(xis)
 
 
@@ -90,10 +109,14 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
                 "must walk them tile by tile in order")
         xi = _xi(10, 3, 1, ex_delay, ex_duration)
         xi_note = (
-            "event: command k, observations k*4 ... k*4+2 (dt = 3); recall: the first action that can execute it: "
-            f"a_39 for k = 0 (the first action of the execution phase), a_(40 + k*{ex_delay + ex_duration}) for "
-            f"k >= 1 (the step after the explosion of command k-1). xi = t_r - t_e - dt + 1 = 37 for k = 0, "
-            f"38 + {ex_delay + ex_duration - 4}k for k = 1 ... 9"
+            "event: command k, observations k*4 ... k*4+2 (t_e = 4k, dt = 2); recall: the first action that can "
+            f"execute it, a_(39 + k*{ex_delay + ex_duration}): a_39 is the first action of the execution phase, and "
+            f"for k >= 1 the first that may leave command k-1's target (its red tiles last actions "
+            f"a_(39 + k*{ex_delay + ex_duration} - {ex_duration}) ... a_(39 + k*{ex_delay + ex_duration} - 1)). "
+            f"xi = t_r - t_e - dt + 1 = 38 + {ex_delay + ex_duration - 4}k, k = 0 ... 9"
+            + (", the memory paper's Table 2 values. (Until this was measured the catalogue had [37, 218]: dt = 3, "
+               "the event's length instead of the paper's dt, and t_r one action late for k >= 1.)"
+               if not grid else "")
         )
     else:
         what = (f"10 commands (of {allowed}) are given as a one-hot vector in every observation (task B); the agent "
@@ -161,7 +184,10 @@ def _endless() -> TaskSpec:
             "memory-gym 1.0.2 Endless-MortarMayhem-v0 with its default reset parameters (6x6 arena, 1 initial "
             "command, show 3 + 1 steps, explosion delay 18 / duration 6, +0.1 per command, no time limit); same "
             "seed, same episode as memory-gym; truncated (not terminated) at max_steps if given, and when the "
-            "sequence would exceed max_commands (100)"
+            "sequence would exceed max_commands (100). Provenance: MIKASA-Base (0.1.0b1) registers "
+            "Endless-MortarMayhem-v0 with the entry point mikasa_base.MemoryGym.env.endless_mortar_mayhem, a module "
+            "its repository does not contain (making it fails there; it vendors memory-gym's other files "
+            "unchanged), so this ID follows memory-gym 1.0.2's endless_mortar_mayhem.py"
         ),
     )
 

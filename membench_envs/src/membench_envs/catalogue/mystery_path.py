@@ -21,7 +21,7 @@ MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
     Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
           "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
     Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
-    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3,
+    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3, max_length=100,
           doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
     Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
     Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
@@ -38,6 +38,11 @@ ENDLESS_MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
     Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (truncation); None: none, as "
           "upstream (the stamina ends episodes)"),
     Param("stamina_level", "int", 20, low=1, doc="steps the agent may take without reaching a new path tile"),
+    Param("start_refills_stamina", "bool", False,
+          doc="memory-gym 1.0.2's bug: the start tile refills the stamina like any other path tile (its check "
+              "compares the tile's (x, y) with the start node object, never equal), so the step back on the start "
+              "after a fall refills it; False: MIKASA-Base's fix, the start tile never refills (one step less after "
+              "each fall). True for parity with memory_gym"),
     Param("show_past_path", "bool", True, doc="draw the path behind the agent (up to 5 columns back)"),
     Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
     Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
@@ -123,9 +128,12 @@ TASKS = [
             "memory-gym Endless-MysteryPath-v0 (MIKASA-Base vendors it), its default reset parameters: stamina 20, "
             "reward_path_progress=0.1, past path shown (5 columns back), camera 5 tiles behind, no background, no "
             "stamina bar, no step limit; actions 0 none, 1 right, 2 up, 3 down (3 px). Episodes end only by the "
-            "rules (terminated). Follows memory-gym 1.0.2, where the start tile refills the stamina (MIKASA-Base's "
-            "copy excludes it); upstream never clears its list of fall spots (it checks for a new furthest column "
-            "before updating it), kept. Upstream IDs: MysteryPath-v0, MysteryPath-Grid-v0, Endless-MysteryPath-v0"
+            "rules (terminated). The start tile never refills the stamina: MIKASA-Base's fix of memory-gym 1.0.2, "
+            "whose check `(node.x, node.y) == self.start` compares a tuple with the start node and is never true, "
+            "so there the step back on the start after a fall refills it (one step more per fall; "
+            "start_refills_stamina=True, used by the parity tests). Upstream never clears its list of fall spots "
+            "(it checks for a new furthest column before updating it), kept. Upstream IDs: MysteryPath-v0, "
+            "MysteryPath-Grid-v0, Endless-MysteryPath-v0"
         ),
     ),
 ]

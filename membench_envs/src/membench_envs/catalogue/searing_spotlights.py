@@ -34,7 +34,7 @@ SEARING_SPOTLIGHTS_PARAMS: tuple[Param, ...] = (
     Param("light_dim_off_duration", "int", 6, low=1, doc="steps over which the light dims off: the darkness's "
           "alpha grows by int(255 / duration) per step from 0"),
     Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
-    Param("num_coins", "ints", (1,), low=0, high=8, doc="coins per episode, drawn from this list"),
+    Param("num_coins", "ints", (1,), low=0, high=8, max_length=100, doc="coins per episode, drawn from this list"),
     Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
     Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
     Param("coins_visible", "bool", False, doc="draw the coins above the darkness"),

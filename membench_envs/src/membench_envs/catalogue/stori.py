@@ -31,6 +31,9 @@ PARAMS: tuple[Param, ...] = (
           doc="observe the pixel-wise max of the step's last two frames (the paper's agents)"),
     Param("noop_max", "int", 30, low=0, high=1000,
           doc="reset runs a uniform number of NOOP frames in [0, noop_max) (the paper's DreamerV3 set-up: 30)"),
+    Param("noops_through_effect", "bool", True,
+          doc="the reset's NOOP frames go through the type-1 / type-2 effect like the agent's frames (the authors' "
+              "DreamerV3 pipeline); False: they run on the bare emulator"),
     Param("full_action_space", "bool", False, doc="ALE's 18 actions instead of the game's minimal set"),
     Param("grayscale", "bool", False, doc="grey-scale observation (BT.601 luma), shape (..., 1)"),
     Param("screen_size", "int", None, low=8, high=160, none_ok=True,

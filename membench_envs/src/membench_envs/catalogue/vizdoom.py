@@ -34,6 +34,10 @@ PARAMS: tuple[Param, ...] = (
           doc="'items': +1 per item of the pillar's colour, -1 per other item (delay layout: +0.1 per medikit, +5 "
               "for the vest of the pillar's colour) (MemUP, use_shaping=True, the papers' wording); 'health': +1 on "
               "each step whose health rose (MIKASA-Base's class default)"),
+    Param("armour", "bool", True,
+          doc="the items are armour pickups, as upstream's (Doom's GreenArmor and BlueArmor): the armour absorbs part "
+              "of a bad item's 25 damage before it is taken away, so a bad green item costs 17 health and a bad red "
+              "one 13 (upstream's WAD, measured); False: every bad item costs 25 (the papers' wording)"),
     Param("living_reward", "float", 0.01, doc="reward per engine tic survived (upstream .cfg: 0.01; delay: 0)"),
     Param("episode_timeout", "int", EPISODE_TIMEOUT, low=2, high=100_000,
           doc="tics until the episode is truncated (upstream .cfg: 2100; delay: 2300)"),
@@ -85,10 +89,14 @@ def _spec(env_id: str, layout: str, upstream: str, where: str) -> TaskSpec:
         ),
         notes=(
             f"MIKASA-Base {upstream} (MemUP's scenario): room 1280 x 1280 with a 256 x 16 block on the east wall, "
-            "10 items of each colour at the start, then one item every 30 tics (green, red, ...), +-25 health "
-            "per item, 2100-tic timeout (truncated), death terminates; 8 actions = left, right, forward, "
-            "backward, left+forward, left+backward, right+forward, right+backward; reward 0.01 per tic + the "
-            "item reward. Scenario built by membench (UDMF map + DECORATE), not upstream's WAD/ACS."
+            "10 items of each colour at the start, then one item every 30 tics (green, red, ...); an item of the "
+            "pillar's colour heals 25, the other costs 17 health (green) or 13 (red): the items are armour "
+            "pickups (GreenArmor, BlueArmor) whose armour absorbs part of the 25 damage before upstream's script "
+            "clears it (armour=False: 25 for both, the papers' wording); 2100-tic timeout (truncated), death "
+            "terminates; 8 actions = left, right, forward, backward, left+forward, left+backward, right+forward, "
+            "right+backward; reward 0.01 per tic + the item reward. Observation: image + health (upstream's keys; "
+            "its running item score 'shaping_reward' is left out: it tells the good colour without memory). "
+            "Scenario built by membench (UDMF map + DECORATE), not upstream's WAD/ACS."
         ),
     )
 

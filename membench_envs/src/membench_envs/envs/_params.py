@@ -29,11 +29,15 @@ KINDS = ("bool", "int", "float", "choice", "ints", "floats")
 class Param:
     """One keyword argument: its name, kind and allowed values.
 
-    ``kind``: ``"bool"``, ``"int"``, ``"float"``, ``"choice"`` (one of ``choices``), ``"ints"`` / ``"floats"``
-    (a sequence of ``length`` numbers, or a non-empty one of any length when ``length`` is None, each within the
-    bounds). ``low`` / ``high`` bound numbers (inclusive; ``low_open=True`` makes the lower bound exclusive),
-    ``odd`` requires an odd int, ``none_ok`` lets ``None`` through (meaning "the default"), ``default`` is what the
-    entry point uses when the kwarg is not given.
+    ``kind``: ``"bool"``, ``"int"``, ``"float"``, ``"choice"`` (one of ``choices``: strings, or ints), ``"ints"`` /
+    ``"floats"`` (a sequence of ``length`` numbers, or, when ``length`` is None, a non-empty one of at most
+    ``max_length``, each within the bounds). ``low`` / ``high`` bound numbers (inclusive; ``low_open=True`` makes
+    the lower bound exclusive), ``odd`` requires an odd int, ``none_ok`` lets ``None`` through (meaning "the
+    default"), ``default`` is what the entry point uses when the kwarg is not given.
+
+    A sequence of any length must declare ``max_length``, and a number that sizes an allocation (a per-episode
+    array, an observation) its ``high``, where the kwarg is declared: ``command_count=[10**9]`` would otherwise
+    ask for gigabytes before any error.
     """
 
     name: str
@@ -45,6 +49,7 @@ class Param:
     odd: bool = False
     choices: tuple[Any, ...] = ()
     length: int | tuple[int, ...] | None = None
+    max_length: int | None = None
     none_ok: bool = False
     doc: str = ""
 
@@ -53,6 +58,11 @@ class Param:
             raise ValueError(f"Param {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"Param {self.name}: a choice needs choices")
+        if self.kind == "choice" and not (all(isinstance(c, str) for c in self.choices)
+                                          or all(_number(c, integer=True) is not None for c in self.choices)):
+            raise ValueError(f"Param {self.name}: choices must be all strings or all ints")
+        if self.kind in ("ints", "floats") and self.length is None and self.max_length is None:
+            raise ValueError(f"Param {self.name}: a sequence of any length needs max_length")
 
     # --- what is allowed, in words ---------------------------------------------------------------------------
     def _bounds(self) -> str:
@@ -77,7 +87,8 @@ class Param:
             n = self.length if not isinstance(self.length, tuple) else " or ".join(map(str, self.length))
             noun = "ints" if self.kind == "ints" else "numbers"
             bounds = self._bounds()
-            text = f"a sequence of {n} {noun}" if n is not None else f"a non-empty sequence of {noun}"
+            text = (f"a sequence of {n} {noun}" if n is not None
+                    else f"a non-empty sequence of at most {self.max_length} {noun}")
             if bounds:
                 text += f", each {bounds}"
         return text + (", or None" if self.none_ok else "")
@@ -104,9 +115,15 @@ class Param:
                 raise self._fail(owner, value, TypeError)
             return bool(value)
         if kind == "choice":
-            if not any(isinstance(value, type(c)) and value == c for c in self.choices):
-                raise self._fail(owner, value, ValueError if isinstance(value, str) else TypeError)
-            return value
+            if isinstance(self.choices[0], str):
+                given = value if isinstance(value, str) else None
+            else:  # ints: numpy integers too, never a bool or a float
+                given = _number(value, integer=True)
+            if given is None:  # not of the choices' type
+                raise self._fail(owner, value, TypeError)
+            if given not in self.choices:
+                raise self._fail(owner, value, ValueError)
+            return given
         if kind in ("int", "float"):
             number = _number(value, integer=kind == "int")
             if number is None:
@@ -117,6 +134,8 @@ class Param:
         # sequences
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
             raise self._fail(owner, value, TypeError)
+        if self.max_length is not None and len(value) > self.max_length:  # before looking at the items
+            raise self._fail(owner, _Long(value), ValueError)
         items = [_number(v, integer=kind == "ints") for v in np.asarray(value, dtype=object).ravel()]
         if np.ndim(value) != 1 or any(v is None for v in items):
             raise self._fail(owner, value, TypeError)
@@ -125,6 +144,17 @@ class Param:
         if wrong_length or not all(self._in_bounds(v) for v in items):
             raise self._fail(owner, value, ValueError)
         return tuple(items)
+
+
+class _Long:
+    """A long sequence in an error message: its length and first items, not all of it."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(v) for v in list(self.value[:3]))
+        return f"<a sequence of {len(self.value)}: {head}, ...>"
 
 
 def _number(value: Any, integer: bool) -> int | float | None:

@@ -10,7 +10,14 @@ game logic of upstream's ACS script is done by DECORATE actors:
   drops one green item, ``SPAWN_EVERY`` tics later one red item, and so on.
 - ``TwoColorsPillar<Colour>``: the tall column of that colour, taken away after ``pillar_tics`` tics.
 - ``TwoColors<Colour><Good|Bad>``: the armour sprite of that colour; touching it heals (``Thing_Damage(0, -25)``)
-  or hurts (``Thing_Damage(0, 25)``) the player by 25 and the item is gone. A good item also gives the player
+  or hurts (``Thing_Damage(0, 25)``) the player and the item is gone. With ``armour=True`` (the default) the item
+  is an armour pickup, as upstream's (its ACS spawns Doom's ``GreenArmor`` and ``BlueArmor`` and runs
+  ``Thing_Damage`` then ``ClearInventory()`` from the pickup's special): the pickup first gives the player that
+  armour (``GreenArmor``: 100 points absorbing 33.335 %; ``BlueArmor``, drawn red by Freedoom: 200 points
+  absorbing 50 %), the 25 damage is then partly absorbed (ZDoom's ``BasicArmor::AbsorbDamage`` saves
+  ``int(25 * percent)``: 8 or 12), and the armour is taken away again (``A_TakeInventory("BasicArmor")``), all in
+  the same tic: a bad green item costs 17 health, a bad red one 13, as measured on upstream's WAD; healing is not
+  affected. With ``armour=False`` no armour is given: every bad item costs 25. A good item also gives the player
   one bullet and a bad one counts as a found item: the environment reads these two engine counters (AMMO2,
   ITEMCOUNT) for the rewards, which works on the episode's last tic too.
 
@@ -53,6 +60,9 @@ COLOURS = ("Green", "Red")  # index 1 = red, as upstream's is_red
 #: Freedoom sprites: the tall green / red columns and the green / "blue" (red in Freedoom) armour.
 PILLAR_SPRITES = {"Green": "COL1", "Red": "COL3"}
 ITEM_SPRITES = {"Green": "ARM1", "Red": "ARM2"}
+#: The armour each item colour is (upstream spawns Doom's GreenArmor and BlueArmor); it absorbs int(25 * share) of a
+#: bad item's 25 damage (ZDoom's savepercent: 33.335 % and 50 %), so the item costs 17 and 13 health.
+ITEM_ARMOUR = {"Green": "GreenArmor", "Red": "BlueArmor"}
 DIRECTOR_EDNUM = 20_001  # + index of the good colour; + 2 + index: the delay layout's
 VEST_EDNUM = 20_011  # + 2 * colour index + (1 if good)
 
@@ -148,12 +158,15 @@ def textmap(layout: str, good: int) -> str:
     return "".join(out)
 
 
-def _item(colour: str, good: bool) -> str:
+def _item(colour: str, good: bool, armour: bool = True) -> str:
     sprite = ITEM_SPRITES[colour]
     amount = -ITEM_HEALTH if good else ITEM_HEALTH
     # The counters the environment reads (also after the episode's end): a good item adds one bullet (AMMO2; the
     # player cannot shoot), a bad one counts as a found item (ITEMCOUNT).
     count = "    TNT1 A 0 A_GiveInventory(\"Clip\", 1)\n" if good else ""
+    # Upstream's items are armour: it is worn while Thing_Damage runs and taken away right after (its ClearInventory)
+    wear = f"    TNT1 A 0 A_GiveInventory(\"{ITEM_ARMOUR[colour]}\", 1)\n" if armour else ""
+    shed = "    TNT1 A 0 A_TakeInventory(\"BasicArmor\", 0)\n" if armour else ""
     return f"""actor TwoColors{colour}{'Good' if good else 'Bad'} : CustomInventory
 {{
   Radius {ITEM_RADIUS}
@@ -168,8 +181,8 @@ def _item(colour: str, good: bool) -> str:
     {sprite} B 7 bright
     loop
   Pickup:
-{count}    TNT1 A 0 Thing_Damage(0, {amount}, 0)
-    stop
+{count}{wear}    TNT1 A 0 Thing_Damage(0, {amount}, 0)
+{shed}    stop
   }}
 }}
 """
@@ -314,8 +327,8 @@ def _delay_director(good: int, delay_tics: int) -> str:
 """
 
 
-def decorate(pillar_tics: int | None, delay_tics: int = DELAY_TICS) -> str:
-    parts = [_item(c, g) for c in COLOURS for g in (True, False)]
+def decorate(pillar_tics: int | None, delay_tics: int = DELAY_TICS, armour: bool = True) -> str:
+    parts = [_item(c, g, armour) for c in COLOURS for g in (True, False)]
     parts += [_pillar(c, pillar_tics) for c in COLOURS]
     parts += [_director(good) for good in range(len(COLOURS))]
     parts += _delay_actors()
@@ -323,13 +336,14 @@ def decorate(pillar_tics: int | None, delay_tics: int = DELAY_TICS) -> str:
     return "\n".join(parts)
 
 
-def build_scenario(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS) -> bytes:
+def build_scenario(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS,
+                   armour: bool = True) -> bytes:
     """The scenario WAD: DECORATE, then MAP01 (green good) and MAP02 (red good)."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; valid: {', '.join(LAYOUTS)}")
     if pillar_tics is not None and pillar_tics < 2:
         raise ValueError(f"pillar_tics must be >= 2 or None, got {pillar_tics}")
-    lumps = [("DECORATE", decorate(pillar_tics, delay_tics).encode("ascii"))]
+    lumps = [("DECORATE", decorate(pillar_tics, delay_tics, armour).encode("ascii"))]
     for good in range(len(COLOURS)):
         lumps += [(f"MAP0{good + 1}", b""), ("TEXTMAP", textmap(layout, good).encode("ascii")), ("ENDMAP", b"")]
     return wad_bytes(lumps)
@@ -349,9 +363,10 @@ def cache_dir() -> Path:
         return fallback
 
 
-def scenario_path(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS) -> Path:
+def scenario_path(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS,
+                  armour: bool = True) -> Path:
     """The scenario WAD on disk, written on first use (atomically; the name carries the content hash)."""
-    data = build_scenario(layout, pillar_tics, delay_tics)
+    data = build_scenario(layout, pillar_tics, delay_tics, armour)
     digest = hashlib.sha256(data).hexdigest()[:16]
     path = cache_dir() / f"two_colors_{layout}_{digest}.wad"
     if not path.exists() or path.read_bytes() != data:

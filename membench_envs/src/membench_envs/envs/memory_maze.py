@@ -8,6 +8,14 @@ The episode is truncated after T = 1000, 2000, 3000 or 4000 steps (250 … 1000 
 never terminates. Actions: ``Discrete(6)``, the package's set: 0 = noop, 1 = forward, 2 = turn left, 3 = turn
 right, 4 = forward + left, 5 = forward + right.
 
+The package's options, as kwargs (its variant IDs, which MIKASA-Base copies, in brackets; the table is in
+:mod:`membench_envs.catalogue.memory_maze`): ``good_visibility`` (``-Vis``), ``camera_resolution`` (``-HD``: 256),
+``randomize_colors`` (``-6CL``), ``top_camera`` (``-Top``, with 256: the picture is taken from above the maze),
+``control_freq`` (``-HiFreq``: 40 steps per simulated second instead of 4; the time limit stays in seconds, so T is
+10x longer; a divisor of 200, the package's control step being a whole number of 5 ms physics steps) and
+``show_path`` (``-Oracle``: a minimap with the shortest route to the prompted target drawn over the picture's
+top-right corner; the package marks the route's cells 2 in its layout, here the layout stays 1 = floor, 0 = wall).
+
 Observations (a ``Dict`` in every variant; positions in maze cells, (x, y) with (0, 0) the bottom-left corner of
 the maze without its outer wall, so the cell of a point is ``maze_layout[int(y), int(x)]``):
 
@@ -43,6 +51,10 @@ Baselines 3 print a banner). So when ``gym`` is not installed, :func:`_legacy_gy
 only while ``memory_maze`` is imported, and removes it afterwards: the package's old-gym IDs are then not
 registered and its ``GymWrapper`` is unusable, neither of which membench uses (it builds the dm_env tasks of
 ``memory_maze.tasks``). When the real ``gym`` is installed, nothing is faked.
+
+Render modes: ``"rgb_array"`` (the agent's picture) and gymnasium's ``"rgb_array_list"``; ``"human"`` is one clear
+``ValueError`` (:func:`make_memory_maze`, the registered entry point, says why), where the other IDs get gymnasium's
+``HumanRendering`` window.
 
 Rendering. MuJoCo needs a headless OpenGL: :func:`~membench_envs.envs._mujoco_gl.select_mujoco_gl` picks EGL or
 OSMesa (or keeps the user's ``MUJOCO_GL``) before ``memory_maze`` is imported, which would otherwise force
@@ -156,20 +168,29 @@ class MemoryMaze(gym.Env):
         good_visibility: bool = False,
         randomize_colors: bool = False,
         camera_resolution: int = 64,
+        top_camera: bool = False,
+        control_freq: int = CONTROL_FREQ,
+        show_path: bool = False,
         render_mode: str | None = None,
     ):
         p = check_kwargs("MemoryMaze", PARAMS, {
             "size": size, "obs_variant": obs_variant, "good_visibility": good_visibility,
             "randomize_colors": randomize_colors, "camera_resolution": camera_resolution,
+            "top_camera": top_camera, "control_freq": control_freq, "show_path": show_path,
         })
         self.size, self.obs_variant = p["size"], p["obs_variant"]
         self.env_id = f"MIKASA/MemoryMaze{self.size}x{self.size}-v0"
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
+        self.control_freq = p["control_freq"]
+        self.metadata = {**self.metadata, "render_fps": self.control_freq}
         self._task_kwargs = {
             "global_observables": True,  # always: the oracle is in every variant's info
             "good_visibility": p["good_visibility"],
             "randomize_colors": p["randomize_colors"],
             "camera_resolution": p["camera_resolution"],
+            "top_camera": p["top_camera"],
+            "control_freq": float(self.control_freq),
+            "show_path": p["show_path"],
         }
         if importlib.util.find_spec("memory_maze") is None:  # the missing extra first, then the OpenGL library
             require("memory_maze", "memory-maze", env_id=self.env_id)
@@ -177,7 +198,7 @@ class MemoryMaze(gym.Env):
         self._tasks = load_tasks(self.env_id, self._backend)
         logging.getLogger("absl").addFilter(_QUIET)
         self.n_targets = SIZES[self.size][0]
-        self.T = episode_length(self.size)
+        self.T = episode_length(self.size, self.control_freq)
 
         s, n, res = float(self.size), self.n_targets, p["camera_resolution"]
         reach = s * 1.5  # bounds the components of a vector between two points of the maze (<= s * sqrt(2))
@@ -251,7 +272,7 @@ class MemoryMaze(gym.Env):
     def _observe(self, o: dict[str, Any]) -> tuple[dict[str, np.ndarray], np.ndarray]:
         self._image = np.array(o["image"], dtype=np.uint8)
         agent_dir = np.clip(np.asarray(o["agent_dir"], dtype=np.float32), -1.0, 1.0)
-        layout = np.asarray(o["maze_layout"], dtype=np.uint8)
+        layout = (np.asarray(o["maze_layout"]) > 0).astype(np.uint8)  # show_path marks the route's cells 2
         oracle = np.concatenate([o["agent_pos"], agent_dir, o["target_pos"], layout.ravel()]).astype(np.float32)
         obs = {"image": self._image.copy(), "target_color": np.asarray(o["target_color"], dtype=np.float32)}
         if self.obs_variant == "oracle":
@@ -303,3 +324,28 @@ class MemoryMaze(gym.Env):
     def close(self):
         self._close_task()
         super().close()
+
+
+#: Render modes of ``gym.make``: the env's own, and gymnasium's list of its frames.
+RENDER_MODES = ("rgb_array", "rgb_array_list")
+
+
+def make_memory_maze(render_mode: str | None = None, **kwargs: Any) -> gym.Env:
+    """The registered entry point: :class:`MemoryMaze`, after checking ``render_mode``.
+
+    ``render_mode="human"`` is refused here, before anything is built. Given a class whose metadata lacks "human",
+    ``gym.make`` would wrap it in gymnasium's ``HumanRendering``, which opens a pygame window; that window's display
+    breaks MuJoCo's offscreen EGL / OSMesa context in the same process (``EGL_BAD_DISPLAY``), and on some machines
+    the first ``reset`` never returns. Being a function (no ``metadata``), this entry point receives the mode as
+    the user gave it; ``"rgb_array_list"`` gets gymnasium's ``RenderCollection`` here, as ``gym.make`` would add it.
+    """
+    valid = f"valid: {', '.join(RENDER_MODES)} (or None)"
+    if render_mode == "human":
+        raise ValueError(f"render_mode='human' is not supported by Memory Maze: gymnasium's HumanRendering opens a "
+                         f"pygame window, which breaks MuJoCo's offscreen OpenGL context in the same process; {valid}; "
+                         "to watch an episode, record its 'rgb_array' frames (e.g. gymnasium.wrappers.RecordVideo)")
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"unknown render_mode {render_mode!r}; {valid}")
+    if render_mode == "rgb_array_list":
+        return gym.wrappers.RenderCollection(MemoryMaze(render_mode="rgb_array", **kwargs))
+    return MemoryMaze(render_mode=render_mode, **kwargs)

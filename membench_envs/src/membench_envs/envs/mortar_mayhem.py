@@ -26,7 +26,9 @@ T = count·P − 1 + (delay + 1) + (count − 1)(delay + duration) steps (Grid 1
 Nothing truncates an episode (the authors return ``truncated=False`` always). ``success`` is reported only when
 the last command is executed (the authors also report it when the last command fails).
 
-Endless (``endless=True``, continuous only). One command (any of the allowed ones; targets wrap around the
+Endless (``endless=True``, continuous only; memory-gym 1.0.2's ``Endless-MortarMayhem-v0``: MIKASA-Base registers
+that ID with an entry point module, ``mikasa_base.MemoryGym.env.endless_mortar_mayhem``, that its repository lacks,
+so memory-gym's is the only code there is). One command (any of the allowed ones; targets wrap around the
 arena) is shown, then executed; each time the whole sequence is done, one new command is drawn and shown alone
 (the tiles stay red while it is shown) and the whole sequence is executed again from the agent's tile. The
 agent moves at 3 pixels a step (diagonals 3/√2, its centre truncated towards zero) and leaves the screen to come

@@ -44,7 +44,10 @@ agent starts on the first tile facing right and moves 3 px per step: Discrete(4)
 screen x = 66, and the path tiles behind it are shown (white with a 1 px (210, 210, 210) border): from the
 predecessor of the last path tile it stood on, back to the first tile in a column at most 5 behind the agent's
 column − 1. A path tile reached for the first time gives ``reward_path_progress``; stamina (``stamina_level``)
-drops by one every step and refills on a path tile not visited since the last fall. A fall: ``reward_fall_off``,
+drops by one every step and refills on a path tile other than the start not visited since the last fall
+(MIKASA-Base's fix; memory-gym 1.0.2 compares the tile's ``(x, y)`` with the start node object, never equal, so
+there the start refills too: the step back on it after a fall, one step more per fall;
+``start_refills_stamina=True`` restores that, for the parity tests against memory_gym). A fall: ``reward_fall_off``,
 the red cross, every tile refills again, and the next step puts the agent back on the first tile; the episode ends
 (terminated) when a fall is in a column behind the furthest one reached on the path, or on a spot where it fell
 before (upstream never clears that list), or when the stamina reaches 0. No step limit (``max_steps`` adds a
@@ -375,13 +378,14 @@ class EndlessMysteryPathCore(MemoryGymCore):
     PARAMS = ENDLESS_MYSTERY_PATH_PARAMS
 
     def __init__(self, num_envs: int, max_steps: int | None = None, stamina_level: int = 20,
-                 show_past_path: bool = True, visual_feedback: bool = True, reward_fall_off: float = 0.0,
-                 reward_path_progress: float = 0.1, reward_step: float = 0.0):
+                 start_refills_stamina: bool = False, show_past_path: bool = True, visual_feedback: bool = True,
+                 reward_fall_off: float = 0.0, reward_path_progress: float = 0.1, reward_step: float = 0.0):
         super().__init__(num_envs)
         n = num_envs
         self.max_steps = max_steps
         self.T = max_steps if max_steps is not None else np.iinfo(np.int64).max
         self.stamina_level = int(stamina_level)
+        self.start_refills_stamina = bool(start_refills_stamina)
         self.show_past_path, self.visual_feedback = bool(show_past_path), bool(visual_feedback)
         self.reward_fall_off, self.reward_path_progress = float(reward_fall_off), float(reward_path_progress)
         self.reward_step = float(reward_step)
@@ -505,6 +509,8 @@ class EndlessMysteryPathCore(MemoryGymCore):
         on_path = rank > 0
         new_tile = on_path & ~self.rewarded[rows, tile[:, 0], ty]
         refill = on_path & ~self.refilled[rows, tile[:, 0], ty]
+        if not self.start_refills_stamina:  # MIKASA-Base's fix: the start tile (rank 1) never refills
+            refill &= rank != 1
         self.rewarded[rows[new_tile], tile[new_tile, 0], ty[new_tile]] = True
         self.refilled[rows[refill], tile[refill, 0], ty[refill]] = True
         stamina = np.where(refill, self.stamina_level, self.stamina[rows])

@@ -10,9 +10,16 @@ Upstream's rules (its map, ACS script and .cfg, the same in the MemUP and MIKASA
   Layout ``base``: 181 units straight ahead of the start (the player faces it); ``hard``: 572 units away, 63°
   to the left of the initial view direction, outside the 16:9 view (about ±53°): the agent must turn to see it.
   In both upstream maps the pillar is taken away 90 tics after the start (``pillar_tics``).
-- 10 green and 10 red items (armour sprites; Freedoom's heavy armour is red) lie at uniform free spots; then
-  one green item appears at tic 90, a red one at tic 120, and so on every 30 tics, alternating.
-- Touching an item of the pillar's colour heals 25 (up to 100), the other colour hurts 25.
+- 10 green and 10 red items lie at uniform free spots; then one green item appears at tic 90, a red one at tic 120,
+  and so on every 30 tics, alternating. They are Doom's armour pickups: green is ``GreenArmor``, red is
+  ``BlueArmor`` (Freedoom draws it red).
+- Touching an item of the pillar's colour heals 25 (up to 100). Touching the other colour runs
+  ``Thing_Damage(0, 25)`` while the player wears the armour the pickup just gave (upstream's script clears the
+  inventory right after), so the armour absorbs ``int(25 * share)`` of it (ZDoom's savepercent: 33.335 % for
+  green, 50 % for blue): a bad green item costs 17 health, a bad red one 13, measured on upstream's own WAD and
+  reproduced by ours (``armour=True``, the default). ``armour=False`` is the papers' wording, 25 for either colour.
+  So the two colours are not symmetric upstream: a bad red item hurts less, and episodes last longer than
+  with 25.
 - The episode ends when the player dies (``terminated``) or at tic 2100 (``truncated``; upstream's ``done``).
 - Reward per step: 0.01 per tic played (upstream's ``living_reward``) plus, with ``reward_mode="items"``
   (default; MemUP's ``use_shaping=True`` and both papers' wording), +1 per item of the pillar's colour and -1 per
@@ -30,13 +37,19 @@ Upstream's rules (its map, ACS script and .cfg, the same in the MemUP and MIKASA
 - Actions: Discrete(8) over TURN_LEFT, TURN_RIGHT, MOVE_FORWARD, MOVE_BACKWARD: 0 left, 1 right, 2 forward,
   3 backward, 4 left+forward, 5 left+backward, 6 right+forward, 7 right+backward (upstream's list).
 
-Observation (``partial``): ``{"image"}``, uint8 (64, 112, 3): the 320x180 screen (no HUD, weapon or crosshair)
-area-averaged to 112x64 (upstream's size; upstream returns it channel-first, here channel-last). After the last
-step the image is black, as upstream's. ``oracle`` adds ``"oracle"``: Discrete(2), the pillar's colour (0 green,
-1 red; upstream's ``is_red``) - what the agent must remember once the pillar is gone. ``full`` adds the Markov
-state: ``"good_colour"`` (the same), ``"player"`` (x, y in map units, angle in degrees, health), ``"pillar"``
-(1 while the pillar stands), ``"items"`` (one row per item slot: present, x, y, kind (0 green, 1 red,
-2 medikit), in spawn order, zero rows for absent ones) and ``"time"`` (tic / episode_timeout). ``info`` has
+Observation (``partial``): ``{"image", "health"}``. ``"image"``: uint8 (64, 112, 3), the 320x180 screen (no HUD,
+weapon or crosshair) area-averaged to 112x64 (upstream's size; upstream returns it channel-first, here
+channel-last). ``"health"``: float32 (1,), the player's health (upstream's ``obs["health"]``, a float there), in
+every variant. After the last step the image is black and the health 0, as upstream's. Upstream's third key,
+``"shaping_reward"`` (its ACS variable USER1), is left out of every variant on purpose: it is the running item
+score (+1 per good item, -1 per bad one), a counter that carries the item history into every observation, so
+the step after touching an item it tells which colour is good (the fact the task asks the agent to remember)
+without any memory; the reward already gives each item's sign to an agent that remembers it. ``oracle`` adds
+``"oracle"``: Discrete(2), the pillar's colour (0 green, 1 red; upstream's ``is_red``) - what the agent must
+remember once the pillar is gone. ``full`` adds the Markov state: ``"good_colour"`` (the same), ``"player"`` (x, y
+in map units, angle in degrees, health), ``"pillar"`` (1 while the pillar stands), ``"items"`` (one row per item
+slot: present, x, y, kind (0 green, 1 red, 2 medikit), in spawn order, zero rows for absent ones) and ``"time"``
+(tic / episode_timeout). ``info`` has
 ``"oracle"``, ``"health"`` and the step's ``"good_items"`` / ``"bad_items"`` picked up (delay layout:
 ``"medikits"`` and ``"good_items"``, the right vest).
 
@@ -107,13 +120,14 @@ class ViZDoomTwoColors(gym.Env):
         self.living_reward = p["living_reward"]
         self.episode_timeout = p["episode_timeout"]
         self.delay_tics = p["delay_tics"]
+        self.armour = p["armour"]
         self.T = steps_per_episode(self.frame_skip, self.episode_timeout)
         self.n_items = max_items(self.layout, self.episode_timeout, self.delay_tics)
         self._item_rewards = ITEM_REWARDS[self.layout]
 
         image = gym.spaces.Box(0, 255, (*IMAGE, 3), np.uint8)
         colour = gym.spaces.Discrete(2)
-        spaces = {"image": image}
+        spaces = {"image": image, "health": gym.spaces.Box(0.0, 100.0, (1,), np.float32)}
         if self.obs_variant == "oracle":
             spaces["oracle"] = colour
         elif self.obs_variant == "full":
@@ -141,7 +155,8 @@ class ViZDoomTwoColors(gym.Env):
     def _init_game(self):
         vzd = self._vzd
         game = vzd.DoomGame()
-        game.set_doom_scenario_path(str(wad.scenario_path(self.layout, self.pillar_tics, self.delay_tics)))
+        game.set_doom_scenario_path(str(wad.scenario_path(self.layout, self.pillar_tics, self.delay_tics,
+                                                          self.armour)))
         game.set_doom_map("map01")
         game.set_doom_config_path(str(wad.cache_dir() / "_vizdoom.ini"))  # not the working directory
         game.set_screen_resolution(vzd.ScreenResolution.RES_320X180)
@@ -193,7 +208,9 @@ class ViZDoomTwoColors(gym.Env):
         return (columns.reshape(IMAGE[1], IMAGE[0], 3).transpose(1, 0, 2) + 0.5).astype(np.uint8)
 
     def _observe(self) -> dict[str, np.ndarray]:
-        obs = {"image": self._image()}
+        # upstream's "health": the engine's health, 0 once the episode is over (as its black image)
+        health = 0.0 if self._done else min(max(self._health, 0.0), 100.0)
+        obs = {"image": self._image(), "health": np.array([health], dtype=np.float32)}
         if self.obs_variant == "oracle":
             obs["oracle"] = np.int64(self.good)
         elif self.obs_variant == "full":

@@ -6,7 +6,12 @@ frame wrapper (:mod:`membench_envs.stori.wrappers`): type 1 may replace the acti
 the observation is the pixel-wise max of the last two frames (``max_pool``), each masked on its own by a type-5
 wrapper. Rewards are summed over the frames. The episode ends when the game is over (``terminated``) or after
 ``max_episode_frames`` emulator frames (``truncated``, ALE's v5 default 108000); a lost life does not end it.
-Reset: ALE's reset, then a uniform number of NOOP frames in ``[0, noop_max)`` (no wrapper acts on them).
+Reset: ALE's reset, then a uniform number of NOOP frames in ``[0, noop_max)``. With ``noops_through_effect=True``
+(default) they go through the active type-1 / type-2 wrapper like any frame (type 1 may replace a NOOP, type 2's
+events may happen), as in the authors' DreamerV3 pipeline, whose Atari env steps its no-ops through the wrapped
+ALE env (``noops: 30``); ``False`` runs them on the bare emulator (membench's earlier rule; the authors' STORM
+pipeline has no no-op starts: ``noop_max=0``). Drifts (type 3) start in the default game, so no wrapper acts on
+their no-ops either way; type-5 masks act on observations only.
 
 Observation variants:
 
@@ -65,6 +70,7 @@ class StoriEnv(gym.Env):
         self.config_dict = None if config is None else dict(config)
         self.obs_variant = p["obs_variant"]
         self.frame_skip, self.max_pool, self.noop_max = p["frame_skip"], p["max_pool"], p["noop_max"]
+        self.noops_through_effect = p["noops_through_effect"]
         self._first_observed = self.frame_skip - (2 if self.max_pool else 1)  # frame index within a step
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         name = f"STORI/{self.game.name}-{self.preset or ''}{'-' if self.preset else ''}v0"
@@ -82,6 +88,7 @@ class StoriEnv(gym.Env):
         actions = self.ale.getLegalActionSet() if p["full_action_space"] else self.ale.getMinimalActionSet()
         self._actions = list(actions)
         self._noop = ale_py.Action.NOOP
+        self._noop_index = self._actions.index(self._noop)  # 0 in every set
         self.action_space = gym.spaces.Discrete(len(self._actions))
 
         h, w = self.ale.getScreenDims()
@@ -110,6 +117,7 @@ class StoriEnv(gym.Env):
         self._started = self._done = False
         self._step = 0
         self._on = False
+        self._start_ram = np.zeros(RAM_SIZE, dtype=np.uint8)  # the RAM right after ALE's reset: type 2's reference
 
     # --- set-up --------------------------------------------------------------------------------------------------
     @staticmethod
@@ -130,7 +138,7 @@ class StoriEnv(gym.Env):
     def _activate(self, on: bool) -> None:
         if on and not self._on and self.wrapper is not None:
             rng = self._rngs["observation" if self.wrapper.masks_observation else "dynamics"]
-            self.wrapper.start(self.ale, rng)
+            self.wrapper.start(self.ale, rng, self._start_ram)
         self._on = on
 
     # --- observation ---------------------------------------------------------------------------------------------
@@ -171,20 +179,30 @@ class StoriEnv(gym.Env):
         if seed is not None:
             self._seed_sequence = np.random.SeedSequence(seed)
             self._rngs = self._spawn(self._seed_sequence)
-        self.ale.reset_game()
-        self._on = False
+        self._restart()
         self._step = 0
-        # Types 1, 2, 5 start with the episode (their start state is the RAM right after ALE's reset); a drift's
-        # second concept starts inside a step, as in the authors' code.
-        self._activate(self.config.type in (1, 2, 5))
         noops = int(self._rngs["noop"].integers(self.noop_max)) if self.noop_max > 0 else 0
         for _ in range(noops):
-            self.ale.act(self._noop)
+            wrapper = self.wrapper if self._on and self.noops_through_effect else None
+            if wrapper is None:
+                self.ale.act(self._noop)
+            else:  # as an agent's NOOP frame (the authors' DreamerV3 pipeline)
+                executed = wrapper.action(self._noop_index)
+                wrapper.before(self.ale)
+                wrapper.after(self.ale, self.ale.act(self._actions[executed]))
             if self.ale.game_over():
-                self.ale.reset_game()
+                self._restart()
         self._capture(0)
         self._started, self._done = True, False
         return self._observe((0,)), self._info()
+
+    def _restart(self) -> None:
+        """ALE's reset; types 1, 2, 5 start with the episode (type 2's reference state is the RAM right after it); a
+        drift's second concept starts inside a step, as in the authors' code."""
+        self.ale.reset_game()
+        self._start_ram = self.ale.getRAM().copy()
+        self._on = False
+        self._activate(self.config.type in (1, 2, 5))
 
     def step(self, action):
         if not self._started:

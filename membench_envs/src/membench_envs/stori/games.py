@@ -359,8 +359,9 @@ BANKHEIST = Game(
                 "slot_2": 26},
     random_modes={
         0: "no event",
-        1: "dud bomb: a frame that changes the dynamite byte (RAM[12]) away from its start value is undone with "
-           "probability p (a dropped stick vanishes before it explodes)",
+        1: "dud bomb: a frame that changes the dynamite byte (RAM[12]) away from its start value and from the value "
+           "read after the previous frame (before any write-back, as the authors' code) is undone with probability p "
+           "(a dropped stick vanishes before it explodes)",
         2: "fuel leak: once per city (RAM[0] % 4) per episode, each frame with probability p, the tank drops to "
            "half (fuel used RAM[86] set to 12 if it was below)",
         3: "city switch: each frame with probability p the maze becomes another city's, drawn uniformly among the "

@@ -41,7 +41,9 @@ class FrameWrapper:
     """One stochasticity effect on the emulator. The env calls, for every emulator frame while it is active:
     ``a = action(a)``, ``before(ale)``, ``r = ale.act(...)``, ``r = after(ale, r)``; and ``mask(frame, ale)`` on the
     frames that make the observation. ``start`` is called when the effect becomes active (episode start, or the
-    drift's switch to it) with the env's generator for this effect."""
+    drift's switch to it) with the env's generator for this effect and ``start_ram``, the RAM of the episode's start
+    (right after ALE's reset): the reference state of the type-2 events, as in the authors' code, whose wrappers
+    read the RAM recorded when the environment was built or reset (a wrapper built at a drift's switch too)."""
 
     masks_observation = False
 
@@ -50,7 +52,7 @@ class FrameWrapper:
         self.prob = concept.prob
         self.rng = np.random.default_rng(0)
 
-    def start(self, ale, rng: np.random.Generator) -> None:
+    def start(self, ale, rng: np.random.Generator, start_ram: np.ndarray) -> None:
         self.rng = rng
 
     def action(self, a: int) -> int:
@@ -91,12 +93,13 @@ class BreakoutEvents(FrameWrapper):
     and some block byte changed during the frame, then with probability p those bytes are written back (mode 2 also
     sets the frame's reward to 0; the on-screen score and ALE's score keep the hit). Mode 3 (regenerate): after a
     frame, if some block byte differs from its start value, then with probability p one of them, drawn uniformly,
-    is written back to its start value. The start value is the RAM when the effect starts: the episode start, or the
-    step a drift switches to this concept (as the authors' code, which builds a new wrapper at the switch)."""
+    is written back to its start value. The start value is the block bitmap at the episode's start, also when a
+    drift switches to this concept mid-episode (the authors' wrapper built at the switch reads the RAM recorded when
+    the environment was built: the full wall)."""
 
-    def start(self, ale, rng: np.random.Generator) -> None:
-        super().start(ale, rng)
-        self.original = ale.getRAM()[BREAKOUT_BLOCKS].copy()
+    def start(self, ale, rng: np.random.Generator, start_ram: np.ndarray) -> None:
+        super().start(ale, rng, start_ram)
+        self.original = start_ram[BREAKOUT_BLOCKS].copy()
         self.previous = self.original
 
     def before(self, ale) -> None:
@@ -140,10 +143,9 @@ class BoxingEvents(FrameWrapper):
     cancelled too, so a cancelled hit pays 0 in total, as the paper describes ("reverts score changes"). The
     published results do not use this mode."""
 
-    def start(self, ale, rng: np.random.Generator) -> None:
-        super().start(ale, rng)
-        ram = ale.getRAM()
-        self.original = ram.copy()
+    def start(self, ale, rng: np.random.Generator, start_ram: np.ndarray) -> None:
+        super().start(ale, rng, start_ram)
+        self.original = start_ram.copy()  # the start colours and positions (also after a drift's switch)
         self.flipped = False
         self.compensation = 0.0
 
@@ -191,8 +193,8 @@ class GopherEvents(FrameWrapper):
     Where this differs from the authors' code (which is buggy there) see the notes of
     :data:`membench_envs.stori.games.GOPHER`."""
 
-    def start(self, ale, rng: np.random.Generator) -> None:
-        super().start(ale, rng)
+    def start(self, ale, rng: np.random.Generator, start_ram: np.ndarray) -> None:
+        super().start(ale, rng, start_ram)
         self.carrot_done = False
 
     def before(self, ale) -> None:
@@ -227,28 +229,36 @@ class GopherEvents(FrameWrapper):
 class BankHeistEvents(FrameWrapper):
     """Type 2 on BankHeist (modes in :data:`membench_envs.stori.games.BANKHEIST`).
 
-    Mode 1 (dud bomb): after a frame that changed the dynamite byte to a value other than its start value, with
-    probability p the byte is written back (a dropped stick vanishes; its explosion, back to the start value, is
-    never undone). Mode 2 (fuel leak): after each frame, if the current city (RAM[0] % 4) has not leaked since
-    the effect started, with probability p it leaks: the fuel used becomes half the tank if it was below. Mode 3
-    (city switch): after each frame, with probability p, the city's maze becomes one of the other three, drawn
-    uniformly (the counter's rounds, RAM[0] // 4, are kept). Mode 4 (empty bank): a frame where a slot that held a
-    bank before the frame holds something else after it (the robbery) pays 0 with probability p."""
+    Mode 1 (dud bomb), the authors' rule: after a frame whose dynamite byte is neither its start value nor the
+    value the wrapper read after the previous frame, with probability p the byte is set to that previous value (a
+    dropped stick vanishes; its explosion, back to the start value, is never undone). The previous value is the one
+    read *before* any write-back, as the authors' code keeps it: after a write-back, the same change on the next
+    frame is let through, and a byte that moved on is set to the value that was undone. (membench's earlier rule
+    read the RAM before the frame, after any write-back, so it could hold a stick back frame after frame; in a
+    4000-frame random play at p = 0.5 the two rules part after 973 frames.)
 
-    def start(self, ale, rng: np.random.Generator) -> None:
-        super().start(ale, rng)
-        self.original = ale.getRAM().copy()
+    Mode 2 (fuel leak): after each frame, if the current city (RAM[0] % 4) has not leaked since the effect started,
+    with probability p it leaks: the fuel used becomes half the tank if it was below. Mode 3 (city switch): after
+    each frame, with probability p, the city's maze becomes one of the other three, drawn uniformly (the counter's
+    rounds, RAM[0] // 4, are kept). Mode 4 (empty bank): a frame where a slot that held a bank before the frame
+    holds something else after it (the robbery) pays 0 with probability p."""
+
+    def start(self, ale, rng: np.random.Generator, start_ram: np.ndarray) -> None:
+        super().start(ale, rng, start_ram)
+        self.original = start_ram.copy()
+        self.seen_bomb = int(start_ram[BANKHEIST_BOMB])  # the dynamite byte read after the last frame
         self.leaked: set[int] = set()
 
     def before(self, ale) -> None:
-        if self.concept.mode in (1, 4):
+        if self.concept.mode == 4:
             self.previous = ale.getRAM().copy()
 
     def after(self, ale, reward: float) -> float:
         mode = self.concept.mode
         ram = ale.getRAM()
         if mode == 1:
-            bomb, was = int(ram[BANKHEIST_BOMB]), int(self.previous[BANKHEIST_BOMB])
+            bomb, was = int(ram[BANKHEIST_BOMB]), self.seen_bomb
+            self.seen_bomb = bomb  # before the write-back, as the authors' code
             if bomb != self.original[BANKHEIST_BOMB] and bomb != was and self.rng.random() < self.prob:
                 ale.setRAM(BANKHEIST_BOMB, was)
         elif mode == 2:
