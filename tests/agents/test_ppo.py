@@ -362,6 +362,9 @@ def test_make_vector_env_native_and_sync():
     np.testing.assert_array_equal(o1, o2)
     with pytest.raises(ValueError, match="no native batched implementation"):
         make_vector_env("Pendulum-v1", 2, vectorization="native")
+    with pytest.raises(ValueError, match="no native batched implementation"):  # membench's SyncVector fallback
+        make_vector_env("POPGym/RepeatPreviousEasy-v0", 2, vectorization="native")
+    assert isinstance(make_vector_env("POPGym/RepeatPreviousEasy-v0", 2), SyncVectorEnv)
     with pytest.raises(ValueError, match="unknown vectorization"):
         make_vector_env(TMAZE, 2, vectorization="threads")
 

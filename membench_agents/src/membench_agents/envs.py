@@ -32,6 +32,7 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     ``pip install`` that fixes it.
     """
     import membench_envs  # noqa: F401  (registers the membench IDs)
+    from membench_envs.registration import SyncVector
 
     if vectorization not in VECTORIZATION_MODES:
         raise ValueError(f"unknown vectorization {vectorization!r}; valid: {', '.join(VECTORIZATION_MODES)}")
@@ -39,10 +40,12 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     kwargs = dict(env_kwargs or {})
     spec = gym.spec(env_id)
-    if vectorization == "native" and spec.vector_entry_point is None:
+    # membench registers gymnasium's SyncVectorEnv as the vector entry point of the IDs without a batched one
+    native = spec.vector_entry_point is not None and not isinstance(spec.vector_entry_point, SyncVector)
+    if vectorization == "native" and not native:
         raise ValueError(f"{env_id} has no native batched implementation (vector_entry_point); use 'sync' or 'async'")
     envs = None
-    if vectorization in ("auto", "native") and spec.vector_entry_point is not None:
+    if vectorization in ("auto", "native") and native:
         try:
             envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point",
                                 autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
@@ -78,6 +81,7 @@ def process_cap(env_id: str) -> int | None:
     import os
 
     import membench_envs  # noqa: F401  (registers the membench IDs)
+    from membench_envs.registration import SyncVector
 
     entry = gym.spec(env_id).vector_entry_point
     if not (isinstance(entry, str) and entry.startswith("membench_envs.robo")):

@@ -59,8 +59,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,12 +71,9 @@ from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from membench_agents.algos.ppo import resolve_device, tree_map
-from membench_agents.checkpoint import restore_generator
+from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
-    check_autoreset,
-    episode_successes,
     final_obs,
     obs_to_tensor,
     take_rows,
@@ -456,28 +451,16 @@ class DTQN:
     ``replay``, ``envs``, ``device``, ``global_step``, ``iteration``, ``num_iterations``, ``gradient_steps``."""
 
     def __init__(self, envs: VectorEnv, config: DTQNConfig):
-        config.validate()
-        check_autoreset(envs)
-        if envs.num_envs != config.num_envs:
-            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        self.device = set_up(envs, config)
         check_spaces(envs.single_observation_space, envs.single_action_space)
         self.config = cfg = config
         self.envs = envs
-        if cfg.num_threads is not None:
-            torch.set_num_threads(int(cfg.num_threads))
-        if cfg.deterministic:
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            torch.use_deterministic_algorithms(True)
-        self.device = resolve_device(cfg.device)
-        random.seed(cfg.seed)
-        np.random.seed(cfg.seed % 2**32)
-        torch.manual_seed(cfg.seed)
         obs_space, act_space = envs.single_observation_space, envs.single_action_space
         self.q_net = DTQNetwork(obs_space, int(act_space.n), cfg).to(self.device)
         self.target_net = copy.deepcopy(self.q_net)
         self.target_net.requires_grad_(False)
         self.policy = DTQNPolicy(self.q_net, obs_space, act_space)
-        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=cfg.learning_rate)
+        self.optimizer = adam(self.q_net.parameters(), cfg.learning_rate)
         self.act_generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # epsilon-greedy draws
         self.sample_generator = torch.Generator().manual_seed(cfg.seed + 1)  # replay windows
         N = cfg.num_envs
@@ -492,8 +475,7 @@ class DTQN:
         self.replay.start(self.obs)
         self.state = self.policy.initial_state(N, self.device)
         self.episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
-        self.ep_return = np.zeros(N, dtype=np.float64)
-        self.ep_length = np.zeros(N, dtype=np.int64)
+        self.episodes = EpisodeStats(N)
 
     def epsilon(self) -> float:
         cfg = self.config
@@ -518,15 +500,8 @@ class DTQN:
         self.obs = next_obs
         self.episode_start = torch.as_tensor(done, device=self.device)
         self.global_step += self.config.num_envs
-        self.ep_return += reward
-        self.ep_length += 1
-        episodes = []
-        if idx.size:
-            succ = episode_successes(info, idx)
-            episodes = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
-            self.ep_return[idx] = 0.0
-            self.ep_length[idx] = 0
-        return episodes
+        self.episodes.add(reward)
+        return self.episodes.finish(done, info)
 
     # -- one gradient step ------------------------------------------------------------------------------------------
     def _update(self) -> Tensor:
@@ -631,15 +606,13 @@ class DTQN:
             "window": tree_map(lambda w: w.clone(), window),
             "length": length.clone(),
             "episode_start": self.episode_start.clone(),
-            "ep_return": self.ep_return.copy(),
-            "ep_length": self.ep_length.copy(),
+            **self.episodes.state_dict(),
             "global_step": self.global_step,
             "iteration": self.iteration,
             "gradient_steps": self.gradient_steps,
             "updates_done": self.updates_done,
             "iteration_so_far": _copy_iteration(self.iteration_so_far),
-            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
-                    "act": self.act_generator.get_state(), "sample": self.sample_generator.get_state()},
+            "rng": rng_state({"act": self.act_generator, "sample": self.sample_generator}),
         }
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
@@ -652,19 +625,13 @@ class DTQN:
         self.obs = tree_map(np.array, d["obs"])
         self.state = (tree_map(lambda w: w.to(dev), d["window"]), d["length"].to(dev))
         self.episode_start = d["episode_start"].to(dev)
-        self.ep_return = np.array(d["ep_return"], dtype=np.float64)
-        self.ep_length = np.array(d["ep_length"], dtype=np.int64)
+        self.episodes.load_state_dict(d)
         self.global_step = int(d["global_step"])
         self.iteration = int(d["iteration"])
         self.gradient_steps = int(d["gradient_steps"])
         self.updates_done = int(d["updates_done"])
         self.iteration_so_far = _copy_iteration(d.get("iteration_so_far"))
-        rng = d["rng"]
-        torch.set_rng_state(rng["torch"])
-        np.random.set_state(rng["numpy"])
-        random.setstate(rng["python"])
-        restore_generator(self.act_generator, rng["act"])
-        self.sample_generator.set_state(rng["sample"])
+        restore_rng(d["rng"], {"act": self.act_generator, "sample": self.sample_generator})
 
 
 def _copy_iteration(it: dict[str, Any] | None) -> dict[str, Any] | None:

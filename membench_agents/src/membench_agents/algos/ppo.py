@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,10 +52,8 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
-from membench_agents.checkpoint import restore_generator
+from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
 from membench_agents.envs import (
-    check_autoreset,
-    episode_successes,
     final_obs,
     first_leaf,
     is_torch,
@@ -199,29 +195,7 @@ class PPOConfig:
         return self.num_envs * (self.num_steps // bptt)
 
 
-def resolve_device(device: str | torch.device) -> torch.device:
-    if str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    d = torch.device(device)
-    if d.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    return d
-
-
 # -- small tree helpers (observations may be dicts of tensors) --------------------------------------------
-def tree_map(fn, x):
-    if isinstance(x, dict):
-        return {k: tree_map(fn, v) for k, v in x.items()}
-    return fn(x)
-
-
-def _like(value, ref):
-    """``value`` as the same kind (numpy array or tensor on ref's device) as ``ref``."""
-    if isinstance(ref, np.ndarray):
-        return value.cpu().numpy().copy() if isinstance(value, Tensor) else np.array(value, dtype=ref.dtype)
-    return torch.as_tensor(value, device=ref.device, dtype=ref.dtype)
-
-
 def _tree_set(buf, t: int, x) -> None:
     if isinstance(buf, dict):
         for k in buf:
@@ -264,15 +238,6 @@ def ppo_loss(cfg: PPOConfig, newlogp: Tensor, entropy: Tensor, newvalue: Tensor,
     return loss, stats
 
 
-def make_optimizer(params, lr: float) -> torch.optim.Adam:
-    """Adam (eps 1e-5, as CleanRL) with the fused kernel where this torch build has it for the device."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, eps=1e-5, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(params, lr=lr, eps=1e-5)
-
-
 class PPO:
     """Proximal Policy Optimisation on a SAME_STEP-autoreset vector env (see the module docstring).
 
@@ -282,25 +247,13 @@ class PPO:
     """
 
     def __init__(self, envs: VectorEnv, config: PPOConfig):
-        config.validate()
-        check_autoreset(envs)
-        if envs.num_envs != config.num_envs:
-            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        self.device = set_up(envs, config)
         self.config = cfg = config
         self.envs = envs
-        if cfg.num_threads is not None:
-            torch.set_num_threads(int(cfg.num_threads))
-        if cfg.deterministic:
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            torch.use_deterministic_algorithms(True)
-        self.device = resolve_device(cfg.device)
-        random.seed(cfg.seed)
-        np.random.seed(cfg.seed % 2**32)
-        torch.manual_seed(cfg.seed)
         self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
                                   cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size,
                                   core_kwargs=cfg.core_kwargs, init_log_std=cfg.init_log_std).to(self.device)
-        self.optimizer = make_optimizer(self.policy.parameters(), cfg.learning_rate)
+        self.optimizer = adam(self.policy.parameters(), cfg.learning_rate, eps=1e-5)  # CleanRL's eps
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
         self.num_iterations = cfg.num_iterations
@@ -313,14 +266,8 @@ class PPO:
 
         obs, _ = envs.reset(seed=cfg.seed)
         self.torch_env = is_torch(obs)
-        if self.torch_env:  # running episode statistics live where the env's outputs live
-            env_dev = self.env_device = first_leaf(obs).device
-            self.ep_return = torch.zeros(N, dtype=torch.float64, device=env_dev)
-            self.ep_length = torch.zeros(N, dtype=torch.long, device=env_dev)
-        else:
-            self.env_device = None
-            self.ep_return = np.zeros(N, dtype=np.float64)
-            self.ep_length = np.zeros(N, dtype=np.int64)
+        self.env_device = first_leaf(obs).device if self.torch_env else None
+        self.episodes = EpisodeStats(N, self.env_device)
         self.next_obs = obs_to_tensor(obs, self.device)
         self.next_state = self.policy.initial_state(N, self.device)
         self.next_episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
@@ -393,8 +340,7 @@ class PPO:
                 terminated = np.asarray(terminated, dtype=bool).reshape(-1)
                 truncated = np.asarray(truncated, dtype=bool).reshape(-1)
             done = terminated | truncated
-            self.ep_return += reward
-            self.ep_length += 1
+            self.episodes.add(reward)
             self.rew_buf[t] = to_tensor(reward, dev, torch.float32)
             self.done_buf[t] = to_tensor(done, dev, torch.bool)
             es = self.done_buf[t]
@@ -402,7 +348,7 @@ class PPO:
                 self.rew_buf[t] = self._normalize_reward(self.rew_buf[t], es)
             if done.any():
                 self._bootstrap_truncated(t, truncated & ~terminated, info, state)
-                episodes.extend(self._finished_episodes(done, info))
+                episodes.extend(self.episodes.finish(done, info))
             obs = obs_to_tensor(next_obs, dev)
         self.next_obs, self.next_state, self.next_episode_start = obs, state, es
         return episodes
@@ -418,15 +364,6 @@ class PPO:
         fo = obs_to_tensor(take_rows(final_obs(info), idx.cpu().numpy()), dev)
         v = self.policy.value(fo, tuple(s[idx] for s in state), torch.zeros(len(idx), dtype=torch.bool, device=dev))
         self.rew_buf[t, idx] += self.config.gamma * v
-
-    def _finished_episodes(self, done, info: dict) -> list[tuple[float, int, bool | None]]:
-        """(return, length, success) of the episodes that just ended; resets their running statistics."""
-        idx = torch.nonzero(done).squeeze(1) if self.torch_env else np.flatnonzero(done)
-        succ = episode_successes(info, idx.cpu().numpy() if self.torch_env else idx)
-        finished = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
-        self.ep_return[done] = 0.0
-        self.ep_length[done] = 0
-        return finished
 
     def _normalize_reward(self, reward: Tensor, done: Tensor) -> Tensor:
         """Scale by the running std of the discounted return (gymnasium's NormalizeReward)."""
@@ -547,15 +484,13 @@ class PPO:
             "optimizer": self.optimizer.state_dict(),
             "return_rms": self.return_rms.state_dict(),
             "discounted_return": self.discounted_return.clone(),
-            "ep_return": self.ep_return.copy() if isinstance(self.ep_return, np.ndarray) else self.ep_return.clone(),
-            "ep_length": self.ep_length.copy() if isinstance(self.ep_length, np.ndarray) else self.ep_length.clone(),
+            **self.episodes.state_dict(),
             "global_step": self.global_step,
             "iteration": self.iteration,
             "next_obs": tree_map(lambda o: o.clone(), self.next_obs),
             "next_state": tuple(s.clone() for s in self.next_state),
             "next_episode_start": self.next_episode_start.clone(),
-            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
-                    "generator": self.generator.get_state(), "shuffle": self.shuffle_generator.get_state()},
+            "rng": rng_state({"generator": self.generator, "shuffle": self.shuffle_generator}),
         }
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
@@ -565,16 +500,10 @@ class PPO:
         self.optimizer.load_state_dict(d["optimizer"])
         self.return_rms.load_state_dict(d["return_rms"])
         self.discounted_return = d["discounted_return"].to(dev)
-        self.ep_return = _like(d["ep_return"], self.ep_return)
-        self.ep_length = _like(d["ep_length"], self.ep_length)
+        self.episodes.load_state_dict(d)
         self.global_step = int(d["global_step"])
         self.iteration = int(d["iteration"])
         self.next_obs = tree_map(lambda o: o.to(dev), d["next_obs"])
         self.next_state = tuple(s.to(dev) for s in d["next_state"])
         self.next_episode_start = d["next_episode_start"].to(dev)
-        rng = d["rng"]
-        torch.set_rng_state(rng["torch"])
-        np.random.set_state(rng["numpy"])
-        random.setstate(rng["python"])
-        restore_generator(self.generator, rng["generator"])
-        self.shuffle_generator.set_state(rng["shuffle"])
+        restore_rng(d["rng"], {"generator": self.generator, "shuffle": self.shuffle_generator})

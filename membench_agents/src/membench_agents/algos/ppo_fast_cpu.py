@@ -35,7 +35,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from membench_agents.algos.ppo import PPO, tree_map
+from membench_agents.algos.common import tree_map
+from membench_agents.algos.ppo import PPO
 from membench_agents.errors import check_stop
 from membench_agents.memory import GRUCore, LSTMCore, MemoryCore, MLPCore, State, layout_segments, plan_segments
 
@@ -108,15 +109,14 @@ class FastCPU:
             terminated = np.asarray(terminated, dtype=bool).reshape(-1)
             truncated = np.asarray(truncated, dtype=bool).reshape(-1)
             done = np.logical_or(terminated, truncated, out=self.es_np[t + 1])  # done after t = start at t + 1
-            ppo.ep_return += reward
-            ppo.ep_length += 1
+            ppo.episodes.add(reward)
             self.rew_np[t] = reward
             _copy_into(self.obs_np, t + 1, next_obs)
             if cfg.norm_reward:
                 ppo.rew_buf[t] = ppo._normalize_reward(ppo.rew_buf[t], self.es_rows[t + 1])
             if done.any():
                 ppo._bootstrap_truncated(t, truncated & ~terminated, info, state)
-                episodes.extend(ppo._finished_episodes(done, info))
+                episodes.extend(ppo.episodes.finish(done, info))
         ppo.val_buf.copy_(self.head[:, :, n])
         logp_all = torch.log_softmax(self.head[:, :, :n], -1)
         ppo.logp_buf.copy_(logp_all.gather(-1, (ppo.act_buf - start).unsqueeze(-1)).squeeze(-1))

@@ -38,8 +38,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,12 +49,9 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
-from membench_agents.algos.ppo import resolve_device, tree_map
-from membench_agents.checkpoint import restore_generator
+from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
-    check_autoreset,
-    episode_successes,
     final_obs,
     first_leaf,
     is_torch,
@@ -455,16 +450,6 @@ def _leaves(tree) -> list[Tensor]:
 # ---------------------------------------------------------------------------------------------------------
 # the algorithm
 # ---------------------------------------------------------------------------------------------------------
-def adam(params, lr: float) -> torch.optim.Adam:
-    """Adam (torch defaults), with the fused kernel where this torch build has one for the device."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(params, lr=lr)
-
-
-
 class SAC:
     """Soft Actor-Critic on a SAME_STEP-autoreset vector env (see the module docstring).
 
@@ -474,23 +459,11 @@ class SAC:
     """
 
     def __init__(self, envs: VectorEnv, config: SACConfig):
-        config.validate()
-        check_autoreset(envs)
-        if envs.num_envs != config.num_envs:
-            raise ValueError(f"the vector env has {envs.num_envs} environments but config.num_envs = {config.num_envs}")
+        self.device = dev = set_up(envs, config)
         obs_space, act_space = envs.single_observation_space, envs.single_action_space
         check_spaces(obs_space, act_space)
         self.config = cfg = config
         self.envs = envs
-        if cfg.num_threads is not None:
-            torch.set_num_threads(int(cfg.num_threads))
-        if cfg.deterministic:
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            torch.use_deterministic_algorithms(True)
-        self.device = dev = resolve_device(cfg.device)
-        random.seed(cfg.seed)
-        np.random.seed(cfg.seed % 2**32)
-        torch.manual_seed(cfg.seed)
         self.discrete = isinstance(act_space, gym.spaces.Discrete)
         core = cfg.core.lower()
         net_args = (obs_space, act_space, core, cfg.hidden_size, cfg.encoder_size)
@@ -524,8 +497,7 @@ class SAC:
         self.next_obs = obs_to_tensor(obs, dev)
         self.next_state = self.actor.initial_state(N, dev)
         self.next_episode_start = torch.ones(N, dtype=torch.bool, device=dev)
-        self.ep_return = torch.zeros(N, dtype=torch.float64, device=dev)
-        self.ep_length = torch.zeros(N, dtype=torch.long, device=dev)
+        self.episodes = EpisodeStats(N, dev)
         a_shape = () if self.discrete else (self.actor.n_actions,)
         a_dtype = torch.long if self.discrete else torch.float32
         self.replay = EpisodicReplay(N, cfg.buffer_size // N, self.next_obs, a_shape, a_dtype, dev)
@@ -561,15 +533,8 @@ class SAC:
             idx = torch.nonzero(done).squeeze(1)
             last = obs_to_tensor(take_rows(final_obs(info), idx if self.torch_env else idx.cpu().numpy()), dev)
         self.replay.add(obs, action, reward, terminated, es, done, last)
-        self.ep_return += reward.to(torch.float64)
-        self.ep_length += 1
-        episodes = []
-        if any_done:
-            idx = torch.nonzero(done).squeeze(1)
-            succ = episode_successes(info, idx.cpu().numpy())
-            episodes = list(zip(self.ep_return[idx].tolist(), self.ep_length[idx].tolist(), succ, strict=True))
-            self.ep_return[done] = 0.0
-            self.ep_length[done] = 0
+        self.episodes.add(reward)
+        episodes = self.episodes.finish(done, info) if any_done else []
         self.next_obs = obs_to_tensor(next_obs, dev)
         self.next_episode_start = done
         self.global_step += cfg.num_envs
@@ -752,11 +717,9 @@ class SAC:
             "next_obs": tree_map(lambda o: o.clone(), self.next_obs),
             "next_state": tuple(s.clone() for s in self.next_state),
             "next_episode_start": self.next_episode_start.clone(),
-            "ep_return": self.ep_return.clone(),
-            "ep_length": self.ep_length.clone(),
+            **self.episodes.state_dict(),
             "iteration_so_far": _copy_iteration(self.iteration_so_far),
-            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
-                    "generator": self.generator.get_state()},
+            "rng": rng_state({"generator": self.generator}),
         }
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
@@ -776,14 +739,9 @@ class SAC:
         self.next_obs = tree_map(lambda o: o.to(dev), d["next_obs"])
         self.next_state = tuple(s.to(dev) for s in d["next_state"])
         self.next_episode_start = d["next_episode_start"].to(dev)
-        self.ep_return = d["ep_return"].to(dev)
-        self.ep_length = d["ep_length"].to(dev)
+        self.episodes.load_state_dict(d)
         self.iteration_so_far = _copy_iteration(d.get("iteration_so_far"), dev)
-        rng = d["rng"]
-        torch.set_rng_state(rng["torch"])
-        np.random.set_state(rng["numpy"])
-        random.setstate(rng["python"])
-        restore_generator(self.generator, rng["generator"])
+        restore_rng(d["rng"], {"generator": self.generator})
 
 
 
