@@ -31,8 +31,7 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     config seed. Unknown IDs raise gymnasium's error; missing extras raise membench-envs' error naming the
     ``pip install`` that fixes it.
     """
-    import membench_envs  # noqa: F401  (registers the membench IDs)
-    from membench_envs.registration import SyncVector
+    from membench_envs.registration import SyncVector  # importing membench_envs registers the membench IDs
 
     if vectorization not in VECTORIZATION_MODES:
         raise ValueError(f"unknown vectorization {vectorization!r}; valid: {', '.join(VECTORIZATION_MODES)}")
@@ -81,7 +80,6 @@ def process_cap(env_id: str) -> int | None:
     import os
 
     import membench_envs  # noqa: F401  (registers the membench IDs)
-    from membench_envs.registration import SyncVector
 
     entry = gym.spec(env_id).vector_entry_point
     if not (isinstance(entry, str) and entry.startswith("membench_envs.robo")):

@@ -1,13 +1,17 @@
-"""What every membench algorithm shares, written once: the set-up before training (config check, autoreset
+"""What every membench algorithm shares, written once: the allowed values of its config's fields (declared
+with :func:`ranged`, checked by :func:`check_fields`), the set-up before training (config check, autoreset
 mode, threads, determinism, device, seeds), each environment's running episode statistics, the RNG part of a
 checkpoint, the Adam optimizer, and the small tree helpers for dict observations. ``ppo.py``, ``sac.py`` and
 ``dtqn.py`` keep only their algorithm."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import random
-from typing import Any
+import types
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 import torch
@@ -16,6 +20,79 @@ from torch import Tensor
 
 from membench_agents.checkpoint import restore_generator
 from membench_agents.envs import check_autoreset, episode_successes
+
+
+# -- config fields: types and ranges declared once -----------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Allowed:
+    """The values a config field allows beyond its annotated type (a field's ``metadata["allowed"]``)."""
+
+    at_least: float | None = None
+    above: float | None = None
+    at_most: float | None = None
+    below: float | None = None
+    choices: tuple[Any, ...] = ()
+
+    def admits(self, v: Any) -> bool:
+        return ((self.at_least is None or v >= self.at_least) and (self.above is None or v > self.above)
+                and (self.at_most is None or v <= self.at_most) and (self.below is None or v < self.below)
+                and (not self.choices or v in self.choices))
+
+    def text(self) -> str:
+        """``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``, ``one of 'a', 'b'``."""
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        low = self.at_least if self.at_least is not None else self.above
+        high = self.at_most if self.at_most is not None else self.below
+        if low is not None and high is not None:
+            return (f"in {'[' if self.at_least is not None else '('}{low:g}, {high:g}"
+                    f"{']' if self.at_most is not None else ')'}")
+        if low is not None:
+            return f"{'>=' if self.at_least is not None else '>'} {low:g}"
+        if high is not None:
+            return f"{'<=' if self.at_most is not None else '<'} {high:g}"
+        return ""
+
+
+def ranged(default: Any, **allowed: Any) -> Any:
+    """A config dataclass field with its allowed values: ``ranged(16, at_least=1)``, ``ranged(0.99, at_least=0,
+    at_most=1)``, ``ranged(2.5e-4, above=0)``, ``ranged("auto", choices=("auto", "on", "off"))``."""
+    return dataclasses.field(default=default, metadata={"allowed": Allowed(**allowed)})
+
+
+def check_fields(config: Any) -> None:
+    """Raise ValueError naming the first field of the config dataclass whose value is not of its annotated type
+    (``int``: not a bool; ``float``: a finite number; ``X | None``) or not allowed by its :func:`ranged`
+    declaration: ``PPOConfig.num_envs must be an integer >= 1, got 0``. Fields of other types are left to the
+    config's own checks."""
+    hints = get_type_hints(type(config))
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        what = _not_allowed(value, hints[f.name], f.metadata.get("allowed"))
+        if what is not None:
+            raise ValueError(f"{type(config).__name__}.{f.name} must be {what}, got {value!r}")
+
+
+def _not_allowed(value: Any, hint: Any, allowed: Allowed | None) -> str | None:
+    """What ``value`` should have been (None: it is fine)."""
+    optional = get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
+    base = next((a for a in get_args(hint) if a is not type(None)), hint) if optional else hint
+    if value is None and optional:
+        return None
+    kind = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string"}.get(base)
+    if kind is None:  # a mapping, a list, ...: the config checks it itself
+        return None
+    ok = {bool: lambda v: isinstance(v, bool),
+          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+          str: lambda v: isinstance(v, str)}[base](value)
+    rule = allowed.text() if allowed is not None else ""
+    if ok and (allowed is None or allowed.admits(value)):
+        return None
+    if not ok and base is float:
+        return kind
+    words = {int: f"an integer {rule}".strip(), float: rule, str: rule or kind, bool: kind}[base]
+    return f"{words} or None" if optional else words
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -130,4 +207,5 @@ def like(value, ref):
                            device=ref.device)
 
 
-__all__ = ["EpisodeStats", "adam", "like", "resolve_device", "restore_rng", "rng_state", "set_up", "tree_map"]
+__all__ = ["Allowed", "EpisodeStats", "adam", "check_fields", "like", "ranged", "resolve_device", "restore_rng",
+           "rng_state", "set_up", "tree_map"]

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,7 +70,16 @@ from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
+from membench_agents.algos.common import (
+    EpisodeStats,
+    adam,
+    check_fields,
+    ranged,
+    restore_rng,
+    rng_state,
+    set_up,
+    tree_map,
+)
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
     final_obs,
@@ -89,43 +97,43 @@ TARGET_WINDOWS = ("acting", "shifted")
 class DTQNConfig:
     """DTQN hyperparameters (defaults: the authors' ``run.py``, except ``num_envs``)."""
 
-    context_len: int = 50
+    context_len: int = ranged(50, at_least=1)
     """K: the number of most recent observations of the episode the Q-network sees"""
-    num_envs: int = 8
+    num_envs: int = ranged(8, at_least=1)
     """parallel environments (the authors: 1); with train_frequency 1 there is still one gradient step per
     environment step"""
-    num_steps: int = 64
+    num_steps: int = ranged(64, at_least=1)
     """vector-env steps per iteration (the unit of logging and checkpoints; the training itself is the same
     for any value)"""
-    total_steps: int = 2_000_000
-    buffer_size: int = 500_000
+    total_steps: int = ranged(2_000_000, at_least=1)
+    buffer_size: int = ranged(500_000, at_least=1)
     """replay capacity in stored observations over all environments (each episode also stores its final one)"""
-    learning_starts: int = 50_000
+    learning_starts: int = ranged(50_000, at_least=0)
     """environment steps before the first gradient step (the authors prepopulate 50k steps)"""
-    train_frequency: int = 1
+    train_frequency: int = ranged(1, at_least=1)
     """environment steps per gradient step"""
-    batch_size: int = 32
+    batch_size: int = ranged(32, at_least=1)
     """windows per gradient step"""
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    max_grad_norm: float = 1.0
-    target_update_frequency: int = 10_000
+    learning_rate: float = ranged(3e-4, above=0)
+    gamma: float = ranged(0.99, at_least=0, at_most=1)
+    max_grad_norm: float = ranged(1.0, above=0)
+    target_update_frequency: int = ranged(10_000, at_least=1)
     """gradient steps between copies of the online network into the target network"""
-    target_window: str = "acting"
+    target_window: str = ranged("acting", choices=TARGET_WINDOWS)
     """the window whose Q-values bootstrap position t: "acting" (the one the agent acts on at the next step:
     steps s .. s+t+1 while there is room, then the window slid by one) or "shifted" (the authors' code: the
     sampled window shifted by one step, s+1 .. s+t+1)"""
     double_q: bool = True
     """Double DQN targets (the online network picks the next action, the target network rates it)"""
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.1
-    exploration_fraction: float = 0.1
+    epsilon_start: float = ranged(1.0, at_least=0, at_most=1)
+    epsilon_end: float = ranged(0.1, at_least=0, at_most=1)
+    exploration_fraction: float = ranged(0.1, above=0, at_most=1)
     """fraction of total_steps over which epsilon falls linearly from epsilon_start to epsilon_end"""
-    d_model: int = 128
-    num_heads: int = 8
-    num_layers: int = 2
-    dropout: float = 0.0
-    encoder_size: int = 0
+    d_model: int = ranged(128, at_least=1)
+    num_heads: int = ranged(8, at_least=1)
+    num_layers: int = ranged(2, at_least=1)
+    dropout: float = ranged(0.0, at_least=0, below=1)
+    encoder_size: int = ranged(0, at_least=0)
     """width of an MLP on vector observations before the embedding layer; 0: none (the authors' linear
     embedding). Images always go through membench's CNN"""
     seed: int = 0
@@ -133,7 +141,7 @@ class DTQNConfig:
     """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
     deterministic: bool = False
     """use torch deterministic algorithms"""
-    num_threads: int | None = 1
+    num_threads: int | None = ranged(1, at_least=1)
     """torch.set_num_threads (None: leave it)"""
 
     @property
@@ -142,46 +150,11 @@ class DTQNConfig:
         return max(1, self.total_steps // (self.num_envs * self.num_steps))
 
     def validate(self) -> None:
-        """Raise ValueError naming the first field outside its range."""
-        def fail(name: str, what: str) -> None:
-            raise ValueError(f"DTQNConfig.{name} must be {what}, got {getattr(self, name)!r}")
-
-        for name in ("context_len", "num_envs", "num_steps", "total_steps", "buffer_size", "train_frequency",
-                     "batch_size", "target_update_frequency", "d_model", "num_heads", "num_layers"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                fail(name, "an integer >= 1")
-        for name in ("learning_starts", "encoder_size", "seed"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or (name != "seed" and v < 0):
-                fail(name, "an integer" + (" >= 0" if name != "seed" else ""))
-        if self.target_window not in TARGET_WINDOWS:
-            fail("target_window", "one of " + ", ".join(repr(m) for m in TARGET_WINDOWS))
-        for name in ("double_q", "deterministic"):
-            if not isinstance(getattr(self, name), bool):
-                fail(name, "true or false")
-
-        def number(name: str) -> float:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                fail(name, "a finite number")
-            return float(v)
-
-        for name in ("learning_rate", "max_grad_norm"):
-            if number(name) <= 0:
-                fail(name, "> 0")
-        for name in ("gamma", "epsilon_start", "epsilon_end"):
-            if not 0.0 <= number(name) <= 1.0:
-                fail(name, "in [0, 1]")
-        if not 0.0 < number("exploration_fraction") <= 1.0:
-            fail("exploration_fraction", "in (0, 1]")
-        if not 0.0 <= number("dropout") < 1.0:
-            fail("dropout", "in [0, 1)")
+        """Raise ValueError naming the first field outside its range (declared with the field, see
+        :func:`~membench_agents.algos.common.check_fields`), then the rules between fields."""
+        check_fields(self)
         if self.d_model % self.num_heads:
             raise ValueError(f"DTQNConfig.d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
-        if self.num_threads is not None and (isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int)
-                                             or self.num_threads < 1):
-            fail("num_threads", "an integer >= 1 or None")
         per_env = self.buffer_size // self.num_envs
         if per_env < 2 * (self.context_len + 1):
             raise ValueError(f"DTQNConfig.buffer_size ({self.buffer_size}) holds {per_env} observations per "

@@ -41,7 +41,6 @@ the minibatches), ``explained_variance``, ``learning_rate``, and ``episodes``: o
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,7 +51,16 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
-from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
+from membench_agents.algos.common import (
+    EpisodeStats,
+    adam,
+    check_fields,
+    ranged,
+    restore_rng,
+    rng_state,
+    set_up,
+    tree_map,
+)
 from membench_agents.envs import (
     final_obs,
     first_leaf,
@@ -74,102 +82,63 @@ FAST_CPU_MODES = ("auto", "on", "off")
 class PPOConfig:
     """PPO hyperparameters (defaults: CleanRL's recurrent PPO, with smaller networks)."""
 
-    num_envs: int = 16
-    num_steps: int = 128
+    num_envs: int = ranged(16, at_least=1)
+    num_steps: int = ranged(128, at_least=1)
     """rollout length per environment"""
-    total_steps: int = 1_000_000
+    total_steps: int = ranged(1_000_000, at_least=1)
     """environment steps of the whole run (sets ``num_iterations`` and the learning-rate schedule)"""
-    learning_rate: float = 2.5e-4
+    learning_rate: float = ranged(2.5e-4, above=0)
     anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_coef: float = 0.2
+    gamma: float = ranged(0.99, at_least=0, at_most=1)
+    gae_lambda: float = ranged(0.95, at_least=0, at_most=1)
+    clip_coef: float = ranged(0.2, above=0)
     clip_vloss: bool = True
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    update_epochs: int = 4
-    num_minibatches: int = 4
+    ent_coef: float = ranged(0.01, at_least=0)
+    vf_coef: float = ranged(0.5, at_least=0)
+    max_grad_norm: float = ranged(0.5, above=0)
+    update_epochs: int = ranged(4, at_least=1)
+    num_minibatches: int = ranged(4, at_least=1)
     """minibatches per epoch: the training sequences are split into this many parts of equal size (+-1)"""
-    bptt_length: int | None = None
+    bptt_length: int | None = ranged(None, at_least=1)
     """truncated-BPTT chunk length (must divide num_steps); None = the whole rollout"""
     core: str = "lstm"
-    hidden_size: int = 128
+    hidden_size: int = ranged(128, at_least=1)
     gtrxl: dict[str, Any] = field(default_factory=dict)
     """options of the gtrxl core (set only with core "gtrxl"): n_layers, n_heads, window (steps each attention
     layer sees), ff_size, gate_bias; unset ones take :class:`~membench_agents.memory.GTrXLCore`'s defaults"""
-    encoder_size: int = 0
+    encoder_size: int = ranged(0, at_least=0)
     """width of the MLP on vector observations; 0: none (the memory core embeds them; images use a CNN)"""
     norm_obs: bool = False
     norm_reward: bool = False
     norm_adv: bool = True
     init_log_std: float = 0.0
     """initial log standard deviation of the Gaussian policy (Box actions); MIKASA-Robo's baselines use -0.5"""
-    target_kl: float | None = None
+    target_kl: float | None = ranged(None, above=0)
     """stop the epochs of an update early when the approximate KL exceeds this"""
     seed: int = 0
     device: str = "auto"
     """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
     deterministic: bool = False
     """use torch deterministic algorithms"""
-    num_threads: int | None = 1
+    num_threads: int | None = ranged(1, at_least=1)
     """torch.set_num_threads (None: leave it); 1 is fastest for these small networks"""
-    fast_cpu: str = "auto"
+    fast_cpu: str = ranged("auto", choices=FAST_CPU_MODES)
     """the CPU fast path (:mod:`membench_agents.algos.ppo_fast_cpu`): "auto" (where it applies: CPU, Discrete
     actions, a built-in core), "on" (an error where it cannot apply) or "off" (always this file's code)"""
 
     def validate(self) -> None:
-        """Raise ValueError naming the first field outside its range."""
-        def fail(name: str, what: str) -> None:
-            raise ValueError(f"PPOConfig.{name} must be {what}, got {getattr(self, name)!r}")
-
-        for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "hidden_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                fail(name, "an integer >= 1")
-        for name in ("seed", "encoder_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or (name == "encoder_size" and v < 0):
-                fail(name, "an integer" + (" >= 0" if name == "encoder_size" else ""))
-        for name in ("anneal_lr", "clip_vloss", "norm_obs", "norm_reward", "norm_adv", "deterministic"):
-            if not isinstance(getattr(self, name), bool):
-                fail(name, "true or false")
-
-        def number(name: str) -> float:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                fail(name, "a finite number")
-            return float(v)
-
-        if number("learning_rate") <= 0:
-            fail("learning_rate", "> 0")
-        for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= number(name) <= 1.0:
-                fail(name, "in [0, 1]")
-        for name in ("clip_coef", "max_grad_norm"):
-            if number(name) <= 0:
-                fail(name, "> 0")
-        for name in ("ent_coef", "vf_coef"):
-            if number(name) < 0:
-                fail(name, ">= 0")
-        number("init_log_std")
-        if self.target_kl is not None and number("target_kl") <= 0:
-            fail("target_kl", "> 0 or None")
+        """Raise ValueError naming the first field outside its range (declared with the field, see
+        :func:`~membench_agents.algos.common.check_fields`), then the rules between fields."""
+        check_fields(self)
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
         if not isinstance(self.gtrxl, dict):
-            fail("gtrxl", "a mapping of GTrXL options (" + ", ".join(GTRXL_OPTIONS) + ")")
+            raise ValueError(f"PPOConfig.gtrxl must be a mapping of GTrXL options ({', '.join(GTRXL_OPTIONS)}), "
+                             f"got {self.gtrxl!r}")
         if self.gtrxl and self.core.lower() != "gtrxl":
             raise ValueError(f"PPOConfig.gtrxl configures the gtrxl core, but core is {self.core!r}; remove it")
         check_gtrxl_options(self.gtrxl, self.hidden_size, "PPOConfig.gtrxl")
-        if self.fast_cpu not in FAST_CPU_MODES:
-            fail("fast_cpu", "one of " + ", ".join(repr(m) for m in FAST_CPU_MODES))
-        if self.num_threads is not None and (isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int)
-                                             or self.num_threads < 1):
-            fail("num_threads", "an integer >= 1 or None")
         if self.bptt_length is not None:
-            if isinstance(self.bptt_length, bool) or not isinstance(self.bptt_length, int) or self.bptt_length < 1:
-                fail("bptt_length", "an integer >= 1 or None")
             if self.num_steps % self.bptt_length:
                 raise ValueError(f"bptt_length ({self.bptt_length}) must divide num_steps ({self.num_steps})")
         n = self.num_sequences

@@ -49,7 +49,16 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 
-from membench_agents.algos.common import EpisodeStats, adam, restore_rng, rng_state, set_up, tree_map
+from membench_agents.algos.common import (
+    EpisodeStats,
+    adam,
+    check_fields,
+    ranged,
+    restore_rng,
+    rng_state,
+    set_up,
+    tree_map,
+)
 from membench_agents.encoders import make_encoder
 from membench_agents.envs import (
     final_obs,
@@ -71,30 +80,30 @@ class SACConfig:
     """SAC hyperparameters (defaults: CleanRL's ``sac_continuous_action.py`` but ``policy_frequency``; Discrete
     actions: CleanRL's ``sac_atari.py`` target entropy; see the agent defaults files)."""
 
-    num_envs: int = 1
-    total_steps: int = 1_000_000
+    num_envs: int = ranged(1, at_least=1)
+    total_steps: int = ranged(1_000_000, at_least=1)
     """environment steps of the whole run (over all environments)"""
-    buffer_size: int = 1_000_000
+    buffer_size: int = ranged(1_000_000, at_least=1)
     """replay capacity in environment steps (over all environments; each environment keeps buffer_size /
     num_envs slots, final observations included)"""
-    learning_starts: int = 5000
+    learning_starts: int = ranged(5000, at_least=0)
     """environment steps of uniformly random actions before the first update"""
-    batch_size: int = 256
+    batch_size: int = ranged(256, at_least=1)
     """sampled windows per update (each: burn_in + sequence_length + 1 slots)"""
-    gradient_steps: int = 1
+    gradient_steps: int = ranged(1, at_least=1)
     """updates after every vector step (of num_envs environment steps)"""
-    gamma: float = 0.99
-    tau: float = 0.005
+    gamma: float = ranged(0.99, at_least=0, at_most=1)
+    tau: float = ranged(0.005, above=0, at_most=1)
     """Polyak coefficient of the target critics (target <- (1 - tau) target + tau online), every update"""
-    policy_lr: float = 3e-4
-    q_lr: float = 1e-3
+    policy_lr: float = ranged(3e-4, above=0)
+    q_lr: float = ranged(1e-3, above=0)
     """learning rate of both critics and of the entropy coefficient"""
-    alpha: float = 0.2
+    alpha: float = ranged(0.2, at_least=0)
     """the entropy coefficient when autotune is off (its initial value is 1.0 when on)"""
     autotune: bool = True
     target_entropy: float | None = None
     """None: -dim(A) for Box actions, target_entropy_scale * log|A| for Discrete"""
-    target_entropy_scale: float = 0.89
+    target_entropy_scale: float = ranged(0.89, above=0, at_most=1)
     """discrete actions: the target entropy as a fraction of the uniform policy's entropy log|A|. The default is
     CleanRL's ``sac_atari.py`` (0.89); Christodoulou's paper uses 0.98. With few actions a high target asks for
     more entropy than a learning policy keeps, and alpha grows without bound: measured on CartPole-v1 (two
@@ -103,72 +112,35 @@ class SACConfig:
     0.5 is the documented option for such tasks (``--set sac.target_entropy_scale=0.5``)"""
     core: str = "mlp"
     """memory core of actor and critics: "mlp" (none), "lstm", "gru"."""
-    hidden_size: int = 256
+    hidden_size: int = ranged(256, at_least=1)
     """width of the two hidden layers of every MLP head (and of the memory core)"""
-    encoder_size: int = 0
+    encoder_size: int = ranged(0, at_least=0)
     """width of the MLP on vector observations; 0: none (images always get a CNN)"""
-    sequence_length: int = 1
+    sequence_length: int = ranged(1, at_least=1)
     """loss steps per sampled window (1 for the mlp core: ordinary transitions)"""
-    burn_in: int = 0
+    burn_in: int = ranged(0, at_least=0)
     """steps at the start of each window that only warm the recurrent state (no gradient, no loss)"""
-    policy_frequency: int = 1
+    policy_frequency: int = ranged(1, at_least=1)
     """the actor and alpha are updated on every policy_frequency-th update, policy_frequency times in a row
     (TD3's delayed policy update, compensated). 1: after every critic update, as stable-baselines3 and
     Haarnoja et al. (2018b) do, and so experiments/perf_sac.py compares like with like; CleanRL's
     sac_continuous_action.py uses 2"""
-    iteration_steps: int = 1000
+    iteration_steps: int = ranged(1000, at_least=1)
     """environment steps per Trainer iteration (one log row, a checkpoint opportunity)"""
     seed: int = 0
     device: str = "auto"
     """"cpu", "cuda", "cuda:N" or "auto" (cuda when available)"""
     deterministic: bool = False
     """use torch deterministic algorithms"""
-    num_threads: int | None = 1
+    num_threads: int | None = ranged(1, at_least=1)
     """torch.set_num_threads (None: leave it)"""
 
     def validate(self) -> None:
-        """Raise ValueError naming the first field outside its range."""
-        def fail(name: str, what: str) -> None:
-            raise ValueError(f"SACConfig.{name} must be {what}, got {getattr(self, name)!r}")
-
-        def integer(name: str, low: int) -> int:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                fail(name, f"an integer >= {low}")
-            return v
-
-        def number(name: str) -> float:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                fail(name, "a finite number")
-            return float(v)
-
-        for name in ("num_envs", "total_steps", "buffer_size", "batch_size", "gradient_steps", "hidden_size",
-                     "sequence_length", "iteration_steps", "policy_frequency"):
-            integer(name, 1)
-        for name in ("learning_starts", "encoder_size", "burn_in"):
-            integer(name, 0)
-        integer("seed", -(2**63))
-        for name in ("autotune", "deterministic"):
-            if not isinstance(getattr(self, name), bool):
-                fail(name, "true or false")
-        if not 0.0 <= number("gamma") <= 1.0:
-            fail("gamma", "in [0, 1]")
-        if not 0.0 < number("tau") <= 1.0:
-            fail("tau", "in (0, 1]")
-        for name in ("policy_lr", "q_lr"):
-            if number(name) <= 0:
-                fail(name, "> 0")
-        if number("alpha") < 0:
-            fail("alpha", ">= 0")
-        if not 0.0 < number("target_entropy_scale") <= 1.0:
-            fail("target_entropy_scale", "in (0, 1]")
-        if self.target_entropy is not None:
-            number("target_entropy")
+        """Raise ValueError naming the first field outside its range (declared with the field, see
+        :func:`~membench_agents.algos.common.check_fields`), then the rules between fields."""
+        check_fields(self)
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
-        if self.num_threads is not None:
-            integer("num_threads", 1)
         if self.buffer_size // self.num_envs < 2 * self.window:
             raise ValueError(f"SACConfig.buffer_size ({self.buffer_size}) leaves {self.buffer_size // self.num_envs} "
                              f"slots per environment; it needs at least 2 x the window (burn_in + sequence_length + 1 "
