@@ -261,6 +261,8 @@ def _with(**over):
     (_with(steps=0), r"steps: must be an integer >= 1, got 0"),
     (_with(seeds="x"), r"seeds: "),
     (_with(obs_variant="rgb"), r"obs_variant: 'rgb' is not a variant of MIKASA/TMazePassive-v0"),
+    (_with(name="a\x00b"), r"name: the sweep's name must be a folder name, free of control characters"),
+    (_with(name="../up"), r"name: the sweep's name must be a folder name, one path component"),
 ])
 def test_bad_sweep_specs_give_one_clear_error(spec, message):
     with pytest.raises(ConfigError, match=message) as info:

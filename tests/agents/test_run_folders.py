@@ -504,3 +504,57 @@ def test_unpickling_is_gone_from_the_package():
     for f in ["checkpoint.py", "training.py", "trainers.py", "sb3.py", "cli.py", "runs.py", "envstate.py"]:
         text = (src / f).read_text()
         assert "pickle.loads" not in text and "weights_only=False" not in text, f
+
+
+# ------------------------------------------------------------------------------------------------------
+# names read back from sweep.yaml / bench.yaml: the rule of new names, so none reaches outside its folder
+# ------------------------------------------------------------------------------------------------------
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _crafted_sweep(tmp_path: Path, finished_run: Path, name: str) -> tuple[Path, Path]:
+    """A sweep folder whose sweep.yaml names one cell ``name``, beside a finished run ``victim``."""
+    from membench_agents import sweep
+
+    victim = tmp_path / "victim"
+    shutil.copytree(finished_run, victim)
+    sweep_dir = tmp_path / "sweep"
+    (sweep_dir / "cells").mkdir(parents=True)
+    spec = sweep.parse_spec({"env": "MIKASA/TMazePassive-v0", "designs": [
+        {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}, "s.yaml")
+    name = str(victim) if name == "<absolute>" else name
+    cell = {"name": name, "agent": "ppo-mlp", "length": 2, "K": None, "designs": [0]}
+    (sweep_dir / "sweep.yaml").write_text(yaml.safe_dump({"spec": sweep._spec_dict(spec), "cells": [cell]}))
+    return sweep_dir, victim, name
+
+
+@pytest.mark.parametrize("name", ["../../victim", "<absolute>", "a\x00b", ".."])
+def test_a_sweep_cell_name_read_back_cannot_reach_outside_the_sweep(finished_run, tmp_path, capsys, name):
+    sweep_dir, victim, name = _crafted_sweep(tmp_path, finished_run, name)
+    assert (sweep_dir / "cells" / "../../victim" / "results.json").is_file()  # the path would reach the victim
+    before = _snapshot(victim)
+    code, _, err = _cli(capsys, "sweep", "--resume", str(sweep_dir), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert "sweep.yaml: cells[0].name must be a folder name" in err and repr(name) in err
+    assert _snapshot(victim) == before  # neither locked nor rewritten
+
+
+@pytest.mark.parametrize("cells, message", [
+    (["../victim"], "cells[0] must be a folder name, one path component"),
+    (["<absolute>"], "cells[0] must be a folder name, one path component"),
+    (["ok", ".hidden"], "cells[1] must be a folder name, a visible folder name"),
+    (["a\nb"], "free of control characters"),
+])
+def test_a_bench_cell_name_read_back_cannot_reach_outside_the_bench(finished_run, tmp_path, capsys, cells, message):
+    victim = tmp_path / "victim"
+    shutil.copytree(finished_run, victim)
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    cells = [str(victim) if c == "<absolute>" else c for c in cells]
+    (bench / "bench.yaml").write_text(yaml.safe_dump({"cells": cells, "title": None, "expect": {}}))
+    before = _snapshot(victim)
+    code, _, err = _cli(capsys, "bench", "--resume", str(bench), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert message in err and "bench.yaml" in err
+    assert _snapshot(victim) == before

@@ -434,7 +434,7 @@ def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_
 def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from membench_agents.rundir import RunFolderError
+    from membench_agents.rundir import RunFolderError, folder_name
 
     path = bench_dir / "bench.yaml"
     if not path.is_file():
@@ -443,10 +443,25 @@ def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
         meta = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError):
         meta = None
+    fix = "restore it, or resume each cell with membench train --resume"
     if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not meta["cells"] or not all(
             isinstance(c, str) for c in meta["cells"]):
         raise RunFolderError(f"{path} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
-                             "restore it, or resume each cell with membench train --resume")
+                             f"{fix}")
+    try:  # names read back: the rule of every new folder name, so none reaches outside the bench folder
+        for i, c in enumerate(meta["cells"]):
+            folder_name(c, f"cells[{i}]")
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; {fix}") from None
+    if len(set(meta["cells"])) != len(meta["cells"]):
+        raise RunFolderError(f"{path} lists a cell twice ({meta['cells']}); {fix}")
+    expect = meta.get("expect") or {}
+    if meta.get("title") is not None and not isinstance(meta["title"], str):
+        raise RunFolderError(f"{path}: title must be a string, got {meta['title']!r}; {fix}")
+    if not isinstance(expect, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                       for x in v) for v in expect.values()):
+        raise RunFolderError(f"{path}: expect must map cell labels to [low, high], got {expect!r}; {fix}")
     return meta
 
 

@@ -80,6 +80,33 @@ def git_info() -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------------
 # names
 # ------------------------------------------------------------------------------------------------------
+#: The longest folder name most file systems take (bytes of its UTF-8 encoding).
+MAX_NAME_BYTES = 255
+
+
+def folder_name(name: Any, what: str) -> str:
+    """``name`` if it is one plain folder name, else one :class:`ConfigError` naming ``what`` and the value.
+
+    The one rule for every name membench joins onto a folder, whether it is new (a sweep spec's ``name``) or
+    read back from disk (the cells of ``sweep.yaml`` and ``bench.yaml``): one path component (no ``/`` or
+    ``\\``, not ``.`` or ``..``, not hidden), no control characters (NUL, newline, ...), at most 255 bytes. A
+    name read back that breaks it cannot reach outside its folder."""
+    bad = None
+    if not isinstance(name, str) or not name:
+        bad = "a non-empty string"
+    elif "/" in name or "\\" in name:
+        bad = "one path component (no slashes)"
+    elif name.startswith("."):
+        bad = "a visible folder name (not '.', '..' or starting with '.')"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+        bad = "free of control characters (NUL, newline, ...)"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        bad = f"at most {MAX_NAME_BYTES} bytes long"
+    if bad is not None:
+        raise ConfigError(f"{what} must be a folder name, {bad}; got {name!r}")
+    return name
+
+
 def run_label(cfg: dict[str, Any]) -> str:
     v = cfg["obs_variant"]
     return cfg["agent"] if v == "partial" else f"{cfg['agent']}.{v}"
@@ -212,5 +239,6 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
         f.close()
 
 
-__all__ = ["CONFIG", "EVAL", "LOCK", "RESULTS", "RunFolderError", "config_diff", "diff_text", "git_info", "locked",
-           "new_run_dir", "read_config", "read_json", "run_label", "versions"]
+__all__ = ["CONFIG", "EVAL", "LOCK", "MAX_NAME_BYTES", "RESULTS", "RunFolderError", "config_diff", "diff_text",
+           "folder_name", "git_info", "locked", "new_run_dir", "read_config", "read_json", "run_label",
+           "versions"]

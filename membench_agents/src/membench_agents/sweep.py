@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from membench_agents.errors import ConfigError, close_matches
+from membench_agents.rundir import RunFolderError, folder_name
 
 DESIGNS = {
     "vary_k": "(a) fixed ξ, varying K",
@@ -185,8 +186,10 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
         raise w.error("designs", f"must be a non-empty list of designs ({', '.join(DESIGNS)}), got {raw!r}")
     designs = [_parse_design(w, i, d, check_agent) for i, d in enumerate(raw)]
     name = data.get("name") or Path(source).stem or "sweep"
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name.startswith("."):
-        raise w.error("name", f"must be a folder name (no slashes), got {name!r}")
+    try:
+        folder_name(name, "the sweep's name")
+    except ConfigError as e:
+        raise w.error("name", str(e)) from None
     for key in ("title", "description"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise w.error(key, f"must be a string, got {data[key]!r}")
@@ -390,8 +393,6 @@ def new_sweep_dir(out: str | os.PathLike, name: str) -> Path:
 def read_sweep(sweep_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from membench_agents.rundir import RunFolderError
-
     path = sweep_dir / SWEEP_FILE
     if not path.is_file():
         raise RunFolderError(f"{sweep_dir} is not a membench sweep folder (no {SWEEP_FILE})")
@@ -401,7 +402,59 @@ def read_sweep(sweep_dir: Path) -> dict[str, Any]:
         meta = None
     if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not isinstance(meta.get("spec"), dict):
         raise RunFolderError(f"{path} is not a sweep file (a mapping with 'spec' and 'cells'); restore it")
+    try:
+        _check_sweep_meta(meta)
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; restore it (membench sweep writes it), or start the sweep again") from None
     return meta
+
+
+def _is_int(value: Any, low: int = 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _check_sweep_meta(meta: dict[str, Any]) -> None:
+    """What :func:`finish` and :func:`resume_jobs` read from ``sweep.yaml``, checked as strictly as a new sweep's
+    values: cell names by the same rule as every folder name (:func:`membench_agents.rundir.folder_name`), so a
+    name read back cannot reach outside ``cells/``."""
+    from membench_agents.config import check_agent, check_env_id
+
+    spec = meta["spec"]
+    folder_name(spec.get("name"), "spec.name")
+    spec["env"] = check_env_id(spec.get("env"))
+    for key in ("length_kwarg", "obs_variant"):
+        if not isinstance(spec.get(key), str):
+            raise ConfigError(f"spec.{key} must be a string, got {spec.get(key)!r}")
+    designs = spec.get("designs")
+    if not isinstance(designs, list) or not designs:
+        raise ConfigError(f"spec.designs must be a non-empty list, got {designs!r}")
+    for i, d in enumerate(designs):
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or d["kind"] not in DESIGNS:
+            raise ConfigError(f"spec.designs[{i}] must be a mapping whose kind is one of {', '.join(DESIGNS)}, "
+                              f"got {d!r}")
+        lengths = d.get("eval_lengths", [])
+        if not isinstance(lengths, list) or not all(_is_int(v) for v in lengths):
+            raise ConfigError(f"spec.designs[{i}].eval_lengths must be a list of integers >= 1, got {lengths!r}")
+    if not meta["cells"]:
+        raise ConfigError("cells is empty")
+    names = set()
+    for j, m in enumerate(meta["cells"]):
+        where = f"cells[{j}]"
+        if not isinstance(m, dict):
+            raise ConfigError(f"{where} must be a mapping (name, agent, length, K, designs), got {m!r}")
+        folder_name(m.get("name"), f"{where}.name")
+        if m["name"] in names:
+            raise ConfigError(f"{where}.name {m['name']!r} is given twice")
+        names.add(m["name"])
+        check_agent(m.get("agent"))
+        if not _is_int(m.get("length")):
+            raise ConfigError(f"{where}.length must be an integer >= 1, got {m.get('length')!r}")
+        if m.get("K") is not None and not _is_int(m["K"]):
+            raise ConfigError(f"{where}.K must be an integer >= 1 or null, got {m['K']!r}")
+        ds = m.get("designs")
+        if not isinstance(ds, list) or not ds or not all(_is_int(i, 0) and i < len(designs) for i in ds):
+            raise ConfigError(f"{where}.designs must be a non-empty list of indices into spec.designs "
+                              f"(0..{len(designs) - 1}), got {ds!r}")
 
 
 def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
@@ -440,6 +493,10 @@ def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
     for m in meta["cells"]:
         d = sweep_dir / "cells" / m["name"]
         cfg = runs.run_config(d)
+        if cfg["agent"] != m["agent"] or cfg["env"] != meta["spec"]["env"]:
+            raise RunFolderError(f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
+                                 f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
+                                 "restore the sweep folder as membench sweep wrote it")
         runs.check_resumable(cfg, d)
         cell = Cell(m["name"], m["agent"], int(m["length"]), m["K"], list(m["designs"]), cfg)
         cells.append(cell)
