@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,63 @@ def test_env_state_cannot_name_classes_the_environment_does_not_use():
     state["attrs"]["intruder"] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
     with pytest.raises(ValueError, match="subprocess:Popen, a class this environment does not use"):
         envstate.restore(make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0), state)
+
+
+@pytest.fixture
+def evil_module(tmp_path, monkeypatch):
+    """An importable module that leaves a marker file when it is imported (the way `module:ID` runs code)."""
+    name = "membench_evil_probe"
+    (tmp_path / f"{name}.py").write_text("import pathlib\npathlib.Path(__file__).with_suffix('.ran').write_text('x')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    yield name, tmp_path / f"{name}.ran"
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("entry", ["config.yaml", "plan", "train --config", "sweep spec", "make_vector_env"])
+def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(finished_run, tmp_path, capsys,
+                                                                              evil_module, entry):
+    from membench_agents.config import ConfigError
+
+    module, marker = evil_module
+    env = f"{module}:MIKASA/TMazePassive-v0"
+    message = f"environment ID {env!r} names a module to import ({module!r}); membench refuses module prefixes"
+    if entry == "make_vector_env":
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            make_vector_env(env, 2)
+    else:
+        if entry == "config.yaml":  # run folders read back: a finished one (eval), one not started yet (resume)
+            run = _copy(finished_run, tmp_path)
+            fresh = tmp_path / "fresh"
+            runs.prepare_run(tiny_config("ppo-mlp", iterations=1), fresh)
+            for d in (run, fresh):
+                cfg = yaml.safe_load((d / "config.yaml").read_text())
+                (d / "config.yaml").write_text(yaml.safe_dump({**cfg, "env": env}))
+            argvs = [["eval", str(run)], ["train", "--resume", str(fresh), "--no-progress"]]
+        elif entry == "plan":
+            argvs = [["plan", "--env", env, "--agent", "ppo-lstm"]]
+        elif entry == "train --config":
+            (tmp_path / "c.yaml").write_text(yaml.safe_dump({"env": env, "agent": "ppo-mlp", "total_steps": 64}))
+            argvs = [["train", "--config", str(tmp_path / "c.yaml"), "--run-dir", str(tmp_path / "r")]]
+        else:
+            (tmp_path / "s.yaml").write_text(yaml.safe_dump({"env": env, "designs": [
+                {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}))
+            argvs = [["sweep", str(tmp_path / "s.yaml"), "--dry-run"]]
+        for argv in argvs:
+            code, _, err = _cli(capsys, *argv)
+            assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+            assert message in err, err
+    assert not marker.exists(), "the module named in the env string was imported"
+
+
+def test_the_membench_envs_prefix_is_dropped_before_any_lookup(capsys):
+    cfg = resolve("membench_envs:MIKASA/TMazePassive-v0", "ppo-mlp", steps=64).config
+    assert cfg["env"] == "MIKASA/TMazePassive-v0"
+    envs = make_vector_env("membench_envs:MIKASA/TMazePassive-v0", 2)
+    assert envs.spec is None or envs.spec.id == "MIKASA/TMazePassive-v0"
+    envs.close()
+    code, out, _ = _cli(capsys, "plan", "--env", "membench_envs:MIKASA/TMazePassive-v0", "--agent", "ppo-lstm")
+    assert code == 0 and "MIKASA/TMazePassive-v0: Ξ = {11}" in out
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from membench_agents.config import AGENTS, ConfigError
+from membench_agents.config import AGENTS, ConfigError, check_env_id
 
 CONFIG = "config.yaml"
 RESULTS = "results.json"
@@ -152,8 +152,12 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in _CONFIG_KEYS if k not in cfg]
     if missing:
         raise RunFolderError(f"{path} is not a complete run config (no {', '.join(missing)}); {fix}")
-    if cfg["agent"] not in AGENTS:
+    if not isinstance(cfg["agent"], str) or cfg["agent"] not in AGENTS:
         raise RunFolderError(f"{path} names an unknown agent {cfg['agent']!r}; {fix}")
+    try:  # before anything makes an environment: gymnasium would import the module of a `module:ID` string
+        check_env_id(cfg["env"])
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; {fix}") from None
     if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(isinstance(s, int) for s in cfg["seeds"]):
         raise RunFolderError(f"{path}: seeds must be a non-empty list of ints; {fix}")
     return cfg
