@@ -4,6 +4,7 @@ as plain data, and any gymnasium ID trains."""
 
 from __future__ import annotations
 
+import enum
 import io
 import json
 import os
@@ -108,7 +109,8 @@ def test_env_state_cannot_name_classes_the_environment_does_not_use():
     envs = make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0)
     envs.reset(seed=0)
     state = envstate.capture(envs)
-    state["attrs"]["intruder"] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
+    key = next(iter(state["attrs"]))  # an attribute the fresh environment has, holding an object of another class
+    state["attrs"][key] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
     with pytest.raises(ValueError, match="subprocess:Popen, a class this environment does not use"):
         envstate.restore(make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0), state)
 
@@ -518,6 +520,96 @@ class _LockedEnv(gym.Env):
 
     def step(self, action):
         return np.zeros(2, np.float32), 1.0, False, self.np_random.random() < 0.2, {}
+
+
+class _Phase(enum.Enum):
+    CUE = 1
+    RECALL = 2
+
+
+class _Label(str):
+    """A str subclass: its value is not plain data a checkpoint can read back."""
+
+
+class _ImmutableStateEnv(gym.Env):
+    """An env whose state lives in immutable values: bytes, frozenset, tuple, range, complex, an enum member,
+    a numpy float scalar."""
+
+    observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self):
+        self._set(0)
+
+    def _set(self, t: int) -> None:
+        self.tape = bytes([t % 256, 7])
+        self.visited = frozenset(range(t))
+        self.position = (t, -t)
+        self.window = range(t, t + 3)
+        self.phase_shift = complex(t, 1)
+        self.phase = _Phase.RECALL if t % 2 else _Phase.CUE
+        self.score = np.float64(t / 3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._set(0)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        t = self.position[0] + 1 + int(action)
+        self._set(t)
+        return np.full(1, self.score, np.float32), float(self.tape[0]), False, False, {}
+
+
+def _immutable_state(envs) -> list:
+    env = envs.envs[0].unwrapped
+    return [env.tape, env.visited, env.position, env.window, env.phase_shift, env.phase, env.score]
+
+
+def _round_trip(state):
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=True)
+
+
+def test_env_state_in_immutable_values_is_saved_as_data_and_restored():
+    if "membench-test/ImmutableState-v0" not in gym.registry:
+        gym.register("membench-test/ImmutableState-v0", entry_point=_ImmutableStateEnv)
+    a, b = (make_vector_env("membench-test/ImmutableState-v0", 1, seed=0) for _ in range(2))
+    a.reset(seed=0)
+    b.reset(seed=0)
+    for action in (1, 0, 1, 1, 0):
+        a.step(np.array([action]))
+    saved = _immutable_state(a)
+    assert saved[0] == bytes([8, 7]) and len(saved[1]) == 8 and saved[5] is _Phase.CUE
+    envstate.restore(b, _round_trip(envstate.capture(a)))  # plain data only
+    assert _immutable_state(b) == saved and type(_immutable_state(b)[-1]) is np.float64
+
+
+def test_env_state_that_cannot_be_saved_is_an_error_at_checkpoint_time_naming_its_path():
+    if "membench-test/ImmutableState-v0" not in gym.registry:
+        gym.register("membench-test/ImmutableState-v0", entry_point=_ImmutableStateEnv)
+    envs = make_vector_env("membench-test/ImmutableState-v0", 1, seed=0)
+    envs.reset(seed=0)
+    envs.envs[0].unwrapped.tape = _Label("abc")
+    with pytest.raises(envstate.NotCapturable, match=r"envs\.envs\[0\]\..*\.tape is a .*_Label \(a subclass of str\)"):
+        envstate.capture(envs)
+
+
+def test_env_state_restore_assigns_only_attributes_the_fresh_env_has():
+    a, b = (make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0) for _ in range(2))
+    a.reset(seed=0)
+    b.reset(seed=0)
+    a.injected = [1, 2]
+    with pytest.raises(ValueError, match=r"envs: the checkpoint sets 'injected', which this .* does not have"):
+        envstate.restore(b, _round_trip(envstate.capture(a)))
+    assert not hasattr(b, "injected")
+    del a.injected
+    state = envstate.capture(a)
+    state["attrs"]["num_envs"] = {"__list__": 5}  # a node of the wrong shape
+    with pytest.raises(ValueError, match="malformed"):
+        envstate.restore(b, state)
 
 
 def test_an_env_that_cannot_be_saved_warns_at_the_start_and_refuses_resume(tmp_path, capsys):
