@@ -418,6 +418,117 @@ def test_each_corrupted_file_is_one_error_line_naming_it(finished_run, interrupt
     assert expected in err and Path(rel).name in err, err
 
 
+def _first_array(tree):
+    """The first saved numpy array (``{"__ndarray__": ...}``) of a raw checkpoint tree."""
+    stack = [tree]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if "__ndarray__" in x:
+                return x
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+    raise AssertionError("no saved array")
+
+
+def _first_param(raw) -> str:
+    return next(iter(raw["trainer"]["algo"]["policy"]))
+
+
+#: Crafted plain-data checkpoints (each loads with the safe unpickler) and what the one error line says.
+_CRAFTED = {
+    "object-dtype": (lambda raw: _first_array(raw).update(dtype="|O"), "holds Python objects"),
+    "wrong-shape": (lambda raw: _first_array(raw).update(shape=[*_first_array(raw)["shape"], 7]),
+                    "cannot be an array of shape"),
+    "missing-key": (lambda raw: _first_array(raw).pop("shape"), "is a saved numpy value with the keys"),
+    "dtype-not-a-string": (lambda raw: _first_array(raw).update(dtype=5), "5 is not a numpy dtype string"),
+    "data-not-bytes": (lambda raw: _first_array(raw).update(__ndarray__=[1, 2]), "the array's data must be bytes"),
+    "scalar-overflow": (lambda raw: raw["run"].update(x={"__npscalar__": 10**40, "dtype": "<i8"}),
+                        "is not a <i8 scalar"),
+    "run-not-a-mapping": (lambda raw: raw.update(run=[]), "run must be a mapping"),
+    "seed-a-string": (lambda raw: raw.update(seed="0"), "seed must be an integer"),
+    "weight-of-another-shape": (
+        lambda raw: raw["trainer"]["algo"]["policy"].update({_first_param(raw): torch.zeros(3)}),
+        "the saved trainer state does not fit this agent (RuntimeError"),
+    "weight-missing": (lambda raw: raw["trainer"]["algo"]["policy"].pop(_first_param(raw)),
+                       "the saved trainer state does not fit this agent (RuntimeError"),
+    "trainer-key-missing": (lambda raw: raw["trainer"].pop("algo"),
+                            "the saved trainer state does not fit this agent (KeyError"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CRAFTED))
+@pytest.mark.parametrize("command", ["eval", "resume"])
+def test_a_crafted_plain_data_checkpoint_is_one_error_line(finished_run, interrupted_run, tmp_path, capsys, case,
+                                                           command):
+    edit, expected = _CRAFTED[case]
+    run = _copy(finished_run if command == "eval" else interrupted_run, tmp_path)
+    ck = run / "seed_0" / "checkpoint.pt"
+    raw = torch.load(ck, weights_only=True)
+    edit(raw)
+    torch.save(raw, ck)
+    torch.load(ck, weights_only=True)  # still plain data: the safe unpickler takes it
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, _, err = _cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines[-1].startswith("membench: error:") and lines[:-1] in ([], [f"resuming {run}"]), err
+    assert expected in err and "checkpoint.pt" in err, err
+
+
+def test_from_plain_refuses_what_to_plain_cannot_write():
+    from membench_agents.checkpoint import from_plain, to_plain
+
+    saved = to_plain({"a": [np.arange(6, dtype=np.int16).reshape(2, 3)], "s": np.float64(0.5)})
+    back = from_plain(saved)
+    assert back["a"][0].tolist() == [[0, 1, 2], [3, 4, 5]] and type(back["s"]) is np.float64
+    bad = {"a": [dict(saved["a"][0], dtype="|O")]}
+    with pytest.raises(CheckpointError, match=r"checkpoint\['a'\]\[0\]: dtype '\|O' holds Python objects"):
+        from_plain(bad)
+
+
+_EDITS = {  # key, the value as another type, what the error line says
+    "episodes-float": (("eval", "episodes"), float, "eval.episodes: {v}.0 vs {v}"),
+    "deterministic-int": (("eval", "deterministic"), int, "eval.deterministic must be a boolean"),
+    "steps-float": (("total_steps",), float, "total_steps: {v}.0 vs {v}"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(_EDITS))
+@pytest.mark.parametrize("command", ["eval", "resume", "resume-before-any-checkpoint"])
+def test_an_edited_config_yaml_is_compared_type_strictly(finished_run, tmp_path, capsys, edit, command):
+    keys, convert, expected = _EDITS[edit]
+    if command == "resume-before-any-checkpoint":
+        run = tmp_path / "fresh"
+        runs.prepare_run(tiny_config("ppo-mlp", iterations=4), run)
+    else:
+        run = _copy(finished_run, tmp_path)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    node = cfg
+    for k in keys[:-1]:
+        node = node[k]
+    old = node[keys[-1]]
+    node[keys[-1]] = convert(old)
+    assert node[keys[-1]] == old and type(node[keys[-1]]) is not type(old)  # equal, of another type
+    expected = expected.format(v=old)
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert "config.yaml" in err and expected in err, err
+
+
+def test_resume_flags_and_stored_results_are_compared_type_strictly(finished_run, tmp_path, capsys):
+    run = _copy(finished_run, tmp_path)
+    code, _, err = _cli(capsys, "train", "--resume", str(run), "--set", "eval.episodes=20.0")
+    assert code == 2 and "these flags change it (eval.episodes: 20 vs 20.0)" in err, err
+    results = json.loads((run / "results.json").read_text())
+    results["config"]["eval"]["deterministic"] = 1
+    (run / "results.json").write_text(json.dumps(results))
+    code, out, err = _cli(capsys, "eval", str(run))
+    assert code == 2 and "results.json was written for another config" in err and "reproduces" not in out, err
+
+
 @pytest.mark.parametrize("content", ["{}", "{\"mean\": ", "[1, 2]"])
 def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_path, capsys, content):
     good = _copy(finished_run, tmp_path)

@@ -125,7 +125,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
     from membench_agents import runs
     from membench_agents.config import parse_override, parse_seeds
-    from membench_agents.rundir import diff_text
+    from membench_agents.rundir import diff_text, same_config
 
     fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out),
                                       ("--experiments", args.experiments)) if value is not None]
@@ -148,7 +148,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
                 node[k] = {}
             node = node[k]
         node[keys[-1]] = value
-    if wanted != cfg:
+    if not same_config(wanted, cfg):
         raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
                           f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
     runs.check_resumable(cfg, run_dir)
@@ -193,7 +193,7 @@ def cmd_eval(args) -> int:
     from membench_agents import runs
     from membench_agents.checkpoint import GeneratorStateWarning
     from membench_agents.report import load_results
-    from membench_agents.rundir import RESULTS, RunFolderError, diff_text
+    from membench_agents.rundir import RESULTS, RunFolderError, diff_text, same_config
 
     run_dir = Path(args.run_dir)
     cfg = runs.run_config(run_dir)  # config.yaml, checked against every checkpoint's own config
@@ -207,7 +207,7 @@ def cmd_eval(args) -> int:
     seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
     device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
-    if stored is not None and stored.get("config", cfg) != cfg:
+    if stored is not None and not same_config(stored.get("config", cfg), cfg):
         raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
                              f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
     per_seed = []
@@ -224,7 +224,7 @@ def cmd_eval(args) -> int:
         trainer.close()
     agg = runs.aggregate(per_seed)
     # Another device gives the same policy up to floating-point rounding: no exact comparison then.
-    same_protocol = ev == cfg["eval"] and device is None
+    same_protocol = same_config(ev, cfg["eval"]) and device is None
     matches = None
     if stored is not None and same_protocol:
         matches = bool(

@@ -158,8 +158,17 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
         check_env_id(cfg["env"])
     except ConfigError as e:
         raise RunFolderError(f"{path}: {e}; {fix}") from None
-    if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(isinstance(s, int) for s in cfg["seeds"]):
+    if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in cfg["seeds"]):
         raise RunFolderError(f"{path}: seeds must be a non-empty list of ints; {fix}")
+    from membench_agents.config import validate
+
+    try:  # the whole config, as strictly as a new one: a value of another type is an error here, not a crash later
+        canonical = validate(cfg, str(path))
+    except ConfigError as e:
+        raise RunFolderError(f"{e}; {fix}") from None
+    if not same_config(cfg, canonical):
+        raise RunFolderError(f"{path} is not a run config as membench writes it ({diff_text(cfg, canonical)}); {fix}")
     return cfg
 
 
@@ -181,8 +190,19 @@ def read_json(path: str | os.PathLike, what: str, fix: str, keys: tuple[str, ...
     return data
 
 
+def _strict_equal(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down: ``10.0`` is not ``10`` and ``1`` is not ``True``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def config_diff(a: Any, b: Any, prefix: str = "") -> list[str]:
-    """The dotted keys where two configs differ (for one-line error messages)."""
+    """The dotted keys where two configs differ (for one-line error messages); type-strict, as :func:`same_config`."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):
@@ -192,7 +212,15 @@ def config_diff(a: Any, b: Any, prefix: str = "") -> list[str]:
             else:
                 out += config_diff(a[k], b[k], key + ".")
         return out
-    return [] if a == b else [prefix.rstrip(".") or "(whole config)"]
+    return [] if _strict_equal(a, b) else [prefix.rstrip(".") or "(whole config)"]
+
+
+def same_config(a: Any, b: Any) -> bool:
+    """Whether two configs (or any plain values) are the same: every comparison of an edited config against the
+    config a run was trained with goes through here. Type-strict (``episodes: 10.0`` in an edited config.yaml is
+    not the ``10`` a checkpoint holds, ``deterministic: 1`` is not ``true``): a value that compares equal but has
+    another type would pass the check and then fail, or behave differently, where it is used."""
+    return not config_diff(a, b)
 
 
 def diff_text(a: dict[str, Any], b: dict[str, Any], limit: int = 4) -> str:
@@ -244,5 +272,5 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
 
 
 __all__ = ["CONFIG", "EVAL", "LOCK", "MAX_NAME_BYTES", "RESULTS", "RunFolderError", "config_diff", "diff_text",
-           "folder_name", "git_info", "locked", "new_run_dir", "read_config", "read_json", "run_label",
+           "folder_name", "git_info", "locked", "new_run_dir", "read_config", "read_json", "run_label", "same_config",
            "versions"]

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from membench_agents.errors import ConfigError, close_matches
-from membench_agents.rundir import RunFolderError, folder_name
+from membench_agents.rundir import RunFolderError, folder_name, same_config
 
 DESIGNS = {
     "vary_k": "(a) fixed ξ, varying K",
@@ -300,7 +300,7 @@ def expand(spec: SweepSpec, experiments=None, **overrides: Any) -> list[Cell]:
             name = f"{agent}{'' if spec.obs_variant == 'partial' else '.' + spec.obs_variant}.L{L}"
             if K is not None:
                 name += f".K{K}"
-            if name in cells and cells[name].cfg != cfg:
+            if name in cells and not same_config(cells[name].cfg, cfg):
                 name += f".d{i}"
             if name in cells:
                 if i not in cells[name].designs:
@@ -352,7 +352,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
     """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``: the
     protocol's aggregate (mean ± SEM over runs) and the mean episode length."""
     from membench_agents import runs
-    from membench_agents.checkpoint import load_checkpoint
+    from membench_agents.checkpoint import load_checkpoint, load_trainer_state
     from membench_agents.training import _check_payload
 
     eval_cfg = copy.deepcopy(cfg)
@@ -366,7 +366,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
         with runs.preserve_rng():
             trainer = runs.make_trainer(eval_cfg, s)  # the same agent, built for the evaluation length
             try:
-                trainer.load_state_dict(payload["trainer"])
+                load_trainer_state(trainer, payload["trainer"], path)
                 per_seed.append(runs.normalize_eval(trainer.evaluate(seeds, deterministic=cfg["eval"]["deterministic"],
                                                                      num_envs=cfg["eval"]["num_envs"])))
             finally:
