@@ -544,6 +544,51 @@ def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_p
     assert "skipped 1 unreadable run folder" in err and str(bad / "results.json") in err
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--episodes", "0"], "--episodes must be a positive integer, got 0"),
+    (["--episodes", "10000000000"], "--episodes must be at most 1000000, got 10000000000"),
+    (["--seed-start", "-5"], "--seed-start must be a non-negative integer, got -5"),
+    (["--seed-start", str(2**32 - 5)], "--seed-start must leave the episode seeds"),
+])
+def test_eval_flags_out_of_range_are_one_error_line(finished_run, capsys, flags, message):
+    code, out, err = _cli(capsys, "eval", str(finished_run), *flags)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
+    assert out == ""
+
+
+def test_report_out_that_cannot_be_written_is_one_error_line(finished_run, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("x")
+    for out, message in ((tmp_path / "a-file" / "r.png", "cannot write the plot"),
+                         (tmp_path / "r.txt", "--out must name an image file ending in one of"),
+                         (tmp_path / "no-extension", "--out must name an image file ending in one of"),
+                         (tmp_path, "--out must name an image file")):
+        code, _, err = _cli(capsys, "report", str(finished_run), "--out", str(out))
+        assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
+    assert not (tmp_path / "no-extension.png").exists()  # matplotlib would have added .png to the printed path
+
+
+def test_report_aggregate_skips_a_run_with_a_nan_score_and_lists_it(finished_run, tmp_path, capsys):
+    shutil.copytree(finished_run, tmp_path / "tree" / "good")
+    shutil.copytree(finished_run, tmp_path / "tree" / "nan")
+    res = json.loads((tmp_path / "tree" / "nan" / "results.json").read_text())
+    res["per_run"], res["mean"] = [float("nan")], float("nan")
+    (tmp_path / "tree" / "nan" / "results.json").write_text(json.dumps(res))
+    code, out, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "50",
+                          "--out", str(tmp_path / "r.png"))
+    assert code == 0, err
+    assert "IQM [95% CI]" in out and (tmp_path / "r.aggregate.png").is_file()
+    assert "skipped 1 unreadable run folder" in err and "holds a score that is not a finite number" in err
+    assert len([line for line in out.splitlines() if "ppo-mlp" in line and "±" in line]) == 1  # the good run only
+
+
+def test_report_aggregate_reps_are_bounded_before_anything_runs(finished_run, tmp_path, capsys):
+    code, out, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--reps", "100000000",
+                          "--out", str(tmp_path / "r.png"))
+    assert code == 2 and out == "" and "--reps must be between 1 and 100000" in err, err
+    code, _, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--bootstrap-seed", "-1")
+    assert code == 2 and "--bootstrap-seed must be >= 0" in err, err
+
+
 def test_report_skips_a_folder_with_a_truncated_metrics_log(finished_run, tmp_path, capsys):
     shutil.copytree(finished_run, tmp_path / "tree" / "a")
     shutil.copytree(finished_run, tmp_path / "tree" / "b")

@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol",
                        allow_abbrev=False)
     p.add_argument("run_dir")
-    p.add_argument("--episodes", type=int, help="episodes per run (default: the run's protocol)")
-    p.add_argument("--seed-start", type=int, help="first episode seed (default: the run's protocol)")
+    p.add_argument("--episodes", type=int, help="episodes per run, 1 to 1000000 (default: the run's protocol)")
+    p.add_argument("--seed-start", type=int, help="first episode seed, >= 0; the episode seeds must stay below 2**32 "
+                                                  "(default: the run's protocol)")
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--device", help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
@@ -72,15 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
                        allow_abbrev=False)
     p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
-    p.add_argument("--out", help="plot file (default: <path>/report.png)")
+    p.add_argument("--out", help="plot file, an image by its extension: .png, .pdf, .svg, ... "
+                                 "(default: <path>/report.png)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--title")
     p.add_argument("--aggregate", action="store_true",
                    help="also the aggregate metrics across tasks: IQM and mean with stratified-bootstrap confidence "
                         "intervals, and performance profiles (table + <plot>.aggregate.png)")
-    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples for --aggregate (default 2000)")
+    p.add_argument("--reps", type=int, default=2000,
+                   help="bootstrap resamples for --aggregate, 1 to 100000 (default 2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level for --aggregate (default 0.95)")
-    p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate (default 0)")
+    p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate, >= 0 (default 0)")
 
     p = sub.add_parser("plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)",
                        allow_abbrev=False)
@@ -194,6 +197,7 @@ def cmd_eval(args) -> int:
     from membench_agents.checkpoint import GeneratorStateWarning
     from membench_agents.report import load_results
     from membench_agents.rundir import RESULTS, RunFolderError, diff_text, same_config
+    from membench_agents.schema import EvalConfig
 
     run_dir = Path(args.run_dir)
     cfg = runs.run_config(run_dir)  # config.yaml, checked against every checkpoint's own config
@@ -204,6 +208,11 @@ def cmd_eval(args) -> int:
         ev["seed_start"] = args.seed_start
     if args.stochastic:
         ev["deterministic"] = False
+    try:  # the protocol's own rules (episodes >= 1, seeds within numpy's range), named by the flags
+        EvalConfig(**ev)
+    except ConfigError as e:
+        raise ConfigError(str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
+                          ) from None
     seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
     device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
@@ -267,8 +276,12 @@ def _eval_device(asked: str | None, trained: str) -> str | None:
 
 
 def cmd_report(args) -> int:
-    from membench_agents.report import report
+    from membench_agents.report import check_plot_path, report
 
+    if args.out is not None:
+        check_plot_path(args.out)
+    if args.aggregate:  # before the table and plot: a bad flag is the only output
+        _check_aggregate_flags(args)
     try:
         text, plot, skipped = report(args.paths, out=args.out, markdown=args.markdown, title=args.title)
     except FileNotFoundError as e:
@@ -284,14 +297,21 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _check_aggregate_flags(args) -> None:
+    from membench_agents.aggregate import MAX_REPS
+
+    if not 1 <= args.reps <= MAX_REPS:
+        raise ConfigError(f"--reps must be between 1 and {MAX_REPS} (memory grows with it), got {args.reps}")
+    if not 0 < args.confidence < 1:
+        raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.bootstrap_seed < 0:
+        raise ConfigError(f"--bootstrap-seed must be >= 0 (a numpy seed), got {args.bootstrap_seed}")
+
+
 def _report_aggregate(args, plot: Path, skipped) -> None:
     from membench_agents import aggregate
     from membench_agents.report import find_runs
 
-    if args.reps < 1:
-        raise ConfigError(f"--reps must be >= 1, got {args.reps}")
-    if not 0 < args.confidence < 1:
-        raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
     bad = {p.resolve() for p, _ in skipped}
     run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
     agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed)
@@ -349,6 +369,7 @@ def cmd_sweep(args) -> int:
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)
         if args.dry_run:
+            sweep.check_cells(cells)  # the checks the real run makes before it writes anything
             return 0
         if args.jobs == 0 and spec.jobs:
             args.jobs = spec.jobs

@@ -135,7 +135,7 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     run_dir = Path(run_dir)
     path = run_dir / CONFIG
     if not run_dir.is_dir():
-        raise RunFolderError(f"{run_dir} does not exist")
+        raise RunFolderError(f"{run_dir} {'is a file, not a run folder' if run_dir.exists() else 'does not exist'}")
     if not path.is_file():
         raise RunFolderError(f"{run_dir} is not a membench run folder (no {CONFIG})")
     fix = "restore it (each seed's checkpoint.pt and results.json hold the run's config), or start a new run"

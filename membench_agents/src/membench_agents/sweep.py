@@ -165,6 +165,10 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     if not isinstance(length_kwarg, str) or length_kwarg not in params:
         raise w.error("length_kwarg", f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
                                       f"Valid: {', '.join(params)}.")
+    ints = [p.name for p in spec.params if p.kind == "int"]
+    if length_kwarg not in ints:
+        raise w.error("length_kwarg", f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
+                                      f"integer kwargs: {', '.join(ints) or 'none'}")
     variant = data.get("obs_variant", "partial")
     if variant not in spec.variants:
         raise w.error("obs_variant", f"{variant!r} is not a variant of {env}; valid: {', '.join(spec.variants)}")
@@ -173,7 +177,7 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
         try:
             seeds = parse_seeds(seeds)
         except ConfigError as e:
-            raise w.error("seeds", str(e)) from None
+            raise w.error("seeds", str(e).removeprefix("seeds: ")) from None
     steps = _int(w, "steps", data["steps"]) if data.get("steps") is not None else None
     episodes = _int(w, "episodes", data["episodes"]) if data.get("episodes") is not None else None
     jobs = _int(w, "jobs", data["jobs"], low=0) if data.get("jobs") is not None else 0
@@ -202,7 +206,7 @@ def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:
     if not isinstance(d, Mapping):
         raise w.error(where, f"must be a mapping with a 'design' key ({', '.join(DESIGNS)}), got {d!r}")
     kind = d.get("design")
-    if kind not in DESIGNS:
+    if not isinstance(kind, str) or kind not in DESIGNS:
         hint = close_matches(kind, DESIGNS)
         raise w.error(f"{where}.design", f"must be one of {', '.join(DESIGNS)}, got {kind!r}.{hint}")
     where = f"{where} ({kind})"
@@ -270,7 +274,8 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
         sets.append(f"eval.episodes={spec.episodes}")
     if length is not None:
         sets.append(f"env_kwargs.{spec.length_kwarg}={length}")
-    common = {"steps": overrides.get("steps") or spec.steps, "seeds": overrides.get("seeds") or spec.seeds,
+    given = {k: overrides[k] if overrides.get(k) is not None else getattr(spec, k) for k in ("steps", "seeds")}
+    common = {"steps": given["steps"], "seeds": given["seeds"],
               "obs_variant": spec.obs_variant, "experiments": experiments, "device": overrides.get("device")}
     cfg = resolve(spec.env, agent, overrides=sets, **common).config
     if K is not None:
@@ -417,7 +422,7 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
     """What :func:`finish` and :func:`resume_jobs` read from ``sweep.yaml``, checked as strictly as a new sweep's
     values: cell names by the same rule as every folder name (:func:`membench_agents.rundir.folder_name`), so a
     name read back cannot reach outside ``cells/``."""
-    from membench_agents.config import check_agent, check_env_id
+    from membench_agents.config import AGENTS, check_env_id
 
     spec = meta["spec"]
     folder_name(spec.get("name"), "spec.name")
@@ -446,7 +451,8 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
         if m["name"] in names:
             raise ConfigError(f"{where}.name {m['name']!r} is given twice")
         names.add(m["name"])
-        check_agent(m.get("agent"))
+        if not isinstance(m.get("agent"), str) or m["agent"] not in AGENTS:
+            raise ConfigError(f"{where}.agent must be one of {', '.join(AGENTS)}, got {m.get('agent')!r}")
         if not _is_int(m.get("length")):
             raise ConfigError(f"{where}.length must be an integer >= 1, got {m.get('length')!r}")
         if m.get("K") is not None and not _is_int(m["K"]):
@@ -457,14 +463,28 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
                               f"(0..{len(designs) - 1}), got {ds!r}")
 
 
+def check_cells(cells: list[Cell]) -> None:
+    """What every cell must pass before a sweep writes anything (each one's environment is built once and its
+    agent checked against it, as ``membench train`` does): the real run and ``--dry-run`` both call this."""
+    from membench_agents import runs
+
+    for c in cells:
+        try:
+            runs.preflight(c.cfg)
+        except ConfigError as e:
+            raise ConfigError(f"cell {c.name}: {e}") from None
+        except MemoryError:
+            raise ConfigError(f"cell {c.name}: {c.cfg['env']} with {c.cfg['env_kwargs']} needs more memory than this "
+                              "machine has; use smaller kwargs") from None
+
+
 def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
     """Write the sweep folder (sweep.yaml, one run folder per cell) and return the training jobs."""
     import yaml
 
     from membench_agents import runs
 
-    for c in cells:
-        runs.preflight(c.cfg)
+    check_cells(cells)
     jobs = []
     for c in cells:
         jobs += runs.prepare_run(c.cfg, sweep_dir / "cells" / c.name)
@@ -664,6 +684,6 @@ def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["DESIGNS", "SWEEP_FILE", "Cell", "Design", "SweepSpec", "cell_plan", "evaluate_on_length", "expand",
-           "finish", "load_spec", "new_sweep_dir", "parse_spec", "plan_table", "plot_generalization", "plot_sweep",
-           "prepare", "read_sweep", "results_table", "resume_jobs"]
+__all__ = ["DESIGNS", "SWEEP_FILE", "Cell", "Design", "SweepSpec", "cell_plan", "check_cells", "evaluate_on_length",
+           "expand", "finish", "load_spec", "new_sweep_dir", "parse_spec", "plan_table", "plot_generalization",
+           "plot_sweep", "prepare", "read_sweep", "results_table", "resume_jobs"]
