@@ -297,6 +297,26 @@ def test_sweep_dry_run_makes_the_checks_of_the_real_run(tmp_path, capsys, over, 
         assert "Traceback" not in err and not (tmp_path / "o").exists()
 
 
+def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_training(tmp_path, capsys,
+                                                                                         monkeypatch):
+    import yaml
+
+    from membench_agents import runs
+
+    def preflight(cfg):  # an environment too large to build at one length (T-Maze at 10^12 asked for 7 TiB)
+        if cfg["env_kwargs"]["corridor_length"] == 9:
+            raise MemoryError
+
+    monkeypatch.setattr(runs, "preflight", preflight)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
+        {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2], "eval_lengths": [2, 9]}]}))
+    code = main(["sweep", str(spec), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cell ppo-lstm.L2 evaluated on corridor_length=9: MIKASA/TMazePassive-v0 with" in err, err
+    assert "needs more memory than this machine has" in err and "Traceback" not in err
+
+
 def test_sweep_cells_and_their_errors():
     spec = parse_spec({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
         {"design": "vary_length", "agents": ["ppo-mlp", "ppo-lstm"], "lengths": [2, 3]},

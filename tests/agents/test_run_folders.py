@@ -581,6 +581,22 @@ def test_report_aggregate_skips_a_run_with_a_nan_score_and_lists_it(finished_run
     assert len([line for line in out.splitlines() if "ppo-mlp" in line and "±" in line]) == 1  # the good run only
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.update(protocol=[]), "is not in membench's format (TypeError"),
+    (lambda r: r.update(per_run=r["per_run"] * 5), "does not add up"),
+    (lambda r: r.update(seeds="abc"), "does not add up"),
+])
+def test_report_skips_a_results_json_whose_fields_do_not_fit(finished_run, tmp_path, capsys, edit, message):
+    shutil.copytree(finished_run, tmp_path / "tree" / "good")
+    shutil.copytree(finished_run, tmp_path / "tree" / "bad")
+    res = json.loads((tmp_path / "tree" / "bad" / "results.json").read_text())
+    edit(res)
+    (tmp_path / "tree" / "bad" / "results.json").write_text(json.dumps(res))
+    code, _, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "20",
+                        "--out", str(tmp_path / "r.png"))
+    assert code == 0 and "skipped 1 unreadable run folder" in err and message in err, err
+
+
 def test_report_aggregate_reps_are_bounded_before_anything_runs(finished_run, tmp_path, capsys):
     code, out, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--reps", "100000000",
                           "--out", str(tmp_path / "r.png"))

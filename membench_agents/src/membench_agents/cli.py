@@ -369,7 +369,7 @@ def cmd_sweep(args) -> int:
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)
         if args.dry_run:
-            sweep.check_cells(cells)  # the checks the real run makes before it writes anything
+            sweep.check_cells(cells, spec)  # the checks the real run makes before it writes anything
             return 0
         if args.jobs == 0 and spec.jobs:
             args.jobs = spec.jobs

@@ -282,6 +282,7 @@ def check_run(run_dir: Path) -> None:
         seed_curves(run_dir, res["metric"])
         algorithm_name(res)
         task_name(res)
+        episodes = res["protocol"]["episodes_per_run"]  # the comparison plot's title
     except RunFolderError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
@@ -292,6 +293,11 @@ def check_run(run_dir: Path) -> None:
             and _finite(res["sem"])):
         raise RunFolderError(f"{run_dir / RESULTS} holds a score that is not a finite number (mean {res['mean']!r}, "
                              f"per run {per_run!r}): an edited file, or an environment that returned NaN rewards")
+    seeds = res["seeds"]
+    if not (isinstance(seeds, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+            and len(seeds) == len(per_run) == res["n_runs"] and isinstance(episodes, int)):
+        raise RunFolderError(f"{run_dir / RESULTS} does not add up: seeds {seeds!r}, n_runs {res['n_runs']!r}, "
+                             f"{len(per_run)} per-run scores, {episodes!r} episodes per run (an edited file?)")
 
 
 def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = None, markdown: bool = False,

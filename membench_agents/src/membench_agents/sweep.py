@@ -463,18 +463,27 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
                               f"(0..{len(designs) - 1}), got {ds!r}")
 
 
-def check_cells(cells: list[Cell]) -> None:
+def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
     """What every cell must pass before a sweep writes anything (each one's environment is built once and its
-    agent checked against it, as ``membench train`` does): the real run and ``--dry-run`` both call this."""
+    agent checked against it, as ``membench train`` does), and with ``spec`` the evaluation lengths of design (c)
+    (built once each, with the first cell of the design), which the real run reaches only after training. The
+    real run and ``--dry-run`` both call this."""
     from membench_agents import runs
 
-    for c in cells:
+    checks = [(c.name, c.cfg) for c in cells]
+    if spec is not None:
+        for i, d in enumerate(spec.designs):
+            first = next((c for c in cells if i in c.designs), None)
+            for L in d.eval_lengths if first is not None else []:
+                cfg = {**first.cfg, "env_kwargs": {**first.cfg["env_kwargs"], spec.length_kwarg: L}}
+                checks.append((f"{first.name} evaluated on {spec.length_kwarg}={L}", cfg))
+    for name, cfg in checks:
         try:
-            runs.preflight(c.cfg)
+            runs.preflight(cfg)
         except ConfigError as e:
-            raise ConfigError(f"cell {c.name}: {e}") from None
+            raise ConfigError(f"cell {name}: {e}") from None
         except MemoryError:
-            raise ConfigError(f"cell {c.name}: {c.cfg['env']} with {c.cfg['env_kwargs']} needs more memory than this "
+            raise ConfigError(f"cell {name}: {cfg['env']} with {cfg['env_kwargs']} needs more memory than this "
                               "machine has; use smaller kwargs") from None
 
 
@@ -484,7 +493,7 @@ def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
 
     from membench_agents import runs
 
-    check_cells(cells)
+    check_cells(cells, spec)
     jobs = []
     for c in cells:
         jobs += runs.prepare_run(c.cfg, sweep_dir / "cells" / c.name)
