@@ -9,7 +9,7 @@ import pytest
 import yaml
 from membench_agents.config import AGENTS, ConfigError, resolve
 
-from membench_agents import config
+from membench_agents import config, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
@@ -174,6 +174,14 @@ def test_seed_forms():
     for bad in (0, "x", [1, 1], [], True, 1.5, "3-1", "0,0", [-1], "-2"):
         with pytest.raises(ConfigError):
             config.parse_seeds(bad)
+
+
+def test_seed_counts_are_bounded_before_any_list_is_built():
+    """`seeds: 1000000000` (a typo) was a list of 10^9 ints before anything said no."""
+    for value in (10**9, "1000000000", "0-4294967295", list(range(schema.MAX_SEEDS + 1))):
+        with pytest.raises(ConfigError, match=f"seeds: at most {schema.MAX_SEEDS} training runs per cell"):
+            config.parse_seeds(value)
+    assert len(config.parse_seeds(schema.MAX_SEEDS)) == schema.MAX_SEEDS
 
 
 def test_seeds_zero_says_why():

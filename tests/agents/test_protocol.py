@@ -201,6 +201,15 @@ def test_performance_profile_values():
     assert np.all(lo <= prof) and np.all(prof <= hi) and lo[0] == hi[0] == 1.0
 
 
+def test_performance_profile_bands_one_threshold_at_a_time_equal_the_broadcast():
+    """The profile is computed one τ at a time (memory of reps x runs, not reps x runs x τ): the same numbers."""
+    rows = np.random.default_rng(0).random((50, 7))
+    taus = np.linspace(0, 1, 11)
+    assert np.array_equal(aggregate._fraction_above(rows, taus), (rows[..., None] > taus).mean(axis=-2))
+    with pytest.raises(ValueError, match=f"reps must be between 1 and {aggregate.MAX_REPS}"):
+        aggregate.stratified_bootstrap([[0.5, 1.0]], aggregate.mean, reps=aggregate.MAX_REPS + 1)
+
+
 def test_aggregate_groups_runs_by_algorithm_and_task(monkeypatch):
     def res(agent, L, per_run, K=None):
         cfg = {"agent": agent, **({"dtqn": {"context_len": K}} if K else {})}
@@ -261,11 +270,51 @@ def _with(**over):
     (_with(steps=0), r"steps: must be an integer >= 1, got 0"),
     (_with(seeds="x"), r"seeds: "),
     (_with(obs_variant="rgb"), r"obs_variant: 'rgb' is not a variant of MIKASA/TMazePassive-v0"),
+    (_with(name="a\x00b"), r"name: the sweep's name must be a folder name, free of control characters"),
+    (_with(name="../up"), r"name: the sweep's name must be a folder name, one path component"),
 ])
 def test_bad_sweep_specs_give_one_clear_error(spec, message):
     with pytest.raises(ConfigError, match=message) as info:
         parse_spec(spec, "s.yaml")
     assert str(info.value).startswith("sweep spec s.yaml: ") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("over, args, message", [
+    ({"length_kwarg": "penalty"}, [], "length_kwarg: 'penalty' is not an integer kwarg"),
+    ({"name": "a\x00b"}, [], "free of control characters"),
+    ({"set": ["env_kwargs.penalty=2"]}, [], "cell ppo-mlp.L2: cannot create MIKASA/TMazePassive-v0"),
+    ({}, ["--steps", "0"], "total_steps must be a positive integer, got 0"),
+])
+def test_sweep_dry_run_makes_the_checks_of_the_real_run(tmp_path, capsys, over, args, message):
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({**GOOD, "seeds": 1, "steps": 64, **over}))
+    for dry in (["--dry-run"], []):
+        code = main(["sweep", str(spec), *dry, *args, "--out", str(tmp_path / "o"), "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err and err.count("membench: error:") == 1, err
+        assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_training(tmp_path, capsys,
+                                                                                         monkeypatch):
+    import yaml
+
+    from membench_agents import runs
+
+    def preflight(cfg):  # an environment too large to build at one length (T-Maze at 10^12 asked for 7 TiB)
+        if cfg["env_kwargs"]["corridor_length"] == 9:
+            raise MemoryError
+
+    monkeypatch.setattr(runs, "preflight", preflight)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
+        {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2], "eval_lengths": [2, 9]}]}))
+    code = main(["sweep", str(spec), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cell ppo-lstm.L2 evaluated on corridor_length=9: MIKASA/TMazePassive-v0 with" in err, err
+    assert "needs more memory than this machine has" in err and "Traceback" not in err
 
 
 def test_sweep_cells_and_their_errors():

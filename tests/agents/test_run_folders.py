@@ -4,9 +4,11 @@ as plain data, and any gymnasium ID trains."""
 
 from __future__ import annotations
 
+import enum
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -107,9 +109,67 @@ def test_env_state_cannot_name_classes_the_environment_does_not_use():
     envs = make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0)
     envs.reset(seed=0)
     state = envstate.capture(envs)
-    state["attrs"]["intruder"] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
+    key = next(iter(state["attrs"]))  # an attribute the fresh environment has, holding an object of another class
+    state["attrs"][key] = {"__object__": "subprocess:Popen", "attrs": {"args": {"__list__": ["true"]}}}
     with pytest.raises(ValueError, match="subprocess:Popen, a class this environment does not use"):
         envstate.restore(make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0), state)
+
+
+@pytest.fixture
+def evil_module(tmp_path, monkeypatch):
+    """An importable module that leaves a marker file when it is imported (the way `module:ID` runs code)."""
+    name = "membench_evil_probe"
+    (tmp_path / f"{name}.py").write_text("import pathlib\npathlib.Path(__file__).with_suffix('.ran').write_text('x')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    yield name, tmp_path / f"{name}.ran"
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("entry", ["config.yaml", "plan", "train --config", "sweep spec", "make_vector_env"])
+def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(finished_run, tmp_path, capsys,
+                                                                              evil_module, entry):
+    from membench_agents.config import ConfigError
+
+    module, marker = evil_module
+    env = f"{module}:MIKASA/TMazePassive-v0"
+    message = f"environment ID {env!r} names a module to import ({module!r}); membench refuses module prefixes"
+    if entry == "make_vector_env":
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            make_vector_env(env, 2)
+    else:
+        if entry == "config.yaml":  # run folders read back: a finished one (eval), one not started yet (resume)
+            run = _copy(finished_run, tmp_path)
+            fresh = tmp_path / "fresh"
+            runs.prepare_run(tiny_config("ppo-mlp", iterations=1), fresh)
+            for d in (run, fresh):
+                cfg = yaml.safe_load((d / "config.yaml").read_text())
+                (d / "config.yaml").write_text(yaml.safe_dump({**cfg, "env": env}))
+            argvs = [["eval", str(run)], ["train", "--resume", str(fresh), "--no-progress"]]
+        elif entry == "plan":
+            argvs = [["plan", "--env", env, "--agent", "ppo-lstm"]]
+        elif entry == "train --config":
+            (tmp_path / "c.yaml").write_text(yaml.safe_dump({"env": env, "agent": "ppo-mlp", "total_steps": 64}))
+            argvs = [["train", "--config", str(tmp_path / "c.yaml"), "--run-dir", str(tmp_path / "r")]]
+        else:
+            (tmp_path / "s.yaml").write_text(yaml.safe_dump({"env": env, "designs": [
+                {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}))
+            argvs = [["sweep", str(tmp_path / "s.yaml"), "--dry-run"]]
+        for argv in argvs:
+            code, _, err = _cli(capsys, *argv)
+            assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+            assert message in err, err
+    assert not marker.exists(), "the module named in the env string was imported"
+
+
+def test_the_membench_envs_prefix_is_dropped_before_any_lookup(capsys):
+    cfg = resolve("membench_envs:MIKASA/TMazePassive-v0", "ppo-mlp", steps=64).config
+    assert cfg["env"] == "MIKASA/TMazePassive-v0"
+    envs = make_vector_env("membench_envs:MIKASA/TMazePassive-v0", 2)
+    assert envs.spec is None or envs.spec.id == "MIKASA/TMazePassive-v0"
+    envs.close()
+    code, out, _ = _cli(capsys, "plan", "--env", "membench_envs:MIKASA/TMazePassive-v0", "--agent", "ppo-lstm")
+    assert code == 0 and "MIKASA/TMazePassive-v0: Ξ = {11}" in out
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -358,6 +418,117 @@ def test_each_corrupted_file_is_one_error_line_naming_it(finished_run, interrupt
     assert expected in err and Path(rel).name in err, err
 
 
+def _first_array(tree):
+    """The first saved numpy array (``{"__ndarray__": ...}``) of a raw checkpoint tree."""
+    stack = [tree]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if "__ndarray__" in x:
+                return x
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+    raise AssertionError("no saved array")
+
+
+def _first_param(raw) -> str:
+    return next(iter(raw["trainer"]["algo"]["policy"]))
+
+
+#: Crafted plain-data checkpoints (each loads with the safe unpickler) and what the one error line says.
+_CRAFTED = {
+    "object-dtype": (lambda raw: _first_array(raw).update(dtype="|O"), "holds Python objects"),
+    "wrong-shape": (lambda raw: _first_array(raw).update(shape=[*_first_array(raw)["shape"], 7]),
+                    "cannot be an array of shape"),
+    "missing-key": (lambda raw: _first_array(raw).pop("shape"), "is a saved numpy value with the keys"),
+    "dtype-not-a-string": (lambda raw: _first_array(raw).update(dtype=5), "5 is not a numpy dtype string"),
+    "data-not-bytes": (lambda raw: _first_array(raw).update(__ndarray__=[1, 2]), "the array's data must be bytes"),
+    "scalar-overflow": (lambda raw: raw["run"].update(x={"__npscalar__": 10**40, "dtype": "<i8"}),
+                        "is not a <i8 scalar"),
+    "run-not-a-mapping": (lambda raw: raw.update(run=[]), "run must be a mapping"),
+    "seed-a-string": (lambda raw: raw.update(seed="0"), "seed must be an integer"),
+    "weight-of-another-shape": (
+        lambda raw: raw["trainer"]["algo"]["policy"].update({_first_param(raw): torch.zeros(3)}),
+        "the saved trainer state does not fit this agent (RuntimeError"),
+    "weight-missing": (lambda raw: raw["trainer"]["algo"]["policy"].pop(_first_param(raw)),
+                       "the saved trainer state does not fit this agent (RuntimeError"),
+    "trainer-key-missing": (lambda raw: raw["trainer"].pop("algo"),
+                            "the saved trainer state does not fit this agent (KeyError"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CRAFTED))
+@pytest.mark.parametrize("command", ["eval", "resume"])
+def test_a_crafted_plain_data_checkpoint_is_one_error_line(finished_run, interrupted_run, tmp_path, capsys, case,
+                                                           command):
+    edit, expected = _CRAFTED[case]
+    run = _copy(finished_run if command == "eval" else interrupted_run, tmp_path)
+    ck = run / "seed_0" / "checkpoint.pt"
+    raw = torch.load(ck, weights_only=True)
+    edit(raw)
+    torch.save(raw, ck)
+    torch.load(ck, weights_only=True)  # still plain data: the safe unpickler takes it
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, _, err = _cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines[-1].startswith("membench: error:") and lines[:-1] in ([], [f"resuming {run}"]), err
+    assert expected in err and "checkpoint.pt" in err, err
+
+
+def test_from_plain_refuses_what_to_plain_cannot_write():
+    from membench_agents.checkpoint import from_plain, to_plain
+
+    saved = to_plain({"a": [np.arange(6, dtype=np.int16).reshape(2, 3)], "s": np.float64(0.5)})
+    back = from_plain(saved)
+    assert back["a"][0].tolist() == [[0, 1, 2], [3, 4, 5]] and type(back["s"]) is np.float64
+    bad = {"a": [dict(saved["a"][0], dtype="|O")]}
+    with pytest.raises(CheckpointError, match=r"checkpoint\['a'\]\[0\]: dtype '\|O' holds Python objects"):
+        from_plain(bad)
+
+
+_EDITS = {  # key, the value as another type, what the error line says
+    "episodes-float": (("eval", "episodes"), float, "eval.episodes: {v}.0 vs {v}"),
+    "deterministic-int": (("eval", "deterministic"), int, "eval.deterministic must be a boolean"),
+    "steps-float": (("total_steps",), float, "total_steps: {v}.0 vs {v}"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(_EDITS))
+@pytest.mark.parametrize("command", ["eval", "resume", "resume-before-any-checkpoint"])
+def test_an_edited_config_yaml_is_compared_type_strictly(finished_run, tmp_path, capsys, edit, command):
+    keys, convert, expected = _EDITS[edit]
+    if command == "resume-before-any-checkpoint":
+        run = tmp_path / "fresh"
+        runs.prepare_run(tiny_config("ppo-mlp", iterations=4), run)
+    else:
+        run = _copy(finished_run, tmp_path)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    node = cfg
+    for k in keys[:-1]:
+        node = node[k]
+    old = node[keys[-1]]
+    node[keys[-1]] = convert(old)
+    assert node[keys[-1]] == old and type(node[keys[-1]]) is not type(old)  # equal, of another type
+    expected = expected.format(v=old)
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    argv = ["eval", str(run)] if command == "eval" else ["train", "--resume", str(run), "--no-progress"]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert "config.yaml" in err and expected in err, err
+
+
+def test_resume_flags_and_stored_results_are_compared_type_strictly(finished_run, tmp_path, capsys):
+    run = _copy(finished_run, tmp_path)
+    code, _, err = _cli(capsys, "train", "--resume", str(run), "--set", "eval.episodes=20.0")
+    assert code == 2 and "these flags change it (eval.episodes: 20 vs 20.0)" in err, err
+    results = json.loads((run / "results.json").read_text())
+    results["config"]["eval"]["deterministic"] = 1
+    (run / "results.json").write_text(json.dumps(results))
+    code, out, err = _cli(capsys, "eval", str(run))
+    assert code == 2 and "results.json was written for another config" in err and "reproduces" not in out, err
+
+
 @pytest.mark.parametrize("content", ["{}", "{\"mean\": ", "[1, 2]"])
 def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_path, capsys, content):
     good = _copy(finished_run, tmp_path)
@@ -371,6 +542,67 @@ def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_p
     assert code == 0, err
     assert len([line for line in out.splitlines() if "ppo-mlp" in line]) == 1  # the good folder's row
     assert "skipped 1 unreadable run folder" in err and str(bad / "results.json") in err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--episodes", "0"], "--episodes must be a positive integer, got 0"),
+    (["--episodes", "10000000000"], "--episodes must be at most 1000000, got 10000000000"),
+    (["--seed-start", "-5"], "--seed-start must be a non-negative integer, got -5"),
+    (["--seed-start", str(2**32 - 5)], "--seed-start must leave the episode seeds"),
+])
+def test_eval_flags_out_of_range_are_one_error_line(finished_run, capsys, flags, message):
+    code, out, err = _cli(capsys, "eval", str(finished_run), *flags)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
+    assert out == ""
+
+
+def test_report_out_that_cannot_be_written_is_one_error_line(finished_run, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("x")
+    for out, message in ((tmp_path / "a-file" / "r.png", "cannot write the plot"),
+                         (tmp_path / "r.txt", "--out must name an image file ending in one of"),
+                         (tmp_path / "no-extension", "--out must name an image file ending in one of"),
+                         (tmp_path, "--out must name an image file")):
+        code, _, err = _cli(capsys, "report", str(finished_run), "--out", str(out))
+        assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
+    assert not (tmp_path / "no-extension.png").exists()  # matplotlib would have added .png to the printed path
+
+
+def test_report_aggregate_skips_a_run_with_a_nan_score_and_lists_it(finished_run, tmp_path, capsys):
+    shutil.copytree(finished_run, tmp_path / "tree" / "good")
+    shutil.copytree(finished_run, tmp_path / "tree" / "nan")
+    res = json.loads((tmp_path / "tree" / "nan" / "results.json").read_text())
+    res["per_run"], res["mean"] = [float("nan")], float("nan")
+    (tmp_path / "tree" / "nan" / "results.json").write_text(json.dumps(res))
+    code, out, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "50",
+                          "--out", str(tmp_path / "r.png"))
+    assert code == 0, err
+    assert "IQM [95% CI]" in out and (tmp_path / "r.aggregate.png").is_file()
+    assert "skipped 1 unreadable run folder" in err and "holds a score that is not a finite number" in err
+    assert len([line for line in out.splitlines() if "ppo-mlp" in line and "±" in line]) == 1  # the good run only
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.update(protocol=[]), "is not in membench's format (TypeError"),
+    (lambda r: r.update(per_run=r["per_run"] * 5), "does not add up"),
+    (lambda r: r.update(seeds="abc"), "does not add up"),
+])
+def test_report_skips_a_results_json_whose_fields_do_not_fit(finished_run, tmp_path, capsys, edit, message):
+    shutil.copytree(finished_run, tmp_path / "tree" / "good")
+    shutil.copytree(finished_run, tmp_path / "tree" / "bad")
+    res = json.loads((tmp_path / "tree" / "bad" / "results.json").read_text())
+    edit(res)
+    (tmp_path / "tree" / "bad" / "results.json").write_text(json.dumps(res))
+    code, _, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "20",
+                        "--out", str(tmp_path / "r.png"))
+    assert code == 0 and "skipped 1 unreadable run folder" in err and message in err, err
+
+
+def test_report_aggregate_reps_are_bounded_before_anything_runs(finished_run, tmp_path, capsys):
+    code, out, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--reps", "100000000",
+                          "--out", str(tmp_path / "r.png"))
+    assert code == 2 and out == "" and "--reps must be between 1 and 100000" in err, err
+    code, _, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--bootstrap-seed", "-1")
+    assert code == 2 and "--bootstrap-seed must be >= 0" in err, err
 
 
 def test_report_skips_a_folder_with_a_truncated_metrics_log(finished_run, tmp_path, capsys):
@@ -462,6 +694,96 @@ class _LockedEnv(gym.Env):
         return np.zeros(2, np.float32), 1.0, False, self.np_random.random() < 0.2, {}
 
 
+class _Phase(enum.Enum):
+    CUE = 1
+    RECALL = 2
+
+
+class _Label(str):
+    """A str subclass: its value is not plain data a checkpoint can read back."""
+
+
+class _ImmutableStateEnv(gym.Env):
+    """An env whose state lives in immutable values: bytes, frozenset, tuple, range, complex, an enum member,
+    a numpy float scalar."""
+
+    observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self):
+        self._set(0)
+
+    def _set(self, t: int) -> None:
+        self.tape = bytes([t % 256, 7])
+        self.visited = frozenset(range(t))
+        self.position = (t, -t)
+        self.window = range(t, t + 3)
+        self.phase_shift = complex(t, 1)
+        self.phase = _Phase.RECALL if t % 2 else _Phase.CUE
+        self.score = np.float64(t / 3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._set(0)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        t = self.position[0] + 1 + int(action)
+        self._set(t)
+        return np.full(1, self.score, np.float32), float(self.tape[0]), False, False, {}
+
+
+def _immutable_state(envs) -> list:
+    env = envs.envs[0].unwrapped
+    return [env.tape, env.visited, env.position, env.window, env.phase_shift, env.phase, env.score]
+
+
+def _round_trip(state):
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=True)
+
+
+def test_env_state_in_immutable_values_is_saved_as_data_and_restored():
+    if "membench-test/ImmutableState-v0" not in gym.registry:
+        gym.register("membench-test/ImmutableState-v0", entry_point=_ImmutableStateEnv)
+    a, b = (make_vector_env("membench-test/ImmutableState-v0", 1, seed=0) for _ in range(2))
+    a.reset(seed=0)
+    b.reset(seed=0)
+    for action in (1, 0, 1, 1, 0):
+        a.step(np.array([action]))
+    saved = _immutable_state(a)
+    assert saved[0] == bytes([8, 7]) and len(saved[1]) == 8 and saved[5] is _Phase.CUE
+    envstate.restore(b, _round_trip(envstate.capture(a)))  # plain data only
+    assert _immutable_state(b) == saved and type(_immutable_state(b)[-1]) is np.float64
+
+
+def test_env_state_that_cannot_be_saved_is_an_error_at_checkpoint_time_naming_its_path():
+    if "membench-test/ImmutableState-v0" not in gym.registry:
+        gym.register("membench-test/ImmutableState-v0", entry_point=_ImmutableStateEnv)
+    envs = make_vector_env("membench-test/ImmutableState-v0", 1, seed=0)
+    envs.reset(seed=0)
+    envs.envs[0].unwrapped.tape = _Label("abc")
+    with pytest.raises(envstate.NotCapturable, match=r"envs\.envs\[0\]\..*\.tape is a .*_Label \(a subclass of str\)"):
+        envstate.capture(envs)
+
+
+def test_env_state_restore_assigns_only_attributes_the_fresh_env_has():
+    a, b = (make_vector_env("MIKASA/TMazePassive-v0", 2, seed=0) for _ in range(2))
+    a.reset(seed=0)
+    b.reset(seed=0)
+    a.injected = [1, 2]
+    with pytest.raises(ValueError, match=r"envs: the checkpoint sets 'injected', which this .* does not have"):
+        envstate.restore(b, _round_trip(envstate.capture(a)))
+    assert not hasattr(b, "injected")
+    del a.injected
+    state = envstate.capture(a)
+    state["attrs"]["num_envs"] = {"__list__": 5}  # a node of the wrong shape
+    with pytest.raises(ValueError, match="malformed"):
+        envstate.restore(b, state)
+
+
 def test_an_env_that_cannot_be_saved_warns_at_the_start_and_refuses_resume(tmp_path, capsys):
     if "membench-test/Locked-v0" not in gym.registry:
         gym.register("membench-test/Locked-v0", entry_point=_LockedEnv)
@@ -504,3 +826,57 @@ def test_unpickling_is_gone_from_the_package():
     for f in ["checkpoint.py", "training.py", "trainers.py", "sb3.py", "cli.py", "runs.py", "envstate.py"]:
         text = (src / f).read_text()
         assert "pickle.loads" not in text and "weights_only=False" not in text, f
+
+
+# ------------------------------------------------------------------------------------------------------
+# names read back from sweep.yaml / bench.yaml: the rule of new names, so none reaches outside its folder
+# ------------------------------------------------------------------------------------------------------
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _crafted_sweep(tmp_path: Path, finished_run: Path, name: str) -> tuple[Path, Path]:
+    """A sweep folder whose sweep.yaml names one cell ``name``, beside a finished run ``victim``."""
+    from membench_agents import sweep
+
+    victim = tmp_path / "victim"
+    shutil.copytree(finished_run, victim)
+    sweep_dir = tmp_path / "sweep"
+    (sweep_dir / "cells").mkdir(parents=True)
+    spec = sweep.parse_spec({"env": "MIKASA/TMazePassive-v0", "designs": [
+        {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}, "s.yaml")
+    name = str(victim) if name == "<absolute>" else name
+    cell = {"name": name, "agent": "ppo-mlp", "length": 2, "K": None, "designs": [0]}
+    (sweep_dir / "sweep.yaml").write_text(yaml.safe_dump({"spec": sweep._spec_dict(spec), "cells": [cell]}))
+    return sweep_dir, victim, name
+
+
+@pytest.mark.parametrize("name", ["../../victim", "<absolute>", "a\x00b", ".."])
+def test_a_sweep_cell_name_read_back_cannot_reach_outside_the_sweep(finished_run, tmp_path, capsys, name):
+    sweep_dir, victim, name = _crafted_sweep(tmp_path, finished_run, name)
+    assert (sweep_dir / "cells" / "../../victim" / "results.json").is_file()  # the path would reach the victim
+    before = _snapshot(victim)
+    code, _, err = _cli(capsys, "sweep", "--resume", str(sweep_dir), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert "sweep.yaml: cells[0].name must be a folder name" in err and repr(name) in err
+    assert _snapshot(victim) == before  # neither locked nor rewritten
+
+
+@pytest.mark.parametrize("cells, message", [
+    (["../victim"], "cells[0] must be a folder name, one path component"),
+    (["<absolute>"], "cells[0] must be a folder name, one path component"),
+    (["ok", ".hidden"], "cells[1] must be a folder name, a visible folder name"),
+    (["a\nb"], "free of control characters"),
+])
+def test_a_bench_cell_name_read_back_cannot_reach_outside_the_bench(finished_run, tmp_path, capsys, cells, message):
+    victim = tmp_path / "victim"
+    shutil.copytree(finished_run, victim)
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    cells = [str(victim) if c == "<absolute>" else c for c in cells]
+    (bench / "bench.yaml").write_text(yaml.safe_dump({"cells": cells, "title": None, "expect": {}}))
+    before = _snapshot(victim)
+    code, _, err = _cli(capsys, "bench", "--resume", str(bench), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:"), err
+    assert message in err and "bench.yaml" in err
+    assert _snapshot(victim) == before

@@ -32,6 +32,9 @@ import numpy as np
 #: Defaults: 2000 bootstrap resamples, 95 % percentile intervals, resampling seed 0.
 REPS = 2000
 CONFIDENCE = 0.95
+#: The most resamples: memory grows as reps x runs (resampled scores) and reps x 101 (profile thresholds), about
+#: 0.1 GB at this bound for a few dozen runs per algorithm.
+MAX_REPS = 100_000
 
 
 def _as_tasks(scores: Any) -> list[np.ndarray]:
@@ -86,8 +89,8 @@ def stratified_bootstrap(scores: Any, statistic: Callable[..., Any], reps: int =
     replacement (as many as it has), the tasks' draws are pooled into one row, and ``statistic(rows, axis=-1)``
     is computed row-wise. Returns an array of shape ``(reps, ...)``. Deterministic for a given ``seed``."""
     tasks = _as_tasks(scores)
-    if reps < 1:
-        raise ValueError(f"reps must be >= 1, got {reps}")
+    if not 1 <= reps <= MAX_REPS:
+        raise ValueError(f"reps must be between 1 and {MAX_REPS}, got {reps}")
     rng = np.random.default_rng(seed)
     rows = np.concatenate([t[rng.integers(0, t.size, size=(reps, t.size))] for t in tasks], axis=1)
     return np.asarray(statistic(rows, axis=-1))
@@ -129,7 +132,10 @@ def performance_profile(scores: Any, taus: Sequence[float]) -> np.ndarray:
 
 def _fraction_above(x: np.ndarray, taus: np.ndarray, axis: int = -1) -> np.ndarray:
     x = np.moveaxis(np.asarray(x), axis, -1)
-    return (x[..., None] > taus).mean(axis=-2)
+    out = np.empty((*x.shape[:-1], len(taus)))
+    for i, tau in enumerate(taus):  # one threshold at a time: memory of x, not of x times the thresholds
+        out[..., i] = (x > tau).mean(axis=-1)
+    return out
 
 
 def performance_profile_ci(scores: Any, taus: Sequence[float], reps: int = REPS, confidence: float = CONFIDENCE,
@@ -295,10 +301,9 @@ def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Pa
     n_tasks = sorted({len(a.tasks) for a in agg.algorithms})
     fig.suptitle(title or f"aggregate over {'/'.join(map(str, n_tasks))} task(s), stratified bootstrap "
                           f"({agg.reps} resamples)")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    return out
+    from membench_agents.report import save_figure
+
+    return save_figure(fig, out)
 
 
 def write_json(agg: Aggregate, out: str | os.PathLike) -> Path:
@@ -307,7 +312,6 @@ def write_json(agg: Aggregate, out: str | os.PathLike) -> Path:
     return out
 
 
-__all__ = ["CONFIDENCE", "REPS", "Aggregate", "Algorithm", "Estimate", "aggregate_results", "aggregate_runs",
-           "algorithm_name", "estimate", "interval", "iqm", "mean", "performance_profile", "performance_profile_ci",
-           "plot", "pooled", "stratified_bootstrap", "table", "task_name", "write_json"]
-
+__all__ = ["CONFIDENCE", "MAX_REPS", "REPS", "Aggregate", "Algorithm", "Estimate", "aggregate_results",
+           "aggregate_runs", "algorithm_name", "estimate", "interval", "iqm", "mean", "performance_profile",
+           "performance_profile_ci", "plot", "pooled", "stratified_bootstrap", "table", "task_name", "write_json"]

@@ -21,6 +21,7 @@ A checkpoint holds::
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
@@ -69,13 +70,13 @@ def to_plain(x: Any) -> Any:
     """``x`` with every numpy array / scalar replaced by plain data (tensors and containers stay)."""
     import torch
 
-    if isinstance(x, (bool, int, float, str, bytes, type(None), torch.Tensor)):
+    if type(x) in (bool, int, float, str, bytes, type(None)) or isinstance(x, torch.Tensor):
         return x
     if isinstance(x, np.ndarray):
-        if x.dtype == object:
+        if x.dtype.hasobject:
             raise TypeError(f"a checkpoint cannot hold numpy object arrays (shape {x.shape})")
         return {"__ndarray__": x.tobytes(), "dtype": x.dtype.str, "shape": list(x.shape)}
-    if isinstance(x, np.generic):
+    if isinstance(x, np.generic):  # before the Python scalars: np.float64 is a float, and is no plain data
         return {"__npscalar__": x.item(), "dtype": x.dtype.str}
     if isinstance(x, dict):
         return {k: to_plain(v) for k, v in x.items()}
@@ -87,19 +88,69 @@ def to_plain(x: Any) -> Any:
                     "convert it to tensors, numbers or containers of them")
 
 
-def from_plain(x: Any) -> Any:
-    """The inverse of :func:`to_plain`."""
+def from_plain(x: Any, where: str = "checkpoint") -> Any:
+    """The inverse of :func:`to_plain`. A saved array or scalar that :func:`to_plain` cannot have written (an
+    object dtype, bytes that do not fill its shape, a missing or extra key, ...) is one :class:`CheckpointError`
+    naming where it is in the tree (``where``: the name of ``x``)."""
     if isinstance(x, dict):
         if "__ndarray__" in x:
-            return np.frombuffer(x["__ndarray__"], dtype=np.dtype(x["dtype"])).reshape(x["shape"]).copy()
+            return _array(x, where)
         if "__npscalar__" in x:
-            return np.dtype(x["dtype"]).type(x["__npscalar__"])
-        return {k: from_plain(v) for k, v in x.items()}
+            return _scalar(x, where)
+        return {k: from_plain(v, f"{where}[{k!r}]") for k, v in x.items()}
     if isinstance(x, list):
-        return [from_plain(v) for v in x]
+        return [from_plain(v, f"{where}[{i}]") for i, v in enumerate(x)]
     if isinstance(x, tuple):
-        return tuple(from_plain(v) for v in x)
+        return tuple(from_plain(v, f"{where}[{i}]") for i, v in enumerate(x))
     return x
+
+
+def _keys(x: dict[str, Any], keys: set[str], where: str) -> None:
+    if set(x) != keys:
+        raise CheckpointError(f"{where} is a saved numpy value with the keys {sorted(map(str, x))}, not "
+                              f"{sorted(keys)}")
+
+
+def _dtype(value: Any, where: str) -> np.dtype:
+    try:
+        dtype = np.dtype(value) if isinstance(value, str) else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None:
+        raise CheckpointError(f"{where}: {value!r} is not a numpy dtype string")
+    if dtype.hasobject:
+        raise CheckpointError(f"{where}: dtype {value!r} holds Python objects; checkpoints hold plain data only")
+    return dtype
+
+
+def _array(x: dict[str, Any], where: str) -> np.ndarray:
+    _keys(x, {"__ndarray__", "dtype", "shape"}, where)
+    data, shape = x["__ndarray__"], x["shape"]
+    dtype = _dtype(x["dtype"], where)
+    if not isinstance(data, bytes):
+        raise CheckpointError(f"{where}: the array's data must be bytes, got {type(data).__name__}")
+    if not isinstance(shape, (list, tuple)) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise CheckpointError(f"{where}: shape must be a list of integers >= 0, got {shape!r}")
+    size = math.prod(shape) * dtype.itemsize
+    if size != len(data):
+        raise CheckpointError(f"{where}: {len(data)} bytes cannot be an array of shape {list(shape)} and dtype "
+                              f"{dtype.str} ({size} bytes)")
+    if dtype.itemsize == 0:
+        return np.zeros(shape, dtype)
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+def _scalar(x: dict[str, Any], where: str) -> np.generic:
+    _keys(x, {"__npscalar__", "dtype"}, where)
+    dtype, value = _dtype(x["dtype"], where), x["__npscalar__"]
+    if type(value) not in (bool, int, float, complex, str, bytes):
+        raise CheckpointError(f"{where}: a numpy scalar's value must be a number, string or bytes, got "
+                              f"{type(value).__name__}")
+    try:
+        return dtype.type(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise CheckpointError(f"{where}: {value!r} is not a {dtype.str} scalar ({e})") from None
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
@@ -141,8 +192,52 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in ("config", "seed", "trainer", "run", "global_step") if k not in payload]
     if missing:
         raise CheckpointError(f"{path} is incomplete (no {', '.join(missing)}); restore it or delete the seed's folder")
-    return from_plain(payload)
+    fix = "restore it, or delete the seed's folder to retrain that seed"
+    try:
+        _check_payload_types(payload)
+        return from_plain(payload, "checkpoint")
+    except CheckpointError as e:
+        raise CheckpointError(f"{path} is not a valid membench checkpoint ({e}); {fix}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path} is nested too deeply to be a membench checkpoint; {fix}") from None
 
 
-__all__ = ["CHECKPOINT", "CHECKPOINT_FORMAT", "CheckpointError", "from_plain", "load_checkpoint", "save_checkpoint",
-           "to_plain"]
+def load_trainer_state(trainer: Any, state: Any, path: str | os.PathLike) -> None:
+    """``trainer.load_state_dict(state)``; a saved state that does not fit the trainer (a missing key, a tensor of
+    another shape, a value of another type: an edited or foreign checkpoint) is one :class:`CheckpointError`."""
+    try:
+        trainer.load_state_dict(state)
+    except CheckpointError:
+        raise
+    except (RuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        reason = " ".join(str(e).split())[:300] or type(e).__name__
+        raise CheckpointError(f"{path}: the saved trainer state does not fit this agent ({type(e).__name__}: "
+                              f"{reason}); restore the file, or delete the seed's folder to retrain that seed"
+                              ) from None
+
+
+#: The types of what every reader of a checkpoint uses before the trainer does (the run's bookkeeping included).
+_PAYLOAD_TYPES = {"config": dict, "seed": int, "global_step": int, "trainer": dict, "run": dict}
+_RUN_TYPES = {"history": list, "evals": list, "recent": list, "finished": bool, "train_time": (int, float)}
+_TYPE_NAMES = {dict: "a mapping", int: "an integer", list: "a list", bool: "a boolean", (int, float): "a number"}
+
+
+def _check_payload_types(payload: dict[str, Any]) -> None:
+    for key, kind in _PAYLOAD_TYPES.items():
+        value = payload[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            raise CheckpointError(f"{key} must be {_TYPE_NAMES[kind]}, got {type(value).__name__}")
+    if payload["global_step"] < 0:
+        raise CheckpointError(f"global_step must be >= 0, got {payload['global_step']}")
+    for key, kind in _RUN_TYPES.items():
+        value = payload["run"].get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            raise CheckpointError(f"run[{key!r}] must be {_TYPE_NAMES[kind]}, got {value!r}")
+    if payload.get("env_state") is not None and not isinstance(payload["env_state"], dict):
+        raise CheckpointError(f"env_state must be a mapping or None, got {type(payload['env_state']).__name__}")
+    if payload.get("env_state_error") is not None and not isinstance(payload["env_state_error"], str):
+        raise CheckpointError(f"env_state_error must be a string or None, got {payload['env_state_error']!r}")
+
+
+__all__ = ["CHECKPOINT", "CHECKPOINT_FORMAT", "CheckpointError", "from_plain", "load_checkpoint", "load_trainer_state",
+           "save_checkpoint", "to_plain"]

@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol",
                        allow_abbrev=False)
     p.add_argument("run_dir")
-    p.add_argument("--episodes", type=int, help="episodes per run (default: the run's protocol)")
-    p.add_argument("--seed-start", type=int, help="first episode seed (default: the run's protocol)")
+    p.add_argument("--episodes", type=int, help="episodes per run, 1 to 1000000 (default: the run's protocol)")
+    p.add_argument("--seed-start", type=int, help="first episode seed, >= 0; the episode seeds must stay below 2**32 "
+                                                  "(default: the run's protocol)")
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--device", help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
@@ -77,15 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
                        allow_abbrev=False)
     p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
-    p.add_argument("--out", help="plot file (default: <path>/report.png)")
+    p.add_argument("--out", help="plot file, an image by its extension: .png, .pdf, .svg, ... "
+                                 "(default: <path>/report.png)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--title")
     p.add_argument("--aggregate", action="store_true",
                    help="also the aggregate metrics across tasks: IQM and mean with stratified-bootstrap confidence "
                         "intervals, and performance profiles (table + <plot>.aggregate.png)")
-    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples for --aggregate (default 2000)")
+    p.add_argument("--reps", type=int, default=2000,
+                   help="bootstrap resamples for --aggregate, 1 to 100000 (default 2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level for --aggregate (default 0.95)")
-    p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate (default 0)")
+    p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate, >= 0 (default 0)")
 
     p = sub.add_parser("plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)",
                        allow_abbrev=False)
@@ -149,7 +152,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
     from membench_agents import runs
     from membench_agents.config import parse_override, parse_seeds
-    from membench_agents.rundir import diff_text
+    from membench_agents.rundir import diff_text, same_config
 
     fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out),
                                       ("--experiments", args.experiments)) if value is not None]
@@ -172,7 +175,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
                 node[k] = {}
             node = node[k]
         node[keys[-1]] = value
-    if wanted != cfg:
+    if not same_config(wanted, cfg):
         raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
                           f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
     runs.check_resumable(cfg, run_dir)
@@ -222,7 +225,8 @@ def cmd_eval(args) -> int:
     from membench_agents import runs
     from membench_agents.checkpoint import GeneratorStateWarning
     from membench_agents.report import load_results
-    from membench_agents.rundir import RESULTS, RunFolderError, diff_text
+    from membench_agents.rundir import RESULTS, RunFolderError, diff_text, same_config
+    from membench_agents.schema import EvalConfig
 
     run_dir = Path(args.run_dir)
     cfg = runs.run_config(run_dir)  # config.yaml, checked against every checkpoint's own config
@@ -233,10 +237,15 @@ def cmd_eval(args) -> int:
         ev["seed_start"] = args.seed_start
     if args.stochastic:
         ev["deterministic"] = False
+    try:  # the protocol's own rules (episodes >= 1, seeds within numpy's range), named by the flags
+        EvalConfig(**ev)
+    except ConfigError as e:
+        raise ConfigError(str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
+                          ) from None
     seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
     device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
-    if stored is not None and stored.get("config", cfg) != cfg:
+    if stored is not None and not same_config(stored.get("config", cfg), cfg):
         raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
                              f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
     per_seed = []
@@ -253,7 +262,7 @@ def cmd_eval(args) -> int:
         trainer.close()
     agg = runs.aggregate(per_seed)
     # Another device gives the same policy up to floating-point rounding: no exact comparison then.
-    same_protocol = ev == cfg["eval"] and device is None
+    same_protocol = same_config(ev, cfg["eval"]) and device is None
     matches = None
     if stored is not None and same_protocol:
         matches = bool(
@@ -296,8 +305,12 @@ def _eval_device(asked: str | None, trained: str) -> str | None:
 
 
 def cmd_report(args) -> int:
-    from membench_agents.report import report
+    from membench_agents.report import check_plot_path, report
 
+    if args.out is not None:
+        check_plot_path(args.out)
+    if args.aggregate:  # before the table and plot: a bad flag is the only output
+        _check_aggregate_flags(args)
     try:
         text, plot, skipped = report(args.paths, out=args.out, markdown=args.markdown, title=args.title)
     except FileNotFoundError as e:
@@ -313,14 +326,21 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _check_aggregate_flags(args) -> None:
+    from membench_agents.aggregate import MAX_REPS
+
+    if not 1 <= args.reps <= MAX_REPS:
+        raise ConfigError(f"--reps must be between 1 and {MAX_REPS} (memory grows with it), got {args.reps}")
+    if not 0 < args.confidence < 1:
+        raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.bootstrap_seed < 0:
+        raise ConfigError(f"--bootstrap-seed must be >= 0 (a numpy seed), got {args.bootstrap_seed}")
+
+
 def _report_aggregate(args, plot: Path, skipped) -> None:
     from membench_agents import aggregate
     from membench_agents.report import find_runs
 
-    if args.reps < 1:
-        raise ConfigError(f"--reps must be >= 1, got {args.reps}")
-    if not 0 < args.confidence < 1:
-        raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
     bad = {p.resolve() for p, _ in skipped}
     run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
     agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed)
@@ -379,6 +399,7 @@ def cmd_sweep(args) -> int:
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)
         if args.dry_run:
+            sweep.check_cells(cells, spec)  # the checks the real run makes before it writes anything
             return 0
         if args.jobs == 0 and spec.jobs:
             args.jobs = spec.jobs
@@ -469,7 +490,7 @@ def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_
 def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from membench_agents.rundir import RunFolderError
+    from membench_agents.rundir import RunFolderError, folder_name
 
     path = bench_dir / "bench.yaml"
     if not path.is_file():
@@ -478,10 +499,25 @@ def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
         meta = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError):
         meta = None
+    fix = "restore it, or resume each cell with membench train --resume"
     if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not meta["cells"] or not all(
             isinstance(c, str) for c in meta["cells"]):
         raise RunFolderError(f"{path} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
-                             "restore it, or resume each cell with membench train --resume")
+                             f"{fix}")
+    try:  # names read back: the rule of every new folder name, so none reaches outside the bench folder
+        for i, c in enumerate(meta["cells"]):
+            folder_name(c, f"cells[{i}]")
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; {fix}") from None
+    if len(set(meta["cells"])) != len(meta["cells"]):
+        raise RunFolderError(f"{path} lists a cell twice ({meta['cells']}); {fix}")
+    expect = meta.get("expect") or {}
+    if meta.get("title") is not None and not isinstance(meta["title"], str):
+        raise RunFolderError(f"{path}: title must be a string, got {meta['title']!r}; {fix}")
+    if not isinstance(expect, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                       for x in v) for v in expect.values()):
+        raise RunFolderError(f"{path}: expect must map cell labels to [low, high], got {expect!r}; {fix}")
     return meta
 
 

@@ -154,7 +154,7 @@ def load_yaml(path: str | os.PathLike) -> dict[str, Any]:
     """A YAML file holding a mapping (plain data only); an empty, invalid or non-mapping file is one error."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
+        raise ConfigError(f"config file {str(path)!r} {'is a folder' if path.is_dir() else 'does not exist'}")
     try:
         data = yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506  (_Loader is a SafeLoader)
     except yaml.YAMLError as e:

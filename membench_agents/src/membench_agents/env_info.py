@@ -10,20 +10,43 @@ from typing import Any
 
 from membench_agents.errors import ConfigError, close_matches
 
+#: The one module prefix an env ID may carry: membench's own package (dropped before any lookup).
+MEMBENCH_PREFIX = "membench_envs:"
+
+
+def plain_env_id(env_id: str) -> str:
+    """``env_id`` without a module prefix, checked before gymnasium sees it.
+
+    gymnasium reads ``module:ID`` as "import ``module``, then make ``ID``", so an env string from a config file,
+    a run folder or the command line could run any module. membench refuses every such prefix except its own
+    ``membench_envs:`` (the membench IDs are registered anyway), which it drops."""
+    if env_id.startswith(MEMBENCH_PREFIX):
+        env_id = env_id[len(MEMBENCH_PREFIX):]
+    if ":" in env_id:
+        module = env_id.split(":", 1)[0]
+        raise ConfigError(
+            f"environment ID {env_id!r} names a module to import ({module!r}); membench refuses module prefixes, "
+            "which make gymnasium run that module's code: register the environment in your own Python code and pass "
+            f"its plain ID (only {MEMBENCH_PREFIX!r} is accepted, and dropped)"
+        )
+    return env_id
+
 
 def check_env_id(env_id: object) -> str:
-    """The ID if gymnasium knows it (membench IDs and any other registered ID), else one error with close matches."""
+    """The ID if gymnasium knows it (membench IDs and any other registered ID), else one error with close matches.
+    A module prefix (``module:ID``) is refused, except ``membench_envs:``, which is dropped (:func:`plain_env_id`)."""
     if env_id is None:
         raise ConfigError(
             "missing config value 'env' (the environment ID, e.g. MIKASA/TMazePassive-v0): pass --env ID or set `env:`"
         )
     if not isinstance(env_id, str):
         raise ConfigError(f"env must be an environment ID (a string), got {env_id!r}")
+    env_id = plain_env_id(env_id)
     import gymnasium as gym
 
     import membench_envs  # noqa: F401  (registers every membench ID)
 
-    if env_id in gym.registry or ":" in env_id:
+    if env_id in gym.registry:
         return env_id
     ids = list(gym.registry)
     membench = [i for i in ids if "/" in i]
@@ -65,7 +88,7 @@ def env_types(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple
         pass
     import gymnasium as gym
 
-    env = gym.make(env_id, **dict(env_kwargs or {}))
+    env = gym.make(plain_env_id(env_id), **dict(env_kwargs or {}))
     try:
         return space_types(env.observation_space, env.action_space)
     finally:

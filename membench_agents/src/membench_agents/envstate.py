@@ -4,11 +4,15 @@ A resumed run must continue with the environments exactly where they were: the s
 the same random streams. Pickling the environments would do that, but unpickling a file runs whatever code
 the file names, and run folders are files people hand each other. So the state is saved as a tree of plain
 values instead: :func:`capture` walks the attributes of a live environment object (vector env, wrappers,
-sub-environments, spaces) and records every numpy array, number, string, container (list, tuple, set, dict)
-and random-generator state;
+sub-environments, spaces) and records every numpy array, number, string, bytes, container (list, tuple, set,
+frozenset, dict, bytearray), range, slice, complex number, enum member (by name) and random-generator state;
 :func:`restore` writes those values back into a freshly built environment of the same configuration.
 Nothing in the saved tree can name code, and restoring only assigns data to attributes that already exist
-in the fresh environment's object graph.
+in the fresh environment's object graph or that their class declares (``__slots__``, annotations: SB3's
+``DummyVecEnv.actions`` is set at the first step); any other attribute is an error, not a new attribute.
+Code (functions, methods, modules, classes), dtypes and compiled patterns are structure: the fresh environment
+has the same, so they are left out. Any other value is :class:`NotCapturable` at checkpoint time, naming its
+attribute path: nothing is skipped silently.
 
 This covers environments whose state lives in Python objects and numpy arrays: membench's native tasks
 (T-Maze, MemoryLength, MemoryCards, Ballet, Passive Visual Match, Mortar Mayhem, Mystery Path), the POPGym and
@@ -36,13 +40,16 @@ from typing import Any
 
 import numpy as np
 
-#: Values that describe structure, not state: left out of the capture (the fresh environment has the same).
+#: Values that describe structure, not state: left out of the capture (the fresh environment has the same). Code
+#: (functions, methods, modules, classes), dtypes, enum members, compiled patterns and read-only mappings.
 _STRUCTURE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
-              types.ModuleType, type, np.dtype, enum.Enum, re.Pattern, frozenset, bytes, complex, range, slice,
+              types.ModuleType, type, np.dtype, enum.Enum, re.Pattern,
               type(Ellipsis), type(NotImplemented), types.MethodWrapperType, types.WrapperDescriptorType,
               staticmethod, classmethod, property, types.MappingProxyType)
-_SCALARS = (bool, int, float, str, type(None))
+_SCALARS = (bool, int, float, str, bytes, type(None))
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+#: Saved forms of immutable values (bytes and tuples have their own): rebuilt on restore, never written in place.
+_IMMUTABLE = ("__frozenset__", "__range__", "__complex__", "__slice__", "__enum__")
 #: What makes a numpy SeedSequence (and the children it spawns next).
 _SEED_SEQUENCE = ("entropy", "spawn_key", "pool_size", "n_children_spawned")
 
@@ -61,7 +68,7 @@ def capture(obj: Any) -> dict[str, Any]:
 
 
 def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
-    if isinstance(x, _SCALARS):
+    if type(x) in _SCALARS:
         return x
     if isinstance(x, np.ndarray):
         if x.dtype == object:
@@ -69,9 +76,29 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
                     "shape": list(x.shape)}
         return {"__ndarray__": x.tobytes(), "dtype": x.dtype.str, "shape": list(x.shape)}
     if isinstance(x, np.generic):
+        if x.dtype.hasobject:
+            raise NotCapturable(f"{path} is a numpy object scalar, which is not plain data")
         return {"__npscalar__": x.item(), "dtype": x.dtype.str}
-    if isinstance(x, _STRUCTURE) or callable(x) and not hasattr(x, "__dict__"):
+    if isinstance(x, enum.Enum):  # a member (a phase, a direction) is state: saved by name
+        return {"__enum__": _class_key(type(x)), "name": x.name}
+    if isinstance(x, _SCALARS):  # a subclass of a number or string: its value would be lost or refused on load
+        raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__} (a subclass of "
+                            f"{type(x).__mro__[-2].__name__}), which is not plain data")
+    if isinstance(x, _STRUCTURE):
         return {"__skip__": True}
+    # immutable values: saved as data (rebuilt on restore, never shared)
+    if isinstance(x, frozenset):
+        return {"__frozenset__": [_capture(v, f"{path}{{{i}}}", {}) for i, v in enumerate(x)]}
+    if isinstance(x, range):
+        return {"__range__": [x.start, x.stop, x.step]}
+    if isinstance(x, complex):
+        return {"__complex__": [x.real, x.imag]}
+    if isinstance(x, slice):
+        return {"__slice__": [_capture(v, f"{path}.{k}", {}) for k, v in
+                              (("start", x.start), ("stop", x.stop), ("step", x.step))]}
+    if isinstance(x, bytearray):
+        seen[id(x)] = path
+        return {"__bytearray__": bytes(x)}
     if id(x) in seen:  # an object reached twice: restored once, through its first path
         return {"__ref__": seen[id(x)]}
     if isinstance(x, np.random.Generator):
@@ -97,12 +124,15 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
         seen[id(x)] = path
         out = {}
         for k, v in x.items():
-            if not isinstance(k, (*_SCALARS, tuple)):
-                raise NotCapturable(f"{path} has a key of type {type(k).__name__}")
+            if not _plain_key(k):
+                raise NotCapturable(f"{path} has a key {k!r} of type {type(k).__name__}, which is not plain data "
+                                    "(keys must be numbers, strings, bytes, None or tuples of them)")
             out[k] = _capture(v, f"{path}[{k!r}]", seen)
         return {"__dict__": out}
     attrs = _attributes(x)
     if attrs is None:
+        if callable(x):  # code without Python-level state (numpy ufuncs, builtins): structure
+            return {"__skip__": True}
         raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__}, which is not plain data")
     seen[id(x)] = path
     external = _external(x)
@@ -111,6 +141,26 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
     if external:
         node["external"] = _capture(x.membench_get_external(), f"{path}.membench_get_external()", {})
     return node
+
+
+def _declared(cls: type) -> set[str]:
+    """The instance attributes a class declares (``__slots__`` and annotations), set or not yet."""
+    out: set[str] = set()
+    for c in cls.__mro__:
+        slots = getattr(c, "__slots__", ())
+        out.update([slots] if isinstance(slots, str) else slots)
+        try:
+            out.update(c.__dict__.get("__annotations__", None) or getattr(c, "__annotations__", {}))
+        except Exception:  # noqa: BLE001 - annotations that cannot be evaluated declare nothing here
+            pass
+    return out
+
+
+def _plain_key(k: Any) -> bool:
+    """A dict key a checkpoint can hold as it is (and read back without building any object)."""
+    if isinstance(k, tuple):
+        return all(_plain_key(v) for v in k)
+    return type(k) in _SCALARS
 
 
 def _external(x: Any) -> tuple[str, ...]:
@@ -149,12 +199,16 @@ def restore(obj: Any, state: dict[str, Any]) -> None:
 
     Values are written in place where the fresh environment has a matching attribute; objects that the fresh
     environment lacks (a MiniGrid ball where it has a key) are rebuilt without calling their ``__init__``,
-    and only from classes that already occur in the fresh environment's object graph. Raises ValueError
-    when the tree does not fit ``obj`` (another environment or another version of it).
+    and only from classes that already occur in the fresh environment's object graph. An attribute that an
+    existing object neither has nor declares is never created. Raises ValueError when the tree does not fit
+    ``obj`` (another environment or another version of it, or an edited tree).
     """
     classes: dict[str, type] = {}
     _collect_classes(obj, classes, set())
-    _Restorer(classes).into(obj, state, "envs")
+    try:
+        _Restorer(classes).into(obj, state, "envs")
+    except (TypeError, KeyError, AttributeError, IndexError) as e:  # a node of the wrong shape (an edited file)
+        raise ValueError(f"the saved environment state is malformed ({type(e).__name__}: {e})") from None
 
 
 def _class_key(cls: type) -> str:
@@ -162,6 +216,9 @@ def _class_key(cls: type) -> str:
 
 
 def _collect_classes(x: Any, out: dict[str, type], seen: set[int]) -> None:
+    if isinstance(x, enum.Enum):
+        out.setdefault(_class_key(type(x)), type(x))
+        return
     if isinstance(x, (*_SCALARS, np.ndarray, np.generic, *_STRUCTURE)) or id(x) in seen:
         return
     seen.add(id(x))
@@ -201,6 +258,22 @@ class _Restorer:
             for i, v in enumerate(node["__objarray__"]):
                 out[i] = self.build(v, f"{path}[{i}]")
             return out.reshape(node["shape"])
+        if "__frozenset__" in node:
+            return frozenset(self.build(v, f"{path}{{{i}}}") for i, v in enumerate(node["__frozenset__"]))
+        if "__range__" in node:
+            return range(*node["__range__"])
+        if "__complex__" in node:
+            return complex(*node["__complex__"])
+        if "__slice__" in node:
+            return slice(*(self.build(v, path) for v in node["__slice__"]))
+        if "__bytearray__" in node:
+            return bytearray(node["__bytearray__"])
+        if "__enum__" in node:
+            cls = self.classes.get(node["__enum__"])
+            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or node["name"] not in cls.__members__:
+                raise ValueError(f"{path}: the checkpoint holds {node['__enum__']}.{node['name']}, a member of no "
+                                 "enum this environment uses; it was saved from another environment or version")
+            return cls[node["name"]]
         if "__list__" in node:
             return [self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__list__"])]
         if "__tuple__" in node:
@@ -247,6 +320,14 @@ class _Restorer:
             return value
         if "__skip__" in node or "__ref__" in node:
             return target
+        if any(k in node for k in _IMMUTABLE):  # immutable: a new value
+            return self.build(node, path)
+        if "__bytearray__" in node:
+            value = self.build(node, path)
+            if isinstance(target, bytearray):  # in place: other references see the restored bytes
+                target[:] = value
+                return target
+            return value
         if "__generator__" in node:
             if target is None:  # not made yet in the fresh environment (seeded lazily)
                 return self.build(node, path)
@@ -303,6 +384,11 @@ class _Restorer:
             if target is None or _class_key(type(target)) != node["__object__"]:
                 return self.build(node, path)
             attrs = _attributes(target) or {}
+            unknown = [k for k in node["attrs"] if k not in attrs and k not in _declared(type(target))]
+            if unknown:  # restore writes data into attributes the fresh environment has or declares, no others
+                raise ValueError(f"{path}: the checkpoint sets {', '.join(map(repr, unknown))}, which this "
+                                 f"{type(target).__qualname__} does not have; it was saved from another environment "
+                                 "or version")
             for k, v in node["attrs"].items():
                 new = self.into(attrs.get(k), v, f"{path}.{k}")
                 if new is not attrs.get(k):

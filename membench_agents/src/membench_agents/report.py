@@ -10,6 +10,7 @@ them (``eval.every_steps`` > 0, the protocol's fixed episode seeds), otherwise t
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -156,9 +157,7 @@ def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -
     if metric == "success_rate":
         ax.set_ylim(-0.02, 1.02)
         bx.set_ylim(0, 1.05)
-    out = Path(out) if out is not None else run_dir / "learning_curve.png"
-    fig.savefig(out, dpi=110)
-    return out
+    return save_figure(fig, out if out is not None else run_dir / "learning_curve.png")
 
 
 def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | None = None) -> Path:
@@ -202,10 +201,37 @@ def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | N
     ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
+    return save_figure(fig, out)
+
+
+def save_figure(fig, out: str | os.PathLike) -> Path:
+    """Write a figure (its folder made first); a path that cannot be written is one :class:`ConfigError`."""
+    from membench_agents.errors import ConfigError
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110)
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename and str(e.filename) != str(out) else ""
+        raise ConfigError(f"cannot write the plot {out}: {e.strerror or e}{where}") from None
     return out
+
+
+def check_plot_path(out: str | os.PathLike, what: str = "--out") -> Path:
+    """``out`` if it names an image file matplotlib writes (by its extension), else one :class:`ConfigError`."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from membench_agents.errors import ConfigError
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    path = Path(out)
+    if path.suffix[1:].lower() not in formats or not path.stem:
+        raise ConfigError(f"{what} must name an image file ending in one of "
+                          f"{', '.join('.' + f for f in sorted(formats))}; got {str(out)!r}")
+    if path.is_dir():
+        raise ConfigError(f"{what} {str(out)!r} is a folder; name the image file to write")
+    return path
 
 
 def _fmt_steps(n: int) -> str:
@@ -241,17 +267,37 @@ def table(run_dirs: list[Path], markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def check_run(run_dir: Path) -> None:
-    """Read everything the report uses from one run folder (results.json, each seed's metrics.jsonl)."""
+    """Read everything the report and its aggregate use from one run folder (results.json, each seed's
+    metrics.jsonl); a score that is not a finite number makes the folder unreadable too."""
+    from membench_agents.aggregate import algorithm_name, task_name
+
     res = load_results(run_dir)
     try:
         table([run_dir])
         seed_curves(run_dir, res["metric"])
+        algorithm_name(res)
+        task_name(res)
+        episodes = res["protocol"]["episodes_per_run"]  # the comparison plot's title
     except RunFolderError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         raise RunFolderError(f"{run_dir / RESULTS} or a seed's metrics.jsonl is not in membench's format "
                              f"({type(e).__name__}: {e})") from None
+    per_run = res["per_run"]
+    if not (isinstance(per_run, list) and per_run and all(map(_finite, per_run)) and _finite(res["mean"])
+            and _finite(res["sem"])):
+        raise RunFolderError(f"{run_dir / RESULTS} holds a score that is not a finite number (mean {res['mean']!r}, "
+                             f"per run {per_run!r}): an edited file, or an environment that returned NaN rewards")
+    seeds = res["seeds"]
+    if not (isinstance(seeds, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+            and len(seeds) == len(per_run) == res["n_runs"] and isinstance(episodes, int)):
+        raise RunFolderError(f"{run_dir / RESULTS} does not add up: seeds {seeds!r}, n_runs {res['n_runs']!r}, "
+                             f"{len(per_run)} per-run scores, {episodes!r} episodes per run (an edited file?)")
 
 
 def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = None, markdown: bool = False,

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from membench_agents.config import AGENTS, ConfigError
+from membench_agents.config import AGENTS, ConfigError, check_env_id
 
 CONFIG = "config.yaml"
 RESULTS = "results.json"
@@ -82,6 +82,33 @@ def git_info() -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------------
 # names
 # ------------------------------------------------------------------------------------------------------
+#: The longest folder name most file systems take (bytes of its UTF-8 encoding).
+MAX_NAME_BYTES = 255
+
+
+def folder_name(name: Any, what: str) -> str:
+    """``name`` if it is one plain folder name, else one :class:`ConfigError` naming ``what`` and the value.
+
+    The one rule for every name membench joins onto a folder, whether it is new (a sweep spec's ``name``) or
+    read back from disk (the cells of ``sweep.yaml`` and ``bench.yaml``): one path component (no ``/`` or
+    ``\\``, not ``.`` or ``..``, not hidden), no control characters (NUL, newline, ...), at most 255 bytes. A
+    name read back that breaks it cannot reach outside its folder."""
+    bad = None
+    if not isinstance(name, str) or not name:
+        bad = "a non-empty string"
+    elif "/" in name or "\\" in name:
+        bad = "one path component (no slashes)"
+    elif name.startswith("."):
+        bad = "a visible folder name (not '.', '..' or starting with '.')"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+        bad = "free of control characters (NUL, newline, ...)"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        bad = f"at most {MAX_NAME_BYTES} bytes long"
+    if bad is not None:
+        raise ConfigError(f"{what} must be a folder name, {bad}; got {name!r}")
+    return name
+
+
 def run_label(cfg: dict[str, Any]) -> str:
     v = cfg["obs_variant"]
     return cfg["agent"] if v == "partial" else f"{cfg['agent']}.{v}"
@@ -110,7 +137,7 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     run_dir = Path(run_dir)
     path = run_dir / CONFIG
     if not run_dir.is_dir():
-        raise RunFolderError(f"{run_dir} does not exist")
+        raise RunFolderError(f"{run_dir} {'is a file, not a run folder' if run_dir.exists() else 'does not exist'}")
     if not path.is_file():
         raise RunFolderError(f"{run_dir} is not a membench run folder (no {CONFIG})")
     fix = "restore it (each seed's checkpoint.pt and results.json hold the run's config), or start a new run"
@@ -127,10 +154,23 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in _CONFIG_KEYS if k not in cfg]
     if missing:
         raise RunFolderError(f"{path} is not a complete run config (no {', '.join(missing)}); {fix}")
-    if cfg["agent"] not in AGENTS:
+    if not isinstance(cfg["agent"], str) or cfg["agent"] not in AGENTS:
         raise RunFolderError(f"{path} names an unknown agent {cfg['agent']!r}; {fix}")
-    if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(isinstance(s, int) for s in cfg["seeds"]):
+    try:  # before anything makes an environment: gymnasium would import the module of a `module:ID` string
+        check_env_id(cfg["env"])
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; {fix}") from None
+    if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in cfg["seeds"]):
         raise RunFolderError(f"{path}: seeds must be a non-empty list of ints; {fix}")
+    from membench_agents.config import validate
+
+    try:  # the whole config, as strictly as a new one: a value of another type is an error here, not a crash later
+        canonical = validate(cfg, str(path))
+    except ConfigError as e:
+        raise RunFolderError(f"{e}; {fix}") from None
+    if not same_config(cfg, canonical):
+        raise RunFolderError(f"{path} is not a run config as membench writes it ({diff_text(cfg, canonical)}); {fix}")
     return cfg
 
 
@@ -152,8 +192,19 @@ def read_json(path: str | os.PathLike, what: str, fix: str, keys: tuple[str, ...
     return data
 
 
+def _strict_equal(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down: ``10.0`` is not ``10`` and ``1`` is not ``True``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def config_diff(a: Any, b: Any, prefix: str = "") -> list[str]:
-    """The dotted keys where two configs differ (for one-line error messages)."""
+    """The dotted keys where two configs differ (for one-line error messages); type-strict, as :func:`same_config`."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):
@@ -163,7 +214,15 @@ def config_diff(a: Any, b: Any, prefix: str = "") -> list[str]:
             else:
                 out += config_diff(a[k], b[k], key + ".")
         return out
-    return [] if a == b else [prefix.rstrip(".") or "(whole config)"]
+    return [] if _strict_equal(a, b) else [prefix.rstrip(".") or "(whole config)"]
+
+
+def same_config(a: Any, b: Any) -> bool:
+    """Whether two configs (or any plain values) are the same: every comparison of an edited config against the
+    config a run was trained with goes through here. Type-strict (``episodes: 10.0`` in an edited config.yaml is
+    not the ``10`` a checkpoint holds, ``deterministic: 1`` is not ``true``): a value that compares equal but has
+    another type would pass the check and then fail, or behave differently, where it is used."""
+    return not config_diff(a, b)
 
 
 def diff_text(a: dict[str, Any], b: dict[str, Any], limit: int = 4) -> str:
@@ -225,5 +284,6 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
         f.close()
 
 
-__all__ = ["CONFIG", "EVAL", "LOCK", "RESULTS", "RunFolderError", "config_diff", "diff_text", "git_info", "locked",
-           "new_run_dir", "read_config", "read_json", "run_label", "versions"]
+__all__ = ["CONFIG", "EVAL", "LOCK", "MAX_NAME_BYTES", "RESULTS", "RunFolderError", "config_diff", "diff_text",
+           "folder_name", "git_info", "locked", "new_run_dir", "read_config", "read_json", "run_label", "same_config",
+           "versions"]

@@ -35,6 +35,7 @@ from membench_agents.rundir import (
     new_run_dir,
     read_config,
     run_label,
+    same_config,
     versions,
 )
 from membench_agents.stats import aggregate, episode_seeds, normalize_eval, run_metric, sem
@@ -80,7 +81,7 @@ def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
             trained, source = summary["config"], d / "eval.json"
         else:
             continue
-        if trained != cfg:
+        if not same_config(trained, cfg):
             raise RunFolderError(f"{Path(run_dir) / CONFIG} differs from the config {source} was trained with "
                                  f"({diff_text(cfg, trained)}); the checkpoint's config is the run's: restore "
                                  "config.yaml, or start a new run for the new config")
@@ -189,7 +190,7 @@ def train(
     with locked(run_dir):
         if resume:
             saved = run_config(run_dir)
-            if saved != cfg:
+            if not same_config(saved, cfg):
                 raise RunFolderError(f"{run_dir} holds a run of another config ({diff_text(saved, cfg)}); "
                                      "resume it with its own config, or start a new run")
             check_resumable(cfg, run_dir)

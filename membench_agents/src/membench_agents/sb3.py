@@ -108,6 +108,9 @@ def default_policy(agent: str, obs_space: gym.Space) -> str:
 
 
 def make_env(env_id: str, obs_variant: str, env_kwargs: dict[str, Any]) -> gym.Env:
+    from membench_agents.env_info import plain_env_id
+
+    env_id = plain_env_id(env_id)  # no module prefix reaches gymnasium (it would import that module)
     return gym.make(env_id, **make_kwargs(env_id, obs_variant, env_kwargs))
 
 

@@ -45,6 +45,10 @@ PPO_SET_BY_RUN = SET_BY_RUN  # the name before other algorithms existed
 SB3_SET_BY_RUN = ("env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
 #: Seeds seed numpy and gymnasium, which take 0 <= seed < 2**32.
 MAX_SEED = 2**32 - 1
+#: The most training runs (seeds) one cell may have, and the most evaluation episodes per run: bounds that keep a
+#: typo (``seeds: 1000000000``) from allocating the list before anything says no.
+MAX_SEEDS = 10_000
+MAX_EPISODES = 1_000_000
 
 #: One line per top-level key (used in error messages and the docs).
 KEYS_DOC: dict[str, str] = {
@@ -217,6 +221,7 @@ def parse_seeds(value: Any) -> list[int]:
         if value < 1:
             single = " (the single seed 0 is written 0-0)" if value == 0 else ""
             raise ConfigError(f"seeds: {value} is read as a count of runs, which must be >= 1{single}")
+        _check_run_count(value)
         return list(range(value))
     if isinstance(value, str):
         s = value.strip()
@@ -227,6 +232,7 @@ def parse_seeds(value: Any) -> list[int]:
                 lo, hi = (int(x) for x in s.split("-", 1))
                 if hi < lo:
                     raise ConfigError(f"seeds: the range {value!r} is empty (write low-high with low <= high)")
+                _check_run_count(hi - lo + 1)
                 return parse_seeds(list(range(lo, hi + 1)))
             count = int(s)
         except ConfigError:
@@ -237,6 +243,7 @@ def parse_seeds(value: Any) -> list[int]:
     if isinstance(value, (list, tuple)):
         if not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             raise ConfigError(f"seeds must be a non-empty list of integers, got {value!r}")
+        _check_run_count(len(value))
         if len(set(value)) != len(value):
             raise ConfigError(f"seeds must be distinct, got {list(value)!r}")
         bad = [v for v in value if not 0 <= v <= MAX_SEED]
@@ -244,6 +251,11 @@ def parse_seeds(value: Any) -> list[int]:
             raise ConfigError(f"seeds must be in 0..{MAX_SEED} (numpy and gymnasium seeds), got {bad[0]}")
         return list(value)
     raise ConfigError(f"seeds must be {_SEED_FORMS}; got {_got(value)}")
+
+
+def _check_run_count(n: int) -> None:
+    if n > MAX_SEEDS:
+        raise ConfigError(f"seeds: at most {MAX_SEEDS} training runs per cell, got {n}")
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -254,9 +266,9 @@ class EvalConfig:
     """The evaluation protocol (the seed papers': 100 fixed episode seeds 0..99, deterministic actions)."""
 
     episodes: int = 100
-    """evaluation episodes per training run"""
+    """evaluation episodes per training run (1 .. MAX_EPISODES)"""
     seed_start: int = 0
-    """episode seeds seed_start .. seed_start + episodes - 1"""
+    """episode seeds seed_start .. seed_start + episodes - 1 (all within 0 .. MAX_SEED)"""
     deterministic: bool = True
     """act with the deterministic policy"""
     num_envs: int = 100
@@ -271,6 +283,12 @@ class EvalConfig:
         for k in ("seed_start", "every_steps"):
             if getattr(self, k) < 0:
                 raise ConfigError(f"eval.{k} must be a non-negative integer, got {getattr(self, k)!r}")
+        if self.episodes > MAX_EPISODES:
+            raise ConfigError(f"eval.episodes must be at most {MAX_EPISODES}, got {self.episodes}")
+        if self.seed_start + self.episodes - 1 > MAX_SEED:
+            raise ConfigError(f"eval.seed_start must leave the episode seeds seed_start .. seed_start + episodes - 1 "
+                              f"within 0..{MAX_SEED} (numpy and gymnasium seeds), got seed_start {self.seed_start} "
+                              f"with {self.episodes} episodes")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from membench_agents.errors import ConfigError, close_matches
+from membench_agents.rundir import RunFolderError, folder_name, same_config
 
 DESIGNS = {
     "vary_k": "(a) fixed ξ, varying K",
@@ -164,6 +165,10 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     if not isinstance(length_kwarg, str) or length_kwarg not in params:
         raise w.error("length_kwarg", f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
                                       f"Valid: {', '.join(params)}.")
+    ints = [p.name for p in spec.params if p.kind == "int"]
+    if length_kwarg not in ints:
+        raise w.error("length_kwarg", f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
+                                      f"integer kwargs: {', '.join(ints) or 'none'}")
     variant = data.get("obs_variant", "partial")
     if variant not in spec.variants:
         raise w.error("obs_variant", f"{variant!r} is not a variant of {env}; valid: {', '.join(spec.variants)}")
@@ -172,7 +177,7 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
         try:
             seeds = parse_seeds(seeds)
         except ConfigError as e:
-            raise w.error("seeds", str(e)) from None
+            raise w.error("seeds", str(e).removeprefix("seeds: ")) from None
     steps = _int(w, "steps", data["steps"]) if data.get("steps") is not None else None
     episodes = _int(w, "episodes", data["episodes"]) if data.get("episodes") is not None else None
     jobs = _int(w, "jobs", data["jobs"], low=0) if data.get("jobs") is not None else 0
@@ -185,8 +190,10 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
         raise w.error("designs", f"must be a non-empty list of designs ({', '.join(DESIGNS)}), got {raw!r}")
     designs = [_parse_design(w, i, d, check_agent) for i, d in enumerate(raw)]
     name = data.get("name") or Path(source).stem or "sweep"
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\") or name.startswith("."):
-        raise w.error("name", f"must be a folder name (no slashes), got {name!r}")
+    try:
+        folder_name(name, "the sweep's name")
+    except ConfigError as e:
+        raise w.error("name", str(e)) from None
     for key in ("title", "description"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise w.error(key, f"must be a string, got {data[key]!r}")
@@ -199,7 +206,7 @@ def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:
     if not isinstance(d, Mapping):
         raise w.error(where, f"must be a mapping with a 'design' key ({', '.join(DESIGNS)}), got {d!r}")
     kind = d.get("design")
-    if kind not in DESIGNS:
+    if not isinstance(kind, str) or kind not in DESIGNS:
         hint = close_matches(kind, DESIGNS)
         raise w.error(f"{where}.design", f"must be one of {', '.join(DESIGNS)}, got {kind!r}.{hint}")
     where = f"{where} ({kind})"
@@ -267,7 +274,8 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
         sets.append(f"eval.episodes={spec.episodes}")
     if length is not None:
         sets.append(f"env_kwargs.{spec.length_kwarg}={length}")
-    common = {"steps": overrides.get("steps") or spec.steps, "seeds": overrides.get("seeds") or spec.seeds,
+    given = {k: overrides[k] if overrides.get(k) is not None else getattr(spec, k) for k in ("steps", "seeds")}
+    common = {"steps": given["steps"], "seeds": given["seeds"],
               "obs_variant": spec.obs_variant, "experiments": experiments, "device": overrides.get("device")}
     cfg = resolve(spec.env, agent, overrides=sets, **common).config
     if K is not None:
@@ -297,7 +305,7 @@ def expand(spec: SweepSpec, experiments=None, **overrides: Any) -> list[Cell]:
             name = f"{agent}{'' if spec.obs_variant == 'partial' else '.' + spec.obs_variant}.L{L}"
             if K is not None:
                 name += f".K{K}"
-            if name in cells and cells[name].cfg != cfg:
+            if name in cells and not same_config(cells[name].cfg, cfg):
                 name += f".d{i}"
             if name in cells:
                 if i not in cells[name].designs:
@@ -349,7 +357,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
     """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``: the
     protocol's aggregate (mean ± SEM over runs) and the mean episode length."""
     from membench_agents import runs
-    from membench_agents.checkpoint import load_checkpoint
+    from membench_agents.checkpoint import load_checkpoint, load_trainer_state
     from membench_agents.training import _check_payload
 
     eval_cfg = copy.deepcopy(cfg)
@@ -363,7 +371,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
         with runs.preserve_rng():
             trainer = runs.make_trainer(eval_cfg, s)  # the same agent, built for the evaluation length
             try:
-                trainer.load_state_dict(payload["trainer"])
+                load_trainer_state(trainer, payload["trainer"], path)
                 per_seed.append(runs.normalize_eval(trainer.evaluate(seeds, deterministic=cfg["eval"]["deterministic"],
                                                                      num_envs=cfg["eval"]["num_envs"])))
             finally:
@@ -390,8 +398,6 @@ def new_sweep_dir(out: str | os.PathLike, name: str) -> Path:
 def read_sweep(sweep_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from membench_agents.rundir import RunFolderError
-
     path = sweep_dir / SWEEP_FILE
     if not path.is_file():
         raise RunFolderError(f"{sweep_dir} is not a membench sweep folder (no {SWEEP_FILE})")
@@ -401,7 +407,84 @@ def read_sweep(sweep_dir: Path) -> dict[str, Any]:
         meta = None
     if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not isinstance(meta.get("spec"), dict):
         raise RunFolderError(f"{path} is not a sweep file (a mapping with 'spec' and 'cells'); restore it")
+    try:
+        _check_sweep_meta(meta)
+    except ConfigError as e:
+        raise RunFolderError(f"{path}: {e}; restore it (membench sweep writes it), or start the sweep again") from None
     return meta
+
+
+def _is_int(value: Any, low: int = 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _check_sweep_meta(meta: dict[str, Any]) -> None:
+    """What :func:`finish` and :func:`resume_jobs` read from ``sweep.yaml``, checked as strictly as a new sweep's
+    values: cell names by the same rule as every folder name (:func:`membench_agents.rundir.folder_name`), so a
+    name read back cannot reach outside ``cells/``."""
+    from membench_agents.config import AGENTS, check_env_id
+
+    spec = meta["spec"]
+    folder_name(spec.get("name"), "spec.name")
+    spec["env"] = check_env_id(spec.get("env"))
+    for key in ("length_kwarg", "obs_variant"):
+        if not isinstance(spec.get(key), str):
+            raise ConfigError(f"spec.{key} must be a string, got {spec.get(key)!r}")
+    designs = spec.get("designs")
+    if not isinstance(designs, list) or not designs:
+        raise ConfigError(f"spec.designs must be a non-empty list, got {designs!r}")
+    for i, d in enumerate(designs):
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or d["kind"] not in DESIGNS:
+            raise ConfigError(f"spec.designs[{i}] must be a mapping whose kind is one of {', '.join(DESIGNS)}, "
+                              f"got {d!r}")
+        lengths = d.get("eval_lengths", [])
+        if not isinstance(lengths, list) or not all(_is_int(v) for v in lengths):
+            raise ConfigError(f"spec.designs[{i}].eval_lengths must be a list of integers >= 1, got {lengths!r}")
+    if not meta["cells"]:
+        raise ConfigError("cells is empty")
+    names = set()
+    for j, m in enumerate(meta["cells"]):
+        where = f"cells[{j}]"
+        if not isinstance(m, dict):
+            raise ConfigError(f"{where} must be a mapping (name, agent, length, K, designs), got {m!r}")
+        folder_name(m.get("name"), f"{where}.name")
+        if m["name"] in names:
+            raise ConfigError(f"{where}.name {m['name']!r} is given twice")
+        names.add(m["name"])
+        if not isinstance(m.get("agent"), str) or m["agent"] not in AGENTS:
+            raise ConfigError(f"{where}.agent must be one of {', '.join(AGENTS)}, got {m.get('agent')!r}")
+        if not _is_int(m.get("length")):
+            raise ConfigError(f"{where}.length must be an integer >= 1, got {m.get('length')!r}")
+        if m.get("K") is not None and not _is_int(m["K"]):
+            raise ConfigError(f"{where}.K must be an integer >= 1 or null, got {m['K']!r}")
+        ds = m.get("designs")
+        if not isinstance(ds, list) or not ds or not all(_is_int(i, 0) and i < len(designs) for i in ds):
+            raise ConfigError(f"{where}.designs must be a non-empty list of indices into spec.designs "
+                              f"(0..{len(designs) - 1}), got {ds!r}")
+
+
+def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
+    """What every cell must pass before a sweep writes anything (each one's environment is built once and its
+    agent checked against it, as ``membench train`` does), and with ``spec`` the evaluation lengths of design (c)
+    (built once each, with the first cell of the design), which the real run reaches only after training. The
+    real run and ``--dry-run`` both call this."""
+    from membench_agents import runs
+
+    checks = [(c.name, c.cfg) for c in cells]
+    if spec is not None:
+        for i, d in enumerate(spec.designs):
+            first = next((c for c in cells if i in c.designs), None)
+            for L in d.eval_lengths if first is not None else []:
+                cfg = {**first.cfg, "env_kwargs": {**first.cfg["env_kwargs"], spec.length_kwarg: L}}
+                checks.append((f"{first.name} evaluated on {spec.length_kwarg}={L}", cfg))
+    for name, cfg in checks:
+        try:
+            runs.preflight(cfg)
+        except ConfigError as e:
+            raise ConfigError(f"cell {name}: {e}") from None
+        except MemoryError:
+            raise ConfigError(f"cell {name}: {cfg['env']} with {cfg['env_kwargs']} needs more memory than this "
+                              "machine has; use smaller kwargs") from None
 
 
 def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
@@ -410,8 +493,7 @@ def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
 
     from membench_agents import runs
 
-    for c in cells:
-        runs.preflight(c.cfg)
+    check_cells(cells, spec)
     jobs = []
     for c in cells:
         jobs += runs.prepare_run(c.cfg, sweep_dir / "cells" / c.name)
@@ -440,6 +522,10 @@ def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
     for m in meta["cells"]:
         d = sweep_dir / "cells" / m["name"]
         cfg = runs.run_config(d)
+        if cfg["agent"] != m["agent"] or cfg["env"] != meta["spec"]["env"]:
+            raise RunFolderError(f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
+                                 f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
+                                 "restore the sweep folder as membench sweep wrote it")
         runs.check_resumable(cfg, d)
         cell = Cell(m["name"], m["agent"], int(m["length"]), m["K"], list(m["designs"]), cfg)
         cells.append(cell)
@@ -607,6 +693,6 @@ def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["DESIGNS", "SWEEP_FILE", "Cell", "Design", "SweepSpec", "cell_plan", "evaluate_on_length", "expand",
-           "finish", "load_spec", "new_sweep_dir", "parse_spec", "plan_table", "plot_generalization", "plot_sweep",
-           "prepare", "read_sweep", "results_table", "resume_jobs"]
+__all__ = ["DESIGNS", "SWEEP_FILE", "Cell", "Design", "SweepSpec", "cell_plan", "check_cells", "evaluate_on_length",
+           "expand", "finish", "load_spec", "new_sweep_dir", "parse_spec", "plan_table", "plot_generalization",
+           "plot_sweep", "prepare", "read_sweep", "results_table", "resume_jobs"]

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from membench_agents import envstate
-from membench_agents.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, save_checkpoint
+from membench_agents.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, load_trainer_state, save_checkpoint
 from membench_agents.errors import ConfigError, StopRequested
-from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json
+from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
 from membench_agents.stats import episode_seeds, normalize_eval, run_metric
 from membench_agents.trainers import Trainer, make_trainer
 
@@ -213,7 +213,7 @@ def config_markdown(cfg: dict[str, Any]) -> str:
 # one seed
 # ------------------------------------------------------------------------------------------------------
 def _check_payload(payload: dict[str, Any], cfg: dict[str, Any], seed: int, path: Path) -> None:
-    if payload["config"] != cfg:
+    if not same_config(payload["config"], cfg):
         raise CheckpointError(f"{path} was trained with another config than the one given "
                               f"({diff_text(payload['config'], cfg)}); the checkpoint's config is the run's: "
                               "restore config.yaml or start a new run")
@@ -226,7 +226,7 @@ def read_eval(seed_dir: str | os.PathLike, cfg: dict[str, Any] | None = None) ->
     path = Path(seed_dir) / EVAL
     summary = read_json(path, "final evaluation of a seed", "delete it and run `membench train --resume` on the run "
                         "folder to evaluate the seed's checkpoint again", keys=_EVAL_KEYS)
-    if cfg is not None and "config" in summary and summary["config"] != cfg:
+    if cfg is not None and "config" in summary and not same_config(summary["config"], cfg):
         raise RunFolderError(f"{path} was written by another config ({diff_text(summary['config'], cfg)}); "
                              "restore config.yaml")
     return summary
@@ -305,7 +305,7 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     trainer = trainer or make_trainer(cfg, seed)
     run: dict[str, Any] = {"history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
     if payload is not None:
-        trainer.load_state_dict(payload["trainer"])
+        load_trainer_state(trainer, payload["trainer"], ckpt)
         try:
             envstate.restore(trainer.envs, payload["env_state"])
         except ValueError as e:
@@ -496,7 +496,7 @@ def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
     payload = load_checkpoint(path)
     _check_payload(payload, cfg, seed, path)
     trainer = make_trainer(cfg if device is None else {**cfg, "device": device}, seed)
-    trainer.load_state_dict(payload["trainer"])
+    load_trainer_state(trainer, payload["trainer"], path)
     return trainer, payload
 
 
