@@ -73,6 +73,21 @@ def test_eval_reloads_checkpoints_and_reproduces_the_results(trained):
     assert out.returncode == 0 and "reproduces results.json: yes" in out.stdout
 
 
+def test_eval_video_writes_the_episodes_and_says_where(trained, tmp_path):
+    from moviepy import VideoFileClip
+
+    run, _ = trained
+    out = membench("eval", str(run), "--episodes", "2", "--video", "1", "--video-dir", str(tmp_path / "v"), "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["videos"] == [str(tmp_path / "v" / f"seed_{s}" / "episode_0.mp4") for s in (0, 1)]
+    clip = VideoFileClip(got["videos"][0])
+    assert clip.n_frames == 12  # the reset frame and one per step of the T-Maze's 11 steps
+    clip.close()
+    out = membench("eval", str(run), "--video", "0")
+    assert out.returncode == 2 and "--video must be a number of episodes >= 1, got 0" in out.stderr
+
+
 def test_report_prints_the_table_and_writes_one_plot(trained, tmp_path):
     run, _ = trained
     other = tmp_path / "runs" / "mlp"

@@ -97,6 +97,9 @@ class Run:
 
     def agent(self, seed: int | None = None, device: str | None = None) -> Agent:
         """The trained policy of one seed (default: the first) as an :class:`Agent`."""
+        return self._agent(seed, device)[0]
+
+    def _agent(self, seed: int | None, device: str | None) -> tuple[Agent, dict[str, Any]]:
         seed = self.seeds[0] if seed is None else seed
         if seed not in self.seeds:
             raise ValueError(f"{self.path} has seeds {self.seeds}, not {seed}")
@@ -104,33 +107,38 @@ class Run:
 
         with warnings.catch_warnings():  # a generator state of another device: acting does not use it
             warnings.simplefilter("ignore", GeneratorStateWarning)
-            trainer, _ = runs.load_trainer(self.config, runs.seed_dir(self.path, seed), seed, device=device)
+            trainer, payload = runs.load_trainer(self.config, runs.seed_dir(self.path, seed), seed, device=device)
         env = gym.make(self.config["env"], **env_kwargs_of(self.config))
         space = env.observation_space
         env.close()
-        return Agent(trainer, space)
+        return Agent(trainer, space), payload
 
     def evaluate(self, episodes: int | None = None, seed_start: int | None = None,
                  deterministic: bool | None = None, device: str | None = None) -> dict[str, Any]:
         """Evaluate every seed's checkpoint by the run's protocol (``membench eval``); the arguments replace
-        the protocol's. Returns ``metric``, ``mean``, ``sem``, ``per_run``, ``n_runs`` and ``per_seed`` (each
-        seed's per-episode returns, lengths and successes)."""
+        the protocol's (checked by its rules: a ConfigError names the one that is not allowed). Returns
+        ``metric``, ``mean``, ``sem``, ``per_run``, ``n_runs``, ``episode_seeds``, ``per_seed`` (each seed's
+        per-episode returns, lengths and successes) and ``unfinished`` ((seed, step) of each seed whose
+        training had not finished)."""
+        from membench_agents.schema import EvalConfig
+
         ev = dict(self.config["eval"])
-        if episodes is not None:
-            ev["episodes"] = episodes
-        if seed_start is not None:
-            ev["seed_start"] = seed_start
-        if deterministic is not None:
-            ev["deterministic"] = deterministic
+        for key, value in (("episodes", episodes), ("seed_start", seed_start), ("deterministic", deterministic)):
+            if value is not None:
+                ev[key] = value
+        EvalConfig(**ev)  # the protocol's own rules
         seeds_eval = runs.episode_seeds({**self.config, "eval": ev})
-        per_seed = []
+        per_seed, unfinished = [], []
         for s in self.seeds:
-            agent = self.agent(s, device=device)
+            agent, payload = self._agent(s, device)
+            if not payload["run"].get("finished"):
+                unfinished.append((s, int(payload["global_step"])))
             with runs.preserve_rng():
                 per_seed.append(runs.normalize_eval(agent.trainer.evaluate(
                     seeds_eval, deterministic=ev["deterministic"], num_envs=ev["num_envs"])))
             agent.close()
-        return {**runs.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed}
+        return {**runs.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed,
+                "unfinished": unfinished}
 
     def record(self, episodes: int = 1, folder: str | os.PathLike | None = None, seed: int | None = None,
                deterministic: bool | None = None, device: str | None = None) -> list[Path]:

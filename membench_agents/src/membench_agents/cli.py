@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--device", help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
                                     "trained on cuda and this machine has no CUDA GPU)")
+    p.add_argument("--video", type=int, metavar="N",
+                   help="also write the protocol's first N evaluation episodes of each seed as MP4 videos (needs "
+                        "membench-agents[video])")
+    p.add_argument("--video-dir", help="where the videos go (default: <run_dir>/videos)")
 
     p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
                        allow_abbrev=False)
@@ -89,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bootstrap resamples for --aggregate, 1 to 100000 (default 2000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level for --aggregate (default 0.95)")
     p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate, >= 0 (default 0)")
+    p.add_argument("--pool", action="store_true",
+                   help="--aggregate: pool runs of one agent on one task even where their configs differ (budget, "
+                        "hyperparameters); without it they count as different algorithms")
 
     p = sub.add_parser("plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)",
                        allow_abbrev=False)
@@ -220,48 +227,33 @@ def cmd_train(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    import warnings
-
-    from membench_agents import runs
-    from membench_agents.checkpoint import GeneratorStateWarning
-    from membench_agents.report import load_results
+    from membench_agents.api import Run
+    from membench_agents.report import load_results, mean_text
     from membench_agents.rundir import RESULTS, RunFolderError, diff_text, same_config
-    from membench_agents.schema import EvalConfig
 
-    run_dir = Path(args.run_dir)
-    cfg = runs.run_config(run_dir)  # config.yaml, checked against every checkpoint's own config
-    ev = dict(cfg["eval"])
-    if args.episodes is not None:
-        ev["episodes"] = args.episodes
-    if args.seed_start is not None:
-        ev["seed_start"] = args.seed_start
-    if args.stochastic:
-        ev["deterministic"] = False
-    try:  # the protocol's own rules (episodes >= 1, seeds within numpy's range), named by the flags
-        EvalConfig(**ev)
-    except ConfigError as e:
-        raise ConfigError(str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
-                          ) from None
-    seeds_eval = runs.episode_seeds({**cfg, "eval": ev})
+    run = Run(args.run_dir)  # config.yaml, checked against every checkpoint's own config
+    run_dir, cfg = run.path, run.config
+    if args.video is not None and args.video < 1:
+        raise ConfigError(f"--video must be a number of episodes >= 1, got {args.video}")
     device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
     if stored is not None and not same_config(stored.get("config", cfg), cfg):
         raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
                              f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
-    per_seed = []
-    for s in cfg["seeds"]:
-        with warnings.catch_warnings():  # a generator state of another device: evaluation does not use it
-            warnings.simplefilter("ignore", GeneratorStateWarning)
-            trainer, payload = runs.load_trainer(cfg, runs.seed_dir(run_dir, s), s, device=device)
-        if not payload["run"].get("finished"):
-            print(f"warning: seed {s} has not finished training (step {payload['global_step']})", file=sys.stderr)
-        with runs.preserve_rng():
-            res = runs.normalize_eval(trainer.evaluate(seeds_eval, deterministic=ev["deterministic"],
-                                                       num_envs=ev["num_envs"]))
-        per_seed.append(res)
-        trainer.close()
-    agg = runs.aggregate(per_seed)
+    try:
+        agg = run.evaluate(episodes=args.episodes, seed_start=args.seed_start,
+                           deterministic=False if args.stochastic else None, device=device)
+    except ConfigError as e:  # the protocol's rules, named by the flags
+        raise ConfigError(str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
+                          ) from None
+    for s, step in agg.pop("unfinished"):
+        print(f"warning: seed {s} has not finished training (step {step})", file=sys.stderr)
+    seeds_eval = agg.pop("episode_seeds")
+    agg.pop("per_seed")
     # Another device gives the same policy up to floating-point rounding: no exact comparison then.
+    asked = {"episodes": args.episodes, "seed_start": args.seed_start,
+             "deterministic": False if args.stochastic else None}
+    ev = {**cfg["eval"], **{k: v for k, v in asked.items() if v is not None}}
     same_protocol = same_config(ev, cfg["eval"]) and device is None
     matches = None
     if stored is not None and same_protocol:
@@ -269,21 +261,28 @@ def cmd_eval(args) -> int:
             agg["metric"] == stored["metric"] and len(agg["per_run"]) == len(stored["per_run"])
             and all(abs(a - b) < 1e-9 for a, b in zip(agg["per_run"], stored["per_run"], strict=True))
         )
+    videos = []
+    if args.video is not None:
+        for s in cfg["seeds"]:
+            videos += run.record(args.video, folder=args.video_dir, seed=s,
+                                 deterministic=False if args.stochastic else None, device=device)
     out = {"run_dir": str(run_dir), "episode_seeds": [seeds_eval[0], seeds_eval[-1]], **agg,
            "stored": None if stored is None else {"mean": stored["mean"], "sem": stored["sem"],
                                                    "per_run": stored["per_run"]},
-           "reproduces_results": matches}
+           "reproduces_results": matches, "videos": [str(v) for v in videos]}
     if args.json:
         print(json.dumps(out))
     else:
         print(f"{cfg['agent']} ({cfg['obs_variant']}) on {cfg['env']}: {agg['metric']} "
-              f"{agg['mean']:.3f} ± {agg['sem']:.3f} over {agg['n_runs']} runs "
+              f"{mean_text(agg['mean'], agg['sem'], agg['n_runs'])} over {agg['n_runs']} run(s) "
               f"(episode seeds {seeds_eval[0]}..{seeds_eval[-1]})")
         for s, v in zip(cfg["seeds"], agg["per_run"], strict=True):
             print(f"  seed {s}: {v:.3f}")
         if matches is not None:
             print(f"reproduces results.json: {'yes' if matches else 'NO'} "
-                  f"(stored {stored['mean']:.3f} ± {stored['sem']:.3f})")
+                  f"(stored {mean_text(stored['mean'], stored['sem'], len(stored['per_run']))})")
+        if videos:
+            print(f"videos ({len(videos)}): {Path(videos[0]).parent.parent}/seed_*/episode_*.mp4")
     return 0 if matches in (None, True) else 1
 
 
@@ -343,7 +342,8 @@ def _report_aggregate(args, plot: Path, skipped) -> None:
 
     bad = {p.resolve() for p, _ in skipped}
     run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
-    agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed)
+    agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed,
+                                   pool=args.pool)
     out = Path(plot).with_suffix(".aggregate.png")
     aggregate.plot(agg, out, title=args.title)
     print("\naggregate across tasks (rliable's metrics):")
@@ -475,6 +475,8 @@ def _spec_cell_pairs(spec: dict[str, Any], spec_path: Path) -> list[tuple[str, s
 
 
 def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_dirs: list[Path]) -> list[str]:
+    from membench_agents.report import mean_text
+
     lines = []
     for lab, d in zip(labels, cell_dirs, strict=True):
         if lab not in expect:
@@ -482,7 +484,7 @@ def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_
         lo, hi = expect[lab]
         res = json.loads((d / "results.json").read_text())
         ok = lo <= res["mean"] <= hi
-        lines.append(f"  {lab:<18} {res['mean']:.3f} ± {res['sem']:.3f}  expected [{lo}, {hi}]  "
+        lines.append(f"  {lab:<18} {mean_text(res['mean'], res['sem'], res['n_runs'])}  expected [{lo}, {hi}]  "
                      f"{'ok' if ok else 'NOT MET'}")
     return lines
 

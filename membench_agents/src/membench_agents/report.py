@@ -53,6 +53,19 @@ def label(results: dict[str, Any]) -> str:
     return f"{results['agent']} ({results['obs_variant']})"
 
 
+def labels(results: list[dict[str, Any]]) -> list[str]:
+    """The name of each run in tables and plots: agent and variant, and what sets apart runs of one agent on one
+    task that differ in budget or hyperparameters (:func:`membench_agents.aggregate.algorithm_names`)."""
+    from membench_agents.aggregate import algorithm_names
+
+    return algorithm_names(results)[0]
+
+
+def mean_text(mean: float, sem: float, n: int, digits: int = 3) -> str:
+    """``0.512 ± 0.034``; one run has no spread to show: ``0.512 (n = 1)``."""
+    return f"{mean:.{digits}f} (n = 1)" if n == 1 else f"{mean:.{digits}f} ± {sem:.{digits}f}"
+
+
 def _read_metrics(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     history, evals = [], []
     if not path.is_file():
@@ -147,13 +160,15 @@ def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -
         ax.fill_between(gx, gm - ge, gm + ge, color="k", alpha=0.15, label="± SEM")
     what = "evaluation on the fixed episode seeds" if source == "eval" else "training episodes (smoothed)"
     ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"{label(res)} on {_env_text(res)}: {what}")
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     vals = res["per_run"]
     bx.bar([0], [res["mean"]], yerr=[res["sem"]], capsize=8, color="C0", alpha=0.7)
     bx.scatter(np.zeros(len(vals)) + np.linspace(-0.15, 0.15, len(vals)), vals, color="k", zorder=3, s=12)
     bx.set(xticks=[0], xticklabels=["final"], ylabel=_metric_name(metric),
-           title=f"{res['mean']:.3f} ± {res['sem']:.3f} (n={res['n_runs']})")
+           title=mean_text(res["mean"], res["sem"], res["n_runs"]) + ("" if res["n_runs"] == 1 else
+                                                                        f" (n = {res['n_runs']})"))
     if metric == "success_rate":
         ax.set_ylim(-0.02, 1.02)
         bx.set_ylim(0, 1.05)
@@ -161,44 +176,51 @@ def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -
 
 
 def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | None = None) -> Path:
-    """One figure for several runs: learning curves (mean ± SEM over seeds) and final bars (mean ± SEM)."""
+    """One figure for several runs: learning curves (mean ± SEM over seeds) and the final values as horizontal
+    bars (mean ± SEM; the runs' names on their own rows, so no two labels overlap however many runs)."""
     from matplotlib.figure import Figure
 
     results = [load_results(d) for d in run_dirs]
-    metrics = {r["metric"] for r in results}
-    metric = "success_rate" if metrics == {"success_rate"} else "return"
-    fig = Figure(figsize=(12, 4.5), layout="constrained")
+    names = labels(results)
+    counts = [r["metric"] for r in results]  # the axes show the metric most runs report
+    metric = "success_rate" if counts.count("success_rate") >= counts.count("return") else "return"
+    fig = Figure(figsize=(12, max(4.5, 1.6 + 0.55 * len(results))), layout="constrained")
     ax, bx = fig.subplots(1, 2, width_ratios=[2, 1])
     sources = set()
-    for i, (d, r) in enumerate(zip(run_dirs, results, strict=True)):
+    for i, (d, r, name) in enumerate(zip(run_dirs, results, names, strict=True)):
         source, curves = seed_curves(d, metric)
         sources.add(source)
         gx, gm, ge = mean_sem_curve(curves)
         if gx.size:
-            ax.plot(gx, gm, color=f"C{i}", lw=2, label=f"{label(r)}  [{_env_text(r)}]")
+            ax.plot(gx, gm, color=f"C{i}", lw=2, label=f"{name}  [{_env_text(r)}]")
             ax.fill_between(gx, gm - ge, gm + ge, color=f"C{i}", alpha=0.2)
     what = "evaluation on the fixed episode seeds" if sources == {"eval"} else "training episodes"
     ax.set(xlabel="environment steps", ylabel=_metric_name(metric), title=f"learning curves (mean ± SEM): {what}")
     ax.grid(alpha=0.3)
-    xs = np.arange(len(results))
-    means = [r["mean"] if r["metric"] == metric else np.nan for r in results]
-    errs = [r["sem"] if r["metric"] == metric else 0 for r in results]
-    bx.bar(xs, means, yerr=errs, capsize=6, color=[f"C{i}" for i in xs], alpha=0.75)
-    for i, r in enumerate(results):
+    ys = np.arange(len(results))[::-1]  # the first run on top
+    for i, (r, y) in enumerate(zip(results, ys, strict=True)):
+        if r["metric"] != metric:  # a run of another metric has no bar on this axis
+            bx.text(0.01, y, f"{r['metric']}: not on this axis", va="center", fontsize=7, color="gray")
+            continue
+        err = r["sem"] if r["n_runs"] > 1 else 0.0
+        bx.barh(y, r["mean"], xerr=err, height=0.6, capsize=4, color=f"C{i}", alpha=0.75)
         vals = r["per_run"]
-        bx.scatter(i + np.linspace(-0.15, 0.15, len(vals)), vals, color="k", s=10, zorder=3)
-        bx.text(i, (means[i] if not np.isnan(means[i]) else 0) + errs[i] + 0.02, f"{means[i]:.2f}", ha="center",
-                fontsize=9)
-    bx.set_xticks(xs, [label(r).replace(" (", "\n(") for r in results], fontsize=8)
+        bx.scatter(vals, y + np.linspace(-0.15, 0.15, len(vals)), color="k", s=10, zorder=3)
+        bx.text(r["mean"] + err, y + 0.32, " " + mean_text(r["mean"], r["sem"], r["n_runs"], digits=2), va="bottom",
+                fontsize=7)
+    bx.set_yticks(ys, [n.replace(" [", "\n[", 1) for n in names], fontsize=8)
     n_eps = {r["protocol"]["episodes_per_run"] for r in results}
-    bx.set(ylabel=f"final {_metric_name(metric)}",
+    bx.set(xlabel=f"final {_metric_name(metric)}",
            title=f"final: {'/'.join(map(str, sorted(n_eps)))} episode seeds/run, mean ± SEM")
+    bx.set_ylim(-0.6, len(results) - 0.1)
+    bx.grid(axis="x", alpha=0.3)
     if metric == "success_rate":
         ax.set_ylim(-0.02, 1.02)
-        bx.set_ylim(0, 1.12)
-        bx.axhline(0.5, color="gray", ls="--", lw=1)
+        bx.set_xlim(0, 1.25)
+        bx.axvline(0.5, color="gray", ls="--", lw=1)
         ax.axhline(0.5, color="gray", ls="--", lw=1, label="0.5 (chance of a binary choice)")
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
     return save_figure(fig, out)
@@ -234,7 +256,8 @@ def check_plot_path(out: str | os.PathLike, what: str = "--out") -> Path:
     return path
 
 
-def _fmt_steps(n: int) -> str:
+def steps_text(n: int) -> str:
+    """``400k``, ``1.5M``, ``512``."""
     for div, suf in ((1_000_000, "M"), (1_000, "k")):
         if n >= div:
             v = n / div
@@ -245,17 +268,17 @@ def _fmt_steps(n: int) -> str:
 def table(run_dirs: list[Path], markdown: bool = False) -> str:
     """The results table: one row per run folder (mean ± SEM over the training seeds)."""
     rows = []
-    for d in run_dirs:
-        r = load_results(d)
+    results = [load_results(d) for d in run_dirs]
+    for r, name in zip(results, labels(results), strict=True):
         kw = ",".join(f"{k}={v}" for k, v in r.get("env_kwargs", {}).items())
         rows.append([
-            r["agent"], r["obs_variant"], r["env"] + (f" [{kw}]" if kw else ""),
-            _fmt_steps(max(x["global_step"] for x in r["runs"])),
-            str(r["n_runs"]), r["metric"], f"{r['mean']:.3f} ± {r['sem']:.3f}",
+            name, r["env"] + (f" [{kw}]" if kw else ""),
+            steps_text(max(x["global_step"] for x in r["runs"])),
+            str(r["n_runs"]), r["metric"], mean_text(r["mean"], r["sem"], r["n_runs"]),
             " ".join(f"{v:.2f}" for v in r["per_run"]),
             f"{np.mean([x['sps'] or 0 for x in r['runs']]):,.0f}",
         ])
-    head = ["agent", "variant", "env", "steps", "runs", "metric", "mean ± SEM", "per run", "SPS"]
+    head = ["agent (variant)", "env", "steps", "runs", "metric", "mean ± SEM", "per run", "SPS"]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -580,7 +580,9 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
 
 
 def _cell_text(r: dict[str, Any]) -> str:
-    return f"{r['mean']:.3f} ± {r['sem']:.3f}"
+    from membench_agents.report import mean_text
+
+    return mean_text(r["mean"], r["sem"], len(r["per_run"]))
 
 
 def results_table(out: dict[str, Any], markdown: bool = False) -> str:
