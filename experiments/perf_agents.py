@@ -2,7 +2,7 @@
 of membench PPO-GTrXL beside PPO-LSTM.
 
 Same task (MIKASA/TMazePassive-v0), same step budget, same number of environments, rollout length,
-epochs and LSTM width (the matched cell configs experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml
+epochs and LSTM width (the matched cell configs experiments/perf/tmaze-matched/ppo-lstm.yaml
 and sb3-recurrentppo.yaml, checked below), 1 torch thread each, one agent at a time, each in a fresh
 process. SPS = environment steps / training wall time (rollouts + updates; evaluation excluded). Both
 trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
@@ -14,10 +14,10 @@ many updates it ran there (0 would mean the readable path ran instead). --fast-c
 path (algos/ppo.py alone).
 
 In the same run, membench PPO-GTrXL (agent ppo-gtrxl) trains on the same cell with PPO-LSTM's settings (every
-``ppo`` value of the ppo-lstm cell; only the memory core differs: GTrXL with the options of
-experiments/defaults/ppo-gtrxl.yaml, width 128). GTrXL has no CPU fast path, so its SPS is printed beside both
-PPO-LSTM's (whichever path --fast-cpu picked) and, for a like-for-like ratio, beside PPO-LSTM on the readable path
-(fast_cpu="off"), a third membench run. Both train --gtrxl-steps steps (default 20,480: ten rollouts, to keep
+``ppo`` value of the ppo-lstm cell; only the memory core differs: GTrXL with the options of the agent's shipped
+defaults, membench_agents/config/defaults/ppo.yaml, width 128). GTrXL has no CPU fast path, so its SPS is printed
+beside both PPO-LSTM's (whichever path --fast-cpu picked) and, for a like-for-like ratio, beside PPO-LSTM on the
+readable path (fast_cpu="off"), a third membench run. Both train --gtrxl-steps steps (default 20,480: ten rollouts, to keep
 the section short; SPS does not depend on the budget, the success rate does); --no-gtrxl skips these two runs.
 
 Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sparse] [--sb3-default-arch]
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+MATCHED = Path(__file__).resolve().parent / "perf" / "tmaze-matched"
 TASK = "MIKASA/TMazePassive-v0"
 AGENTS = ("ppo-lstm", "sb3-recurrentppo")
 #: the GTrXL comparison: PPO-GTrXL, and PPO-LSTM on the readable path (its like-for-like reference)
@@ -49,7 +49,7 @@ TARGET_RATIO = 4.0
 
 def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool = False,
            sparse: bool = False, fast_cpu: str = "auto") -> dict:
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
 
     sets = ["eval.episodes=100", "eval.seed_start=0", "eval.every_steps=0", "checkpoint.every_iterations=0",
             "checkpoint.every_seconds=0"]
@@ -59,7 +59,9 @@ def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_d
         sets.append("env_kwargs.penalty=true")
     if agent == "ppo-lstm" and fast_cpu != "auto":
         sets.append(f"ppo.fast_cpu={fast_cpu}")
-    cfg = resolve(TASK, agent, steps=steps, seeds=[seed], overrides=sets, experiments=HERE).config
+    matched = MATCHED / f"{agent}.yaml"
+    cfg = resolve(TASK, agent, config_file=matched if matched.is_file() else None, steps=steps, seeds=[seed],
+                  overrides=sets).config
     if agent == "ppo-gtrxl":  # the ppo-lstm cell's PPO settings: only the memory core differs
         lstm = config("ppo-lstm", steps, seed, corridor_length, sparse=sparse)["ppo"]
         cfg["ppo"].update({k: v for k, v in lstm.items() if k not in ("gtrxl", "fast_cpu")})

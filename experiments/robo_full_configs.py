@@ -1,4 +1,5 @@
-"""Write the MIKASA-Robo `full` (state) cells: experiments/configs/MIKASA/<Task>-v0/{ppo-mlp,sac}.full.yaml.
+"""Write the MIKASA-Robo `full` (state) cells shipped with the package:
+membench_agents/config/cells/MIKASA/<Task>-v0/{ppo-mlp,sac}.full.yaml.
 
 The `full` variant makes every robot task an MDP; the MIKASA-Robo paper uses it as the solvability check
 ("PPO-MLP in state mode with dense reward reaches 100% success on all 32 tasks", its Figures 4, 10 and 11).
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-CONFIGS = Path(__file__).resolve().parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "membench_agents" / "src" / "membench_agents" / "config" / "cells"
 M = 1_000_000
 
 

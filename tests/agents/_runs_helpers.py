@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from membench_agents.checkpoint import load_checkpoint
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 TMAZE = "MIKASA/TMazePassive-v0"

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from membench_agents.config import AGENTS, ConfigError, resolve
-
-from membench_agents import config, schema
+from membench_agents.algos.registry import AGENTS, check_agent
+from membench_agents.config import resolve as config
+from membench_agents.config import schema
+from membench_agents.config.env_facts import check_env_id, make_kwargs
+from membench_agents.config.resolve import CONFIG_DATA, resolve
+from membench_agents.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPERIMENTS = ROOT / "experiments"
 TMAZE = "MIKASA/TMazePassive-v0"
 
 
@@ -24,12 +26,15 @@ def write(path: Path, text: str) -> Path:
 
 @pytest.fixture
 def exp(tmp_path) -> Path:
-    """A private experiments/ folder with layered defaults and one cell."""
-    e = tmp_path / "experiments"
-    write(e / "defaults" / "sb3-ppo.yaml", """
+    """A private config root (what the package ships: defaults/<kind>.yaml and cells/) with layered defaults, an
+    agent's own delta and cells."""
+    e = tmp_path / "config"
+    write(e / "defaults" / "sb3.yaml", """
 base:
   total_steps: 1000
   sb3: {n_envs: 2, n_steps: 16, learning_rate: 0.001}
+agent:
+  sb3-recurrentppo: {sb3: {n_steps: 24, policy_kwargs: {lstm_hidden_size: 8}}}
 obs_type:
   vector: {sb3: {n_steps: 32}}
   image: {sb3: {n_steps: 64}}
@@ -37,12 +42,12 @@ action_type:
   discrete: {sb3: {ent_coef: 0.02}}
   continuous: {sb3: {ent_coef: 0.0}}
 """)
-    write(e / "configs" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.yaml", """
+    write(e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.yaml", """
 total_steps: 5000
 env_kwargs: {corridor_length: 4}
 sb3: {learning_rate: 0.0005}
 """)
-    write(e / "configs" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.oracle.yaml", """
+    write(e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.oracle.yaml", """
 obs_variant: oracle
 total_steps: 7000
 """)
@@ -50,16 +55,16 @@ total_steps: 7000
 
 
 def test_resolution_order_defaults_then_cell_then_overrides(exp):
-    r = resolve(TMAZE, "sb3-ppo", experiments=exp)
+    r = resolve(TMAZE, "sb3-ppo", root=exp)
     c = r.config
     assert c["total_steps"] == 5000 and c["env_kwargs"] == {"corridor_length": 4}
     # base -> obs_type (vector) -> action_type (discrete) -> cell
     assert c["sb3"] == {"n_envs": 2, "n_steps": 32, "learning_rate": 0.0005, "ent_coef": 0.02}
     assert c["seeds"] == [0, 1, 2] and c["eval"]["episodes"] == 100 and c["eval"]["seed_start"] == 0
-    assert str(exp / "defaults" / "sb3-ppo.yaml") in r.sources
-    assert any(s.endswith("sb3-ppo.yaml") and "configs" in s for s in r.sources)
+    assert r.sources[:3] == ["builtin", "membench_agents/config/defaults/sb3.yaml",
+                             "membench_agents/config/cells/MIKASA/TMazePassive-v0/sb3-ppo.yaml"]
 
-    r = resolve(TMAZE, "sb3-ppo", experiments=exp, steps=123, seeds="4,5",
+    r = resolve(TMAZE, "sb3-ppo", root=exp, steps=123, seeds="4,5",
                 overrides=["sb3.n_steps=8", "eval.episodes=10", "env_kwargs.penalty=true"])
     c = r.config
     assert c["total_steps"] == 123 and c["seeds"] == [4, 5] and c["sb3"]["n_steps"] == 8
@@ -67,54 +72,61 @@ def test_resolution_order_defaults_then_cell_then_overrides(exp):
 
 
 def test_variant_cells_and_unknown_env_uses_agent_defaults(exp):
-    c = resolve(TMAZE, "sb3-ppo", obs_variant="oracle", experiments=exp).config
+    c = resolve(TMAZE, "sb3-ppo", obs_variant="oracle", root=exp).config
     assert c["obs_variant"] == "oracle" and c["total_steps"] == 7000
     # a variant without its own cell falls back to the agent's cell and overrides the variant
-    c = resolve(TMAZE, "sb3-ppo", obs_variant="full", experiments=exp).config
+    c = resolve(TMAZE, "sb3-ppo", obs_variant="full", root=exp).config
     assert c["obs_variant"] == "full" and c["total_steps"] == 5000
     # an ID without a cell: the agent defaults for its obs/action types
-    c = resolve("MIKASA/TMazePassiveL5-v0", "sb3-ppo", experiments=exp).config
+    c = resolve("MIKASA/TMazePassiveL5-v0", "sb3-ppo", root=exp).config
     assert c["total_steps"] == 1000 and c["sb3"]["n_steps"] == 32 and c["sb3"]["ent_coef"] == 0.02
 
 
-def test_defaults_pick_the_obs_and_action_type_sections(exp):
-    d = config.agent_defaults(exp, "sb3-ppo", "image", "continuous")
+def test_defaults_pick_the_agent_then_the_obs_and_action_type_sections(exp):
+    d, path = config.agent_defaults("sb3-ppo", "image", "continuous", root=exp)
     assert d["sb3"] == {"n_envs": 2, "n_steps": 64, "learning_rate": 0.001, "ent_coef": 0.0}
-    assert config.agent_defaults(exp, "ppo-gru", "vector", "discrete") == {}  # no file: built-in only
+    assert path == exp / "defaults" / "sb3.yaml"
+    d, _ = config.agent_defaults("sb3-recurrentppo", "dict", "discrete", root=exp)  # its delta, under obs_type
+    assert d["sb3"] == {"n_envs": 2, "n_steps": 24, "learning_rate": 0.001, "ent_coef": 0.02,
+                        "policy_kwargs": {"lstm_hidden_size": 8}}
+    assert config.agent_defaults("ppo-gru", "vector", "discrete", root=exp) == ({}, None)  # no file: built-in only
+    write(exp / "defaults" / "sb3.yaml", "agent:\n  ppo-lstm: {total_steps: 5}\n")  # another kind's agent
+    with pytest.raises(ConfigError, match=r"unknown 'agent.ppo-lstm'.*Valid: sb3-ppo, sb3-recurrentppo"):
+        config.agent_defaults("sb3-ppo", "vector", "discrete", root=exp)
 
 
 def test_suite_section_applies_to_the_ids_of_that_suite_only(exp):
     """`suite.STORI` in a defaults file (the Atari preprocessing) reaches STORI IDs and no others; a suite the
     catalogue does not know is one error naming the valid ones."""
-    write(exp / "defaults" / "ppo-lstm.yaml", """
+    write(exp / "defaults" / "ppo.yaml", """
 base:
   total_steps: 1000
   ppo: {num_envs: 4}
 suite:
   STORI: {env_kwargs: {grayscale: true, screen_size: 84}, ppo: {num_envs: 8}}
 """)
-    stori = resolve("STORI/Breakout-5A-v0", "ppo-lstm", experiments=exp).config
+    stori = resolve("STORI/Breakout-5A-v0", "ppo-lstm", root=exp).config
     assert stori["env_kwargs"] == {"grayscale": True, "screen_size": 84} and stori["ppo"]["num_envs"] == 8
-    tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", experiments=exp).config
+    tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", root=exp).config
     assert tmaze["env_kwargs"] == {} and tmaze["ppo"]["num_envs"] == 4
-    write(exp / "defaults" / "ppo-lstm.yaml", "suite:\n  STROI: {total_steps: 5}\n")
+    write(exp / "defaults" / "ppo.yaml", "suite:\n  STROI: {total_steps: 5}\n")
     with pytest.raises(ConfigError, match="'suite.STROI'.*STORI"):
-        resolve("STORI/Breakout-5A-v0", "ppo-lstm", experiments=exp)
+        resolve("STORI/Breakout-5A-v0", "ppo-lstm", root=exp)
 
 
 def test_shipped_stori_defaults_use_grey_84x84_frames_and_the_100k_budget():
     for env_id in ("STORI/Boxing-Type1-v0", "STORI/Gopher-5A-v0", "STORI/BankHeist-v0"):
         for agent in ("ppo-mlp", "ppo-lstm", "dtqn"):
-            c = resolve(env_id, agent, experiments=EXPERIMENTS).config
+            c = resolve(env_id, agent).config
             assert c["env_kwargs"] == {"grayscale": True, "screen_size": 84}, (env_id, agent)
             assert c["total_steps"] == 100_000, (env_id, agent)
 
 
 def test_cell_path_scheme():
-    p = config.cell_path(Path("experiments"), "MIKASA/TMazePassive-v0", "ppo-lstm")
-    assert p == Path("experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml")
-    p = config.cell_path(Path("experiments"), "MIKASA/TMazePassive-v0", "ppo-mlp", "oracle")
-    assert p.name == "ppo-mlp.oracle.yaml"
+    p = config.cell_path("MIKASA/TMazePassive-v0", "ppo-lstm", root=Path("root"))
+    assert p == Path("root/cells/MIKASA/TMazePassive-v0/ppo-lstm.yaml")
+    assert config.cell_path("MIKASA/TMazePassive-v0", "ppo-mlp", "oracle").name == "ppo-mlp.oracle.yaml"
+    assert config.cell_path("X/Y-v0", "dtqn").is_relative_to(CONFIG_DATA)  # the package's own by default
 
 
 def test_unknown_agent_lists_close_matches():
@@ -122,42 +134,42 @@ def test_unknown_agent_lists_close_matches():
         resolve(TMAZE, "ppo-lstn")
     assert "sb3-recurrentppo" in str(e.value)  # and the valid names
     with pytest.raises(ConfigError, match="Did you mean sb3-recurrentppo"):
-        config.check_agent("sb3-recurrent")
+        check_agent("sb3-recurrent")
 
 
 def test_unknown_env_lists_close_matches():
     with pytest.raises(ConfigError, match=r"unknown environment ID 'MIKASA/TMazePasive-v0'.*MIKASA/TMazePassive-v0"):
         resolve("MIKASA/TMazePasive-v0", "ppo-lstm")
     with pytest.raises(ConfigError, match="membench-envs list"):
-        config.check_env_id("Zzzzzz/Qqqqq-v9")
+        check_env_id("Zzzzzz/Qqqqq-v9")
 
 
 def test_missing_values_are_one_clear_error(tmp_path, exp):
     f = write(tmp_path / "c.yaml", "agent: sb3-ppo\ntotal_steps: 100\n")
     with pytest.raises(ConfigError, match=r"missing config value 'env'.*--env"):
-        resolve(config_file=f, experiments=exp)
+        resolve(config_file=f, root=exp)
     f = write(tmp_path / "d.yaml", f"env: {TMAZE}\nagent: sb3-ppo\ntotal_steps: null\n")
     with pytest.raises(ConfigError, match=r"missing config value 'total_steps'.*--steps"):
-        resolve(config_file=f, experiments=exp)
+        resolve(config_file=f, root=exp)
     f = write(tmp_path / "e.yaml", f"env: {TMAZE}\nagent: ppo-mlp\ntotal_steps: 10\nppo: {{learning_rate: null}}\n")
     with pytest.raises(ConfigError, match=r"missing config value 'ppo.learning_rate'"):
-        resolve(config_file=f, experiments=exp)
+        resolve(config_file=f, root=exp)
     with pytest.raises(ConfigError, match="missing config value 'agent'"):
-        resolve(TMAZE, None, experiments=exp)
+        resolve(TMAZE, None, root=exp)
 
 
 def test_unknown_keys_and_bad_values(tmp_path, exp):
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: sb3-ppo\ntotal_step: 100\n")
     with pytest.raises(ConfigError, match=r"unknown key 'total_step'.*Did you mean total_steps"):
-        resolve(config_file=f, experiments=exp)
+        resolve(config_file=f, root=exp)
     with pytest.raises(ConfigError, match=r"unknown key 'eval.episode'.*Did you mean episodes"):
-        resolve(TMAZE, "sb3-ppo", experiments=exp, overrides=["eval.episode=3"])
+        resolve(TMAZE, "sb3-ppo", root=exp, overrides=["eval.episode=3"])
     with pytest.raises(ConfigError, match="total_steps must be a positive integer"):
-        resolve(TMAZE, "sb3-ppo", experiments=exp, steps=-5)
+        resolve(TMAZE, "sb3-ppo", root=exp, steps=-5)
     with pytest.raises(ConfigError, match="partial, oracle, full"):
-        resolve(TMAZE, "sb3-ppo", experiments=exp, obs_variant="oracel")
+        resolve(TMAZE, "sb3-ppo", root=exp, obs_variant="oracel")
     with pytest.raises(ConfigError, match="not inside env_kwargs"):
-        resolve(TMAZE, "sb3-ppo", experiments=exp, overrides=["env_kwargs.obs_variant=oracle"])
+        resolve(TMAZE, "sb3-ppo", root=exp, overrides=["env_kwargs.obs_variant=oracle"])
     with pytest.raises(ConfigError, match="does not exist"):
         resolve(config_file=tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="key=value"):
@@ -165,23 +177,23 @@ def test_unknown_keys_and_bad_values(tmp_path, exp):
 
 
 def test_seed_forms():
-    assert config.parse_seeds(3) == [0, 1, 2]
-    assert config.parse_seeds("3") == [0, 1, 2]
-    assert config.parse_seeds("0,5,7") == [0, 5, 7]
-    assert config.parse_seeds("2-4") == [2, 3, 4]
-    assert config.parse_seeds([1, 2]) == [1, 2]
-    assert config.parse_seeds("0-0") == [0] and config.parse_seeds("7,") == [7]
+    assert schema.parse_seeds(3) == [0, 1, 2]
+    assert schema.parse_seeds("3") == [0, 1, 2]
+    assert schema.parse_seeds("0,5,7") == [0, 5, 7]
+    assert schema.parse_seeds("2-4") == [2, 3, 4]
+    assert schema.parse_seeds([1, 2]) == [1, 2]
+    assert schema.parse_seeds("0-0") == [0] and schema.parse_seeds("7,") == [7]
     for bad in (0, "x", [1, 1], [], True, 1.5, "3-1", "0,0", [-1], "-2"):
         with pytest.raises(ConfigError):
-            config.parse_seeds(bad)
+            schema.parse_seeds(bad)
 
 
 def test_seed_counts_are_bounded_before_any_list_is_built():
     """`seeds: 1000000000` (a typo) was a list of 10^9 ints before anything said no."""
     for value in (10**9, "1000000000", "0-4294967295", list(range(schema.MAX_SEEDS + 1))):
         with pytest.raises(ConfigError, match=f"seeds: at most {schema.MAX_SEEDS} training runs per cell"):
-            config.parse_seeds(value)
-    assert len(config.parse_seeds(schema.MAX_SEEDS)) == schema.MAX_SEEDS
+            schema.parse_seeds(value)
+    assert len(schema.parse_seeds(schema.MAX_SEEDS)) == schema.MAX_SEEDS
 
 
 def test_seeds_zero_says_why():
@@ -194,38 +206,55 @@ def test_seeds_zero_says_why():
         resolve(TMAZE, "ppo-mlp", seeds="3-1")
 
 
-def test_every_shipped_config_resolves_and_matches_its_path():
-    """Each experiments/configs/<env-id>/<agent>[.<variant>].yaml names a real ID and agent and validates."""
-    cells = config.list_cells(EXPERIMENTS)
-    assert cells, "experiments/configs is empty"
+def test_every_shipped_cell_resolves_and_matches_its_path():
+    """Each shipped config/cells/<env-id>/<agent>[.<variant>].yaml names a real ID and agent, validates, and is
+    what resolve() finds for its (ID, agent, variant)."""
+    cells = config.list_cells()
+    assert len(cells) >= 3 + 4 + 2 * 32, "the T-Maze ladder, the STORI cells and the 64 robot cells"
     for env_id, stem, path in cells:
         agent, _, variant = stem.partition(".")
         assert agent in AGENTS, f"{path}: {agent!r} is not an agent"
-        r = resolve(env_id, agent, obs_variant=variant or None, experiments=EXPERIMENTS)
-        assert str(path) in r.sources, f"{path} is not what resolve() finds for ({env_id}, {stem})"
+        r = resolve(env_id, agent, obs_variant=variant or None)
+        assert config.shown(path) in r.sources, f"{path} is not what resolve() finds for ({env_id}, {stem})"
         assert r.config["obs_variant"] == (variant or "partial"), path
         data = config.load_yaml(path)
         assert "total_steps" in data, f"{path}: a cell config records its budget"
 
 
-def test_every_agent_has_defaults_for_unknown_envs():
+def test_every_agent_has_defaults_for_any_env():
     for agent in AGENTS:
-        assert (EXPERIMENTS / "defaults" / f"{agent}.yaml").is_file(), agent
         for obs in ("vector", "image", "dict"):
             for act in ("discrete", "multi-discrete", "continuous"):
-                d = config.agent_defaults(EXPERIMENTS, agent, obs, act)
+                d, path = config.agent_defaults(agent, obs, act)
+                assert path == CONFIG_DATA / "defaults" / f"{AGENTS[agent].kind}.yaml"
                 assert d.get("total_steps"), (agent, obs, act)
 
 
-def test_default_bench_spec_cells_resolve_to_the_ladder():
-    """`make bench` with no arguments: three full cell configs, same task and hyperparameters, 3 seeds each."""
-    spec = config.load_yaml(EXPERIMENTS / "bench" / "default.yaml")
-    cfgs = [resolve(config_file=EXPERIMENTS / "bench" / c).config for c in spec["cells"]]
+def test_the_agents_of_one_kind_differ_only_by_their_deltas():
+    """One defaults file per algorithm kind: ppo-mlp/lstm/gru share everything, ppo-gtrxl adds its core's options."""
+    ppo = {a: resolve("POPGym/RepeatPreviousEasy-v0", a).config["ppo"] for a in ("ppo-mlp", "ppo-lstm", "ppo-gru",
+                                                                                "ppo-gtrxl")}
+    assert ppo["ppo-mlp"] == ppo["ppo-lstm"] == ppo["ppo-gru"]
+    assert {k: v for k, v in ppo["ppo-gtrxl"].items() if k != "gtrxl"} == {
+        k: v for k, v in ppo["ppo-lstm"].items() if k != "gtrxl"}
+    assert ppo["ppo-gtrxl"]["gtrxl"]["window"] == 16
+    sac = resolve("MIKASA/TMazePassive-v0", "sac-gru").config["sac"]
+    assert (sac["batch_size"], sac["burn_in"], sac["sequence_length"]) == (32, 8, 16)
+    assert resolve("MIKASA/TMazePassive-v0", "sac").config["sac"]["batch_size"] == 256
+
+
+def test_the_default_bench_is_the_ladder_of_tuned_cells_train_resolves_too():
+    """`make bench` with no arguments: the three cells `membench train --env ... --agent ...` resolves to, same
+    task, budget and hyperparameters, 3 seeds each."""
+    spec = config.load_yaml(CONFIG_DATA / "ladder.yaml")
+    res = [resolve(spec["env"], c["agent"], obs_variant=c.get("obs_variant")) for c in spec["cells"]]
+    cfgs = [r.config for r in res]
     assert [(c["agent"], c["obs_variant"]) for c in cfgs] == [
         ("ppo-mlp", "partial"), ("ppo-lstm", "partial"), ("ppo-mlp", "oracle")]
+    assert all(r.sources[-1].startswith("membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/") for r in res)
     assert all(c["env"] == spec["env"] and c["seeds"] == [0, 1, 2] for c in cfgs)
     assert cfgs[0]["ppo"] == cfgs[1]["ppo"] == cfgs[2]["ppo"]  # only the core / the variant differ
-    assert cfgs[0]["total_steps"] == cfgs[1]["total_steps"] == cfgs[2]["total_steps"]
+    assert cfgs[0]["total_steps"] == cfgs[1]["total_steps"] == cfgs[2]["total_steps"] == 400_000
     assert set(spec["expect"]) == {"ppo-mlp", "ppo-lstm", "ppo-mlp.oracle"}
 
 
@@ -245,7 +274,7 @@ def test_unknown_keys_name_the_nearest_valid_one(tmp_path, exp):
     one_error(r"unknown key 'ppo\.num_env'\. Did you mean num_envs", TMAZE, "ppo-mlp", overrides=["ppo.num_env=8"])
     one_error(r"unknown key 'checkpoint\.every_second'\. Did you mean every_seconds", TMAZE, "ppo-mlp",
               overrides=["checkpoint.every_second=5"])
-    one_error(r"unknown key 'sb3\.n_step'\. Did you mean n_steps", TMAZE, "sb3-ppo", experiments=exp,
+    one_error(r"unknown key 'sb3\.n_step'\. Did you mean n_steps", TMAZE, "sb3-ppo", root=exp,
               overrides=["sb3.n_step=5"])
     # in a file: the error names the file that holds the key
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{learnin_rate: 0.1}}\n")
@@ -294,7 +323,7 @@ def test_bad_values_are_one_error_each():
 
 def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
     one_error(r"'ppo\.learning_rate' is given, but agent 'sb3-ppo' reads only the 'sb3' section", TMAZE, "sb3-ppo",
-              experiments=exp, overrides=["ppo.learning_rate=0.001"])
+              root=exp, overrides=["ppo.learning_rate=0.001"])
     one_error(r"'sb3\.n_steps' is given, but agent 'ppo-lstm' reads only the 'ppo' section", TMAZE, "ppo-lstm",
               overrides=["sb3.n_steps=64"])
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: sb3-recurrentppo\ntotal_steps: 100\nppo: {{num_envs: 8}}\n")
@@ -305,36 +334,36 @@ def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
 
 
 def test_layering_defaults_then_cell_then_set_for_ppo(exp):
-    write(exp / "defaults" / "ppo-gru.yaml", """
+    write(exp / "defaults" / "ppo.yaml", """
 base: {total_steps: 1000, ppo: {num_envs: 4, num_steps: 16, hidden_size: 32, num_minibatches: 1}}
 obs_type: {vector: {ppo: {num_steps: 8}}}
 action_type: {discrete: {ppo: {hidden_size: 24}}}
 """)
-    write(exp / "configs" / "MIKASA" / "TMazePassive-v0" / "ppo-gru.yaml", "total_steps: 2000\nppo: {num_envs: 2}\n")
-    p = resolve(TMAZE, "ppo-gru", experiments=exp).config["ppo"]
+    write(exp / "cells" / "MIKASA" / "TMazePassive-v0" / "ppo-gru.yaml", "total_steps: 2000\nppo: {num_envs: 2}\n")
+    p = resolve(TMAZE, "ppo-gru", root=exp).config["ppo"]
     assert (p["num_envs"], p["num_steps"], p["hidden_size"]) == (2, 8, 24)
-    r = resolve(TMAZE, "ppo-gru", experiments=exp, overrides=["ppo.num_steps=4"])
+    r = resolve(TMAZE, "ppo-gru", root=exp, overrides=["ppo.num_steps=4"])
     assert (r.config["ppo"]["num_envs"], r.config["ppo"]["num_steps"], r.config["total_steps"]) == (2, 4, 2000)
     # a bad key in the defaults file: the error names that file
-    write(exp / "defaults" / "ppo-gru.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\nobs_type: {vectr: {}}\n")
-    with pytest.raises(ConfigError, match=r"ppo-gru\.yaml: unknown 'obs_type\.vectr'\. Did you mean vector"):
-        resolve(TMAZE, "ppo-gru", experiments=exp)
-    write(exp / "defaults" / "ppo-gru.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\n")
-    with pytest.raises(ConfigError, match=r"defaults/ppo-gru\.yaml: unknown key 'ppo\.num_env'"):
-        resolve(TMAZE, "ppo-gru", experiments=exp)
+    write(exp / "defaults" / "ppo.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\nobs_type: {vectr: {}}\n")
+    with pytest.raises(ConfigError, match=r"ppo\.yaml: unknown 'obs_type\.vectr'\. Did you mean vector"):
+        resolve(TMAZE, "ppo-gru", root=exp)
+    write(exp / "defaults" / "ppo.yaml", "base: {total_steps: 1000, ppo: {num_env: 4}}\n")
+    with pytest.raises(ConfigError, match=r"defaults/ppo\.yaml: unknown key 'ppo\.num_env'"):
+        resolve(TMAZE, "ppo-gru", root=exp)
 
 
 def test_observation_variants_come_from_the_catalogue(exp):
     import membench_envs
 
     robo = next(t for t in membench_envs.all_tasks() if "rgb" in t.variants)
-    c = resolve(robo.id, "ppo-lstm", obs_variant="rgb", experiments=exp, steps=100).config
+    c = resolve(robo.id, "ppo-lstm", obs_variant="rgb", root=exp, steps=100).config
     assert c["obs_variant"] == "rgb"
-    assert config.make_kwargs(robo.id, c["obs_variant"], c["env_kwargs"])["obs_variant"] == "rgb"
+    assert make_kwargs(robo.id, c["obs_variant"], c["env_kwargs"])["obs_variant"] == "rgb"
     # a variant cell for it is found like any other
-    write(config.cell_path(exp, robo.id, "ppo-lstm", "rgb"), "total_steps: 777\n")
-    assert resolve(robo.id, "ppo-lstm", obs_variant="rgb", experiments=exp).config["total_steps"] == 777
-    assert resolve(robo.id, "ppo-lstm", overrides=["obs_variant=rgb"], experiments=exp).config["total_steps"] == 777
+    write(config.cell_path(robo.id, "ppo-lstm", "rgb", root=exp), "total_steps: 777\n")
+    assert resolve(robo.id, "ppo-lstm", obs_variant="rgb", root=exp).config["total_steps"] == 777
+    assert resolve(robo.id, "ppo-lstm", overrides=["obs_variant=rgb"], root=exp).config["total_steps"] == 777
     one_error(r"obs_variant 'rgb' is not a variant of MIKASA/TMazePassive-v0\. Valid for this membench ID: "
               r"partial, oracle, full\.", TMAZE, "ppo-lstm", obs_variant="rgb")
     one_error(r"obs_variant 'rbg' is not a variant of .* Did you mean rgb\?.*partial, oracle, full, rgb", robo.id,
@@ -368,7 +397,7 @@ def test_typed_config_and_its_dict():
     import dataclasses
 
     from membench_agents.algos.ppo import PPOConfig
-    from membench_agents.schema import PPO_SET_BY_RUN, RunConfig
+    from membench_agents.config.schema import PPO_SET_BY_RUN, RunConfig
 
     r = resolve(TMAZE, "ppo-gru", seeds="4,5", overrides=["ppo.hidden_size=16"])
     typed = r.run_config
@@ -379,13 +408,13 @@ def test_typed_config_and_its_dict():
     # the dict: every PPOConfig field except those the run sets, read from the dataclass
     expected = {f.name for f in dataclasses.fields(PPOConfig)} - set(PPO_SET_BY_RUN)
     assert set(r.config["ppo"]) == expected and "sb3" not in r.config  # only the agent's own section
-    from membench_agents.schema import sections
+    from membench_agents.config.schema import sections
 
     assert set(r.config) == set(config.BUILTIN) - (set(sections()) - {"ppo"})  # no other algorithm's section
     assert config.validate(r.config) == r.config  # what config.yaml records loads back unchanged
     assert config.validate(yaml.safe_load(config.dump(r.config))) == r.config
-    s = resolve(TMAZE, "sb3-recurrentppo").run_config  # the cell sets n_envs 16
-    assert s.ppo is None and s.sb3.n_envs == 16 and "ppo" not in s.to_dict()
+    s = resolve(TMAZE, "sb3-recurrentppo").run_config  # the shipped defaults: n_envs 8
+    assert s.ppo is None and s.sb3.n_envs == 8 and "ppo" not in s.to_dict()
 
 
 def test_a_new_ppo_field_needs_no_change_in_the_loader(monkeypatch):
@@ -410,29 +439,31 @@ def test_robo_full_cells_cover_every_robot_id_and_match_their_generator():
 
     from membench_envs.catalogue.robo import PRESETS
 
-    spec = importlib.util.spec_from_file_location("robo_full_configs", EXPERIMENTS / "robo_full_configs.py")
+    spec = importlib.util.spec_from_file_location("robo_full_configs", ROOT / "experiments" / "robo_full_configs.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     cells = gen.cells()
     assert len(cells) == 2 * len(PRESETS)
     for path, text in cells.items():
         assert path.is_file() and path.read_text() == text, f"{path} is stale: run python {gen.__file__}"
-    by_id = {p.name: resolve(p.id, "ppo-mlp", obs_variant="full", experiments=EXPERIMENTS).config for p in PRESETS}
+    by_id = {p.name: resolve(p.id, "ppo-mlp", obs_variant="full").config for p in PRESETS}
     assert by_id["RememberColor3"]["total_steps"] == 5_000_000 and by_id["RememberColor3"]["ppo"]["gamma"] == 0.8
     assert by_id["ShellGamePick"]["total_steps"] == 100_000_000
     assert by_id["ChainOfColors7"]["total_steps"] == 100_000_000 and by_id["ChainOfColors7"]["ppo"]["gamma"] == 0.9
-    sac = resolve("MIKASA/RememberColor3-v0", "sac", obs_variant="full", experiments=EXPERIMENTS).config
+    sac = resolve("MIKASA/RememberColor3-v0", "sac", obs_variant="full").config
     assert sac["env_kwargs"] == {"reward_mode": "normalized_dense", "terminate_on_success": False}
     assert sac["total_steps"] == 1_000_000 and by_id["RememberColor3"]["env_kwargs"] == sac["env_kwargs"]
 
 
 def test_every_bench_spec_names_cells_that_resolve_on_its_env():
-    """Each experiments/bench/*.yaml (`membench bench --spec`) lists full cell configs of its own env."""
-    specs = sorted((EXPERIMENTS / "bench").glob("*.yaml"))
-    assert {p.stem for p in specs} >= {"default", "stori-breakout-type1", "stori-breakout-5a"}
+    """Each experiments/bench/*.yaml (`membench bench --spec`) lists cells of its own env, each a tuned cell."""
+    specs = sorted((ROOT / "experiments" / "bench").glob("*.yaml"))
+    assert {p.stem for p in specs} >= {"stori-breakout-type1", "stori-breakout-5a"}
     for path in specs:
         spec = config.load_yaml(path)
         assert spec["cells"], path
         for cell in spec["cells"]:
-            c = resolve(config_file=EXPERIMENTS / "bench" / cell).config
-            assert c["env"] == spec["env"], (path, cell)
+            r = resolve(spec["env"], cell["agent"], obs_variant=cell.get("obs_variant"))
+            assert r.sources[-1].startswith("membench_agents/config/cells/"), (path, cell)
+
+

@@ -14,7 +14,7 @@ import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from membench_agents.algos.dtqn import DTQN, DTQNConfig, DTQNetwork, DTQNPolicy, DTQNTrainer
 from membench_agents.checkpoint import from_plain, to_plain
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 from membench_agents.envs import make_vector_env
 from membench_agents.errors import ConfigError
 from membench_agents.evaluation import evaluate

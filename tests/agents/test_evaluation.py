@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate
 from membench_agents.policy import ActorCritic
 from membench_agents.stats import episode_seeds

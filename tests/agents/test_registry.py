@@ -9,8 +9,8 @@ import types
 
 import pytest
 from membench_agents.errors import ConfigError
-from membench_agents.registry import AgentInfo, Algorithm
-from membench_agents.schema import RunConfig
+from membench_agents.algos.registry import AgentInfo, Algorithm
+from membench_agents.config.schema import RunConfig
 
 from membench_agents import registry, trainers
 

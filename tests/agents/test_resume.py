@@ -153,7 +153,7 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
 def test_a_stori_run_resumes_exactly(tmp_path):
     """The Atari emulator's state (RAM, CPU, its RNG) travels in the checkpoint as plain bytes."""
     pytest.importorskip("ale_py")
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
 
     sets = ["ppo.num_envs=2", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=1",
             "ppo.deterministic=true", "eval.episodes=1", "eval.num_envs=1", "checkpoint.every_iterations=1"]

@@ -23,7 +23,7 @@ import torch
 import yaml
 from membench_agents.checkpoint import CheckpointError, load_checkpoint
 from membench_agents.cli import main
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 from membench_agents.envs import make_vector_env
 from membench_agents.rundir import RunFolderError, locked
 
@@ -129,7 +129,7 @@ def evil_module(tmp_path, monkeypatch):
 @pytest.mark.parametrize("entry", ["config.yaml", "plan", "train --config", "sweep spec", "make_vector_env"])
 def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(finished_run, tmp_path, capsys,
                                                                               evil_module, entry):
-    from membench_agents.config import ConfigError
+    from membench_agents.errors import ConfigError
 
     module, marker = evil_module
     env = f"{module}:MIKASA/TMazePassive-v0"

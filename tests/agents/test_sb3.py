@@ -12,7 +12,7 @@ import torch
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-from membench_agents.config import ConfigError  # noqa: E402
+from membench_agents.errors import ConfigError  # noqa: E402
 from membench_agents.sb3 import SB3Policy, SB3Trainer, evaluate_model  # noqa: E402
 
 from membench_agents import runs  # noqa: E402
@@ -110,7 +110,7 @@ def test_sb3_bad_keys_and_spaces_are_clear_errors():
 
 
 def test_an_image_too_small_for_sb3s_cnn_is_refused_before_the_run():
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
 
     cfg = resolve("MIKASA/PassiveVisualMatch-v0", "sb3-ppo", steps=1024).config
     with pytest.raises(ConfigError, match=r"cannot handle MIKASA/PassiveVisualMatch-v0: its observation 'image' is an "

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from membench_agents.checkpoint import load_checkpoint
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 
 from membench_agents import runs, training
 from tests.agents._runs_helpers import ROOT, TMAZE, assert_same_params, final_params, history, tiny_config

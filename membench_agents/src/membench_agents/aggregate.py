@@ -194,8 +194,8 @@ class Aggregate:
 
 def algorithm_name(results: dict[str, Any]) -> str:
     """``agent (variant)``, plus ``K=k`` when the agent's config sets its context length."""
+    from membench_agents.algos.registry import AGENTS
     from membench_agents.protocol import context_field
-    from membench_agents.registry import AGENTS
 
     name = f"{results['agent']} ({results['obs_variant']})"
     cfg = results.get("config") or {}
@@ -232,7 +232,7 @@ def _experiment(results: dict[str, Any]) -> dict[str, Any]:
 
 def _value_text(key: str, value: str) -> str:
     """``steps=400k``, ``learning_rate=0.001`` (a hyperparameter without its section), ``env_kwargs.x=3``."""
-    from membench_agents.registry import ALGORITHMS
+    from membench_agents.algos.registry import ALGORITHMS
 
     v = json.loads(value)
     if key == "total_steps" and isinstance(v, int):

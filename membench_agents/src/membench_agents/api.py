@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from membench_agents import runs
-from membench_agents.config import resolve
+from membench_agents.config.resolve import resolve
 from membench_agents.envs import obs_to_tensor
 from membench_agents.rundir import RESULTS
 from membench_agents.tracking import Tracking
@@ -120,7 +120,7 @@ class Run:
         ``metric``, ``mean``, ``sem``, ``per_run``, ``n_runs``, ``episode_seeds``, ``per_seed`` (each seed's
         per-episode returns, lengths and successes) and ``unfinished`` ((seed, step) of each seed whose
         training had not finished)."""
-        from membench_agents.schema import EvalConfig
+        from membench_agents.config.schema import EvalConfig
 
         ev = dict(self.config["eval"])
         for key, value in (("episodes", episodes), ("seed_start", seed_start), ("deterministic", deterministic)):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from membench_agents.config import ConfigError
+from membench_agents.errors import ConfigError
 
 CHECKPOINT = "checkpoint.pt"
 #: 2: no pickled objects (weights_only loading); 1 (before) pickled the environments.

@@ -1,15 +1,19 @@
 """``membench``: train, evaluate and report memory agents on membench environment IDs.
 
-    membench train --env MIKASA/TMazePassive-v0 --agent ppo-lstm [--seeds 3] [--steps 200000]
-    membench train --resume runs/MIKASA/TMazePassive-v0/ppo-lstm/<stamp>      # after Ctrl-C or a crash
-    membench eval runs/MIKASA/TMazePassive-v0/ppo-lstm/<stamp>                # reload checkpoints, re-evaluate
-    membench report runs/                                                     # table + comparison plot
-    membench bench                                                            # the T-Maze memory ladder
-    membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru         # one cell (`make bench`)
-    membench list                                                             # agents and cell configs
-    membench plan --env MIKASA/TMazePassive-v0 --agent ppo-lstm               # LTM/STM regime (Algorithm 1)
-    membench sweep experiments/sweeps/tmaze-memory.yaml                       # the memory paper's designs
-    membench report runs/sweeps/... --aggregate                               # + IQM, bootstrap CIs, profiles
+    membench train --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm  # 3 seeds x 400k steps: success 1.0, ~1 min
+    membench train --resume runs/MIKASA/TMazePassiveDense-v0/ppo-lstm/<stamp>   # after Ctrl-C or a crash
+    membench eval runs/MIKASA/TMazePassiveDense-v0/ppo-lstm/<stamp> --video 1   # re-evaluate; one video per seed
+    membench report runs/                                                       # table + comparison plot
+    membench bench                                                              # the T-Maze memory ladder
+    membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru           # one cell (`make bench`)
+    membench list                                                               # agents and tuned cell configs
+    membench plan --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm            # LTM/STM regime (Algorithm 1)
+    membench sweep experiments/sweeps/tmaze-memory.yaml                         # the memory paper's designs
+    membench report runs/sweeps/... --aggregate                                 # + IQM, bootstrap CIs, profiles
+
+A cell's config is resolved by one rule (train, bench, sweep and the Python API alike): the agent's shipped
+defaults, then the tuned cell config shipped for that ID and agent where one exists (`membench list`; --config
+FILE replaces it), then the flags; the run's first line names each layer.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from membench_agents.config import AGENTS, ConfigError
+from membench_agents.algos.registry import AGENTS
+from membench_agents.errors import ConfigError
 
 DEFAULT_OUT = "runs"
 
@@ -36,7 +41,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="runs trained in parallel processes, 1 torch thread each (default: min(CPUs, runs))")
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
     p.add_argument("--track", action="store_true",
                    help="mirror every run's scalars and config to Weights & Biases (extra: membench-agents[wandb]; "
@@ -54,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate", allow_abbrev=False)
     p.add_argument("--env", help="environment ID")
     p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
-    p.add_argument("--config", help="a config file (instead of experiments/configs/<env-id>/<agent>.yaml)")
+    p.add_argument("--config", help="a cell config file of your own (instead of the tuned cell config the ID and agent "
+                        "resolve to: membench list)")
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
@@ -103,11 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", required=True, help=f"one of {', '.join(AGENTS)}")
     p.add_argument("--K", type=int, help="the agent's context length, where its config does not set it")
     p.add_argument("--xi", help="correlation horizons MIN[,MAX], where membench cannot derive them")
-    p.add_argument("--config", help="a config file (instead of experiments/configs/<env-id>/<agent>.yaml)")
+    p.add_argument("--config", help="a cell config file of your own (instead of the tuned cell config the ID and agent "
+                        "resolve to: membench list)")
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value as for train, e.g. --set env_kwargs.corridor_length=30")
-    p.add_argument("--experiments", help="the experiments/ folder (default: found from the CWD or the repo)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     p = sub.add_parser("sweep", help="run the memory paper's designs from a sweep spec (vary K, vary ξ, length "
@@ -121,11 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
                        allow_abbrev=False)
     p.add_argument("--env", help="environment ID (default: the ladder's)")
     p.add_argument("--agent", help="agent (default: the ladder's three cells)")
-    p.add_argument("--spec", help="bench spec file (default: experiments/bench/default.yaml)")
+    p.add_argument("--spec", help="bench spec file (default: the T-Maze ladder, membench_agents/config/ladder.yaml)")
     p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench")
     _add_common(p)
 
-    sub.add_parser("list", help="agents and the cell configs of experiments/", allow_abbrev=False)
+    sub.add_parser("list", help="agents and the tuned cell configs shipped with membench", allow_abbrev=False)
     return parser
 
 
@@ -158,11 +163,12 @@ def _workers(requested: int, n_jobs: int) -> int:
 def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
     from membench_agents import runs
-    from membench_agents.config import parse_override, parse_seeds
+    from membench_agents.config.resolve import parse_override
+    from membench_agents.config.schema import parse_seeds
     from membench_agents.rundir import diff_text, same_config
 
-    fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out),
-                                      ("--experiments", args.experiments)) if value is not None]
+    fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out))
+             if value is not None]
     if fixed:
         raise ConfigError(f"{', '.join(fixed)} cannot be combined with --resume: the run folder's config and place "
                           "are fixed; start a new run instead")
@@ -191,7 +197,7 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
 
 def cmd_train(args) -> int:
     from membench_agents import runs
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
 
     tracking = _tracking(args)
     if args.resume:
@@ -200,7 +206,7 @@ def cmd_train(args) -> int:
         print(f"resuming {run_dir}", file=sys.stderr)
     else:
         res = resolve(args.env, args.agent, config_file=args.config, steps=args.steps, seeds=args.seeds,
-                      obs_variant=args.obs_variant, overrides=args.set, experiments=args.experiments,
+                      obs_variant=args.obs_variant, overrides=args.set,
                       device=args.device)
         cfg = res.config
         run_dir = Path(args.run_dir) if args.run_dir else runs.new_run_dir(args.out or DEFAULT_OUT, cfg)
@@ -289,7 +295,7 @@ def cmd_eval(args) -> int:
 def _eval_device(asked: str | None, trained: str) -> str | None:
     """The device `membench eval` rebuilds the policies on: None keeps the run's own."""
     if asked is not None:
-        from membench_agents.schema import check_device
+        from membench_agents.config.schema import check_device
 
         check_device(asked)
         return None if asked == trained else asked
@@ -352,7 +358,7 @@ def _report_aggregate(args, plot: Path, skipped) -> None:
 
 
 def cmd_plan(args) -> int:
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
     from membench_agents.protocol import plan_cell
 
     xi = None
@@ -365,7 +371,7 @@ def cmd_plan(args) -> int:
             raise ConfigError(f"--xi expects MIN[,MAX] with 1 <= MIN <= MAX (integers), got {args.xi!r}")
         xi = (parts[0], parts[-1])
     res = resolve(args.env, args.agent, config_file=args.config, obs_variant=args.obs_variant, overrides=args.set,
-                  experiments=args.experiments)
+                  )
     cfg = res.config
     plan = plan_cell(cfg["env"], cfg["agent"], cfg, env_kwargs=cfg["env_kwargs"], obs_variant=cfg["obs_variant"],
                      K=args.K, xi=xi)
@@ -379,7 +385,7 @@ def cmd_sweep(args) -> int:
     t0 = time.perf_counter()
     tracking = _tracking(args)
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("spec", "steps", "seeds", "out", "experiments", "device")
+        given = [f"--{k.replace('_', '-')}" for k in ("spec", "steps", "seeds", "out", "device")
                  if getattr(args, k) is not None] + (["--dry-run"] if args.dry_run else [])
         if given:
             raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a sweep continues with the "
@@ -392,7 +398,7 @@ def cmd_sweep(args) -> int:
             raise ConfigError("membench sweep needs a sweep spec (e.g. experiments/sweeps/tmaze-memory.yaml) or "
                               "--resume SWEEP_DIR")
         spec = sweep.load_spec(args.spec)
-        cells = sweep.expand(spec, experiments=args.experiments, steps=args.steps, seeds=args.seeds,
+        cells = sweep.expand(spec, steps=args.steps, seeds=args.seeds,
                              device=args.device)
         text, warnings = sweep.plan_table(spec, cells)
         print(f"sweep {spec.name}: {len(cells)} cells on {spec.env}\n{text}", file=sys.stderr)
@@ -433,18 +439,17 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_list(args) -> int:  # noqa: ARG001
-    from membench_agents.config import experiments_dir, list_cells
+    from membench_agents.algos.registry import AGENTS
+    from membench_agents.config.resolve import CONFIG_DATA, list_cells
 
     print("agents:")
     for a in AGENTS.values():
         print(f"  {a.name:<18} {a.description}")
-    exp = experiments_dir()
-    if exp is None:
-        print("\nno experiments/ folder found")
-        return 0
-    print(f"\ncell configs ({exp / 'configs'}/<env-id>/<agent>[.<variant>].yaml):")
-    for env_id, stem, _ in list_cells(exp):
-        print(f"  {env_id:<36} {stem}")
+    print("\ntuned cell configs (what `membench train --env ID --agent A [--obs-variant V]` resolves to; other "
+          f"cells use the agent's defaults, {CONFIG_DATA / 'defaults'}):")
+    for env_id, stem, _ in list_cells():
+        agent, _, variant = stem.partition(".")
+        print(f"  {env_id:<36} {agent}" + (f" --obs-variant {variant}" if variant else ""))
     return 0
 
 
@@ -452,20 +457,16 @@ def cmd_list(args) -> int:  # noqa: ARG001
 # bench
 # ------------------------------------------------------------------------------------------------------
 def _bench_spec(args) -> tuple[dict[str, Any], Path]:
-    from membench_agents.config import experiments_dir, load_yaml
+    """The bench spec: --spec FILE, else the T-Maze ladder shipped with the package."""
+    from membench_agents.config.resolve import CONFIG_DATA, load_yaml
 
-    if args.spec:
-        return load_yaml(args.spec), Path(args.spec)
-    exp = experiments_dir(args.experiments)
-    if exp is None or not (exp / "bench" / "default.yaml").is_file():
-        raise ConfigError("no experiments/bench/default.yaml found; pass --spec FILE or run from the repository")
-    path = exp / "bench" / "default.yaml"
+    path = Path(args.spec) if args.spec else CONFIG_DATA / "ladder.yaml"
     return load_yaml(path), path
 
 
 def _spec_cell_pairs(spec: dict[str, Any], spec_path: Path) -> list[tuple[str, str]]:
     """(agent, obs_variant) of every cell of a bench spec."""
-    from membench_agents.config import load_yaml
+    from membench_agents.config.resolve import load_yaml
 
     pairs = []
     for c in spec["cells"]:
@@ -527,14 +528,14 @@ def cmd_bench(args) -> int:
     import yaml
 
     from membench_agents import runs
-    from membench_agents.config import resolve
+    from membench_agents.config.resolve import resolve
     from membench_agents.report import plot_comparison, table
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
     expect: dict[str, list[float]] = {}
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("env", "agent", "spec", "steps", "seeds", "out", "experiments",
+        given = [f"--{k.replace('_', '-')}" for k in ("env", "agent", "spec", "steps", "seeds", "out",
                                                        "device") if getattr(args, k) is not None]
         if given:
             raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
@@ -551,7 +552,7 @@ def cmd_bench(args) -> int:
         jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in runs.jobs_for(c, d, resume=True)]
         print(f"resuming {bench_dir}", file=sys.stderr)
     else:
-        common = {"steps": args.steps, "seeds": args.seeds, "experiments": args.experiments, "device": args.device}
+        common = {"steps": args.steps, "seeds": args.seeds, "device": args.device}
         resolved = []
         title = None
         if args.env is None and args.agent is None:
@@ -648,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`membench list | head`): stop quietly, as head's writer would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:  # a failed run: the message, not a traceback from the orchestrator
         from membench_agents.runs import RunFailed
 

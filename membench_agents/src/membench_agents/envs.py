@@ -30,11 +30,11 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     seeded by the first ``reset(seed=...)``, which :class:`membench_agents.algos.ppo.PPO` does with its
     config seed. Unknown IDs raise gymnasium's error; missing extras raise membench-envs' error naming the
     ``pip install`` that fixes it. A module prefix (``module:ID``, which makes gymnasium import that module) is a
-    ConfigError, except ``membench_envs:``, which is dropped (:func:`membench_agents.env_info.plain_env_id`).
+    ConfigError, except ``membench_envs:``, which is dropped (:func:`membench_agents.config.env_facts.plain_env_id`).
     """
     from membench_envs.registration import SyncVector  # importing membench_envs registers the membench IDs
 
-    from membench_agents.env_info import plain_env_id
+    from membench_agents.config.env_facts import plain_env_id
 
     env_id = plain_env_id(env_id)  # no module prefix reaches gymnasium (it would import that module)
     if vectorization not in VECTORIZATION_MODES:
@@ -84,7 +84,7 @@ def process_cap(env_id: str) -> int | None:
     import os
 
     import membench_envs  # noqa: F401  (registers the membench IDs)
-    from membench_agents.env_info import plain_env_id
+    from membench_agents.config.env_facts import plain_env_id
 
     entry = gym.spec(plain_env_id(env_id)).vector_entry_point
     if not (isinstance(entry, str) and entry.startswith("membench_envs.robo")):

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from membench_agents.algos.registry import AGENTS
 from membench_agents.checkpoint import CHECKPOINT, load_checkpoint
-from membench_agents.config import AGENTS, ConfigError
+from membench_agents.errors import ConfigError
 from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError
 from membench_agents.tracking import Tracking
 from membench_agents.training import STOP_SIGNALS, Interrupted, StopFlag, train_seed

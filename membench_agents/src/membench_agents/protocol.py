@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from membench_agents.algos.registry import AGENTS, AgentInfo
 from membench_agents.errors import ConfigError
-from membench_agents.registry import AGENTS, AgentInfo
 
 #: Config fields that hold an agent's attention window K (DTQN's ``context_len``, GTrXL's window), searched in
 #: this order in the agent's hyperparameter section (``cfg[kind]``) and in ``cfg[kind][core]``.

@@ -27,7 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from membench_agents.config import AGENTS, ConfigError, check_env_id
+from membench_agents.algos.registry import AGENTS
+from membench_agents.config.env_facts import check_env_id
+from membench_agents.errors import ConfigError
 
 CONFIG = "config.yaml"
 RESULTS = "results.json"
@@ -163,7 +165,7 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in cfg["seeds"]):
         raise RunFolderError(f"{path}: seeds must be a non-empty list of ints; {fix}")
-    from membench_agents.config import validate
+    from membench_agents.config.resolve import validate
 
     try:  # the whole config, as strictly as a new one: a value of another type is an error here, not a crash later
         canonical = validate(cfg, str(path))

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from membench_agents.checkpoint import CHECKPOINT, CHECKPOINT_FORMAT, CheckpointError, load_checkpoint
-from membench_agents.config import ConfigError, dump
+from membench_agents.config.resolve import dump
+from membench_agents.errors import ConfigError
 from membench_agents.jobs import Job, RunFailed, run_jobs
 from membench_agents.rundir import (
     CONFIG,

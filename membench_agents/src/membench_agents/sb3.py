@@ -25,9 +25,11 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from membench_agents.config import AGENTS, ConfigError, _close, make_kwargs, obs_type
+from membench_agents.algos.registry import AGENTS
+from membench_agents.config.env_facts import make_kwargs, obs_type
 from membench_agents.envs import to_numpy
-from membench_agents.errors import StopRequested, check_stop
+from membench_agents.errors import ConfigError, StopRequested, check_stop
+from membench_agents.errors import close_matches as _close
 
 #: SB3 hyperparameters that membench sets itself (they may not appear in the ``sb3:`` section).
 _RESERVED = {"env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model"}
@@ -108,7 +110,7 @@ def default_policy(agent: str, obs_space: gym.Space) -> str:
 
 
 def make_env(env_id: str, obs_variant: str, env_kwargs: dict[str, Any]) -> gym.Env:
-    from membench_agents.env_info import plain_env_id
+    from membench_agents.config.env_facts import plain_env_id
 
     env_id = plain_env_id(env_id)  # no module prefix reaches gymnasium (it would import that module)
     return gym.make(env_id, **make_kwargs(env_id, obs_variant, env_kwargs))

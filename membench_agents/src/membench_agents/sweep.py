@@ -142,7 +142,9 @@ def _keys(w: _Where, where: str, data: Mapping[str, Any], valid) -> None:
 
 def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     """Check a sweep spec strictly (one error naming the bad key or value and what is allowed)."""
-    from membench_agents.config import check_agent, check_env_id, parse_seeds
+    from membench_agents.algos.registry import check_agent
+    from membench_agents.config.env_facts import check_env_id
+    from membench_agents.config.schema import parse_seeds
     from membench_agents.protocol import _spec, length_rule
 
     w = _Where(source)
@@ -239,7 +241,7 @@ def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
-    from membench_agents.config import load_yaml
+    from membench_agents.config.resolve import load_yaml
 
     return parse_spec(load_yaml(path), str(path))
 
@@ -264,10 +266,10 @@ class Cell:
 
 
 def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | None, K: int | None,
-                  experiments, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    from membench_agents.config import resolve
+                  overrides: Mapping[str, Any]) -> dict[str, Any]:
+    from membench_agents.algos.registry import AGENTS
+    from membench_agents.config.resolve import resolve
     from membench_agents.protocol import with_context
-    from membench_agents.registry import AGENTS
 
     sets = list(spec.set) + list(design.set)
     if spec.episodes is not None:
@@ -276,14 +278,14 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
         sets.append(f"env_kwargs.{spec.length_kwarg}={length}")
     given = {k: overrides[k] if overrides.get(k) is not None else getattr(spec, k) for k in ("steps", "seeds")}
     common = {"steps": given["steps"], "seeds": given["seeds"],
-              "obs_variant": spec.obs_variant, "experiments": experiments, "device": overrides.get("device")}
+              "obs_variant": spec.obs_variant, "device": overrides.get("device")}
     cfg = resolve(spec.env, agent, overrides=sets, **common).config
     if K is not None:
         cfg = resolve(spec.env, agent, overrides=sets + with_context(cfg, AGENTS[agent], K), **common).config
     return cfg
 
 
-def expand(spec: SweepSpec, experiments=None, **overrides: Any) -> list[Cell]:
+def expand(spec: SweepSpec, **overrides: Any) -> list[Cell]:
     """Every cell of the spec, each with its resolved run config (same config in two designs: one cell)."""
     from membench_agents.protocol import _full_kwargs, _spec
 
@@ -297,7 +299,7 @@ def expand(spec: SweepSpec, experiments=None, **overrides: Any) -> list[Cell]:
             combos = [(a, L, k) for a in d.agents for L in d.lengths]
         for agent, length, K in combos:
             try:
-                cfg = _resolve_cell(spec, d, agent, length, K, experiments, overrides)
+                cfg = _resolve_cell(spec, d, agent, length, K, overrides)
             except ConfigError as e:
                 raise ConfigError(f"sweep spec {spec.source}: designs[{i}] ({d.kind}), agent {agent}"
                                   f"{f', length {length}' if length else ''}{f', K {K}' if K else ''}: {e}") from None
@@ -317,8 +319,8 @@ def expand(spec: SweepSpec, experiments=None, **overrides: Any) -> list[Cell]:
 
 def cell_plan(spec_env: str, cell_cfg: dict[str, Any]):
     """Algorithm 1 for one cell (None when its regime cannot be computed, with the reason)."""
+    from membench_agents.algos.registry import AGENTS
     from membench_agents.protocol import plan_cell
-    from membench_agents.registry import AGENTS
 
     return plan_cell(spec_env, AGENTS[cell_cfg["agent"]], cell_cfg, env_kwargs=cell_cfg["env_kwargs"],
                      obs_variant=cell_cfg["obs_variant"])
@@ -422,7 +424,8 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
     """What :func:`finish` and :func:`resume_jobs` read from ``sweep.yaml``, checked as strictly as a new sweep's
     values: cell names by the same rule as every folder name (:func:`membench_agents.rundir.folder_name`), so a
     name read back cannot reach outside ``cells/``."""
-    from membench_agents.config import AGENTS, check_env_id
+    from membench_agents.algos.registry import AGENTS
+    from membench_agents.config.env_facts import check_env_id
 
     spec = meta["spec"]
     folder_name(spec.get("name"), "spec.name")

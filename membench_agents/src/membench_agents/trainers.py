@@ -13,8 +13,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from membench_agents.config import AGENTS, ConfigError, make_kwargs
-from membench_agents.registry import ALGORITHMS
+from membench_agents.algos.registry import AGENTS, ALGORITHMS
+from membench_agents.config.env_facts import make_kwargs
+from membench_agents.errors import ConfigError
 
 
 @runtime_checkable
@@ -80,14 +81,14 @@ class Trainer(Protocol):
 def algo_config(cfg: dict[str, Any], seed: int):
     """The config dataclass of the agent's algorithm (``PPOConfig``, ...) for training seed ``seed``, loaded
     strictly by the typed schema (unknown or wrong keys: one clear error)."""
-    from membench_agents.schema import RunConfig
+    from membench_agents.config.schema import RunConfig
 
     return RunConfig.from_dict(cfg).algo_config(seed)
 
 
 def ppo_config(cfg: dict[str, Any], seed: int):
     """The membench ``PPOConfig`` of a run config (see :func:`algo_config`)."""
-    from membench_agents.schema import RunConfig
+    from membench_agents.config.schema import RunConfig
 
     return RunConfig.from_dict(cfg).ppo_config(seed)
 

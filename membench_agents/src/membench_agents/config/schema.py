@@ -1,7 +1,7 @@
 """The typed run configuration: every key a config may hold, its type and its allowed values.
 
 A run config is a :class:`RunConfig`. Its sections are :class:`EvalConfig`, :class:`CheckpointConfig` and the
-hyperparameter section of the agent's kind (see :mod:`membench_agents.registry`): for a membench algorithm
+hyperparameter section of the agent's kind (see :mod:`membench_agents.algos.registry`): for a membench algorithm
 (``ppo``, ...) the fields of its config dataclass (``registry.ALGORITHMS``; for PPO
 :class:`membench_agents.algos.ppo.PPOConfig`), read from the dataclass at run time, less those the run sets
 (``core``, ``seed``, ``total_steps``, ``device``); ``sb3`` for the stable-baselines3 agents (:class:`SB3Config`).
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from membench_agents.env_info import check_env_id, obs_variants
+from membench_agents.algos.registry import AGENTS, ALGORITHMS, AgentInfo, check_agent
+from membench_agents.config.env_facts import check_env_id, obs_variants
 from membench_agents.errors import ConfigError, close_matches
-from membench_agents.registry import AGENTS, ALGORITHMS, AgentInfo, check_agent
 
 if TYPE_CHECKING:
     from membench_agents.algos.ppo import PPOConfig

@@ -1,27 +1,26 @@
-"""Run configurations: one YAML file per reproducible cell (environment, agent, budget, hyperparameters).
+"""Resolving a run config: one rule for ``membench train``, ``bench``, ``sweep`` and the Python API.
 
-This module finds and layers the YAML files and resolves one cell's config. What a config may hold (the typed
-:class:`~membench_agents.schema.RunConfig` and its strict loading) is :mod:`membench_agents.schema`; the agents
-are :mod:`membench_agents.registry`; what is known about an environment ID is :mod:`membench_agents.env_info`.
-The names other modules import from here (``AGENTS``, ``ConfigError``, ``make_kwargs``, ...) are re-exported.
+The layers, later wins (:func:`resolve`; the provenance line of a run names them):
 
-Resolution order (later wins), see :func:`resolve`:
+1. the built-in defaults (:data:`BUILTIN`, the defaults of :class:`~membench_agents.config.schema.RunConfig`:
+   evaluation protocol, seeds, checkpointing);
+2. the agent defaults, one file per algorithm kind shipped with the package (``config/defaults/<kind>.yaml``:
+   ``ppo``, ``sac``, ``dtqn``, ``sb3``): its ``base`` section, then the agent's own delta (``agent.<name>``), then
+   the section of the environment's observation type (``obs_type: {vector|image|dict: ...}``), of its action
+   type (``action_type: {discrete|multi-discrete|continuous: ...}``) and of its catalogue suites
+   (``suite.STORI``), so an agent runs on any ID;
+3. the tuned cell config shipped with the package, ``config/cells/<env-id>/<agent>[.<variant>].yaml`` (the
+   env ID's ``/`` is a folder, e.g. ``config/cells/MIKASA/TMazePassiveDense-v0/ppo-lstm.yaml``; a cell for
+   another observation variant is ``<agent>.<variant>.yaml``; without one, the agent's cell on the ID applies,
+   with the variant set), where one exists; ``--config FILE`` (a cell config of the user's) takes its place;
+4. command-line overrides (``--steps``, ``--seeds``, ``--obs-variant``, ``--device``, ``--set key.sub=value``).
 
-1. the built-in defaults (:data:`BUILTIN`, the defaults of :class:`RunConfig`: evaluation protocol, seeds,
-   checkpointing);
-2. the agent defaults ``experiments/defaults/<agent>.yaml``: a ``base`` section, then the section of the
-   environment's observation type (``obs_type: {vector|image|dict: ...}``) and of its action type
-   (``action_type: {discrete|multi-discrete|continuous: ...}``), so an agent runs on any ID;
-3. the cell config ``experiments/configs/<env-id>/<agent>.yaml`` (the env ID's ``/`` is a folder, e.g.
-   ``experiments/configs/MIKASA/TMazePassive-v0/ppo-lstm.yaml``); a cell for another observation variant
-   is ``<agent>.<variant>.yaml`` (``ppo-mlp.oracle.yaml``). ``--config FILE`` replaces the lookup;
-4. command-line overrides (``--steps``, ``--seeds``, ``--obs-variant``, ``--set key.sub=value``).
-
-Every layer is checked on its own (unknown keys, value types: the error names the file or the ``--set``
-item), then the merged config is loaded strictly into a :class:`RunConfig` (missing values, ranges, the
-observation variant against the catalogue, the agent's section). YAML is read with a safe loader that builds
-plain data only, with YAML 1.2 scalars: booleans are ``true``/``false`` (``yes``, ``no``, ``on``, ``off``
-stay strings), ``1e-3`` is a number, and a key given twice is an error.
+Because the defaults and the tuned cells are package data, an installed ``membench-agents`` resolves exactly the
+config a checkout does, from any folder. Every layer is checked on its own (unknown keys, value types: the error
+names the file or the ``--set`` item), then the merged config is loaded strictly into a ``RunConfig`` (missing
+values, ranges, the observation variant against the catalogue, the agent's section). YAML is read with a safe
+loader that builds plain data only, with YAML 1.2 scalars: booleans are ``true``/``false`` (``yes``, ``no``,
+``on``, ``off`` stay strings), ``1e-3`` is a number, and a key given twice is an error.
 """
 
 from __future__ import annotations
@@ -35,29 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from membench_agents.env_info import (
+from membench_agents.algos.registry import AGENTS, AgentInfo, check_agent
+from membench_agents.config.env_facts import (
     check_env_id,
     env_suites,
     env_types,
-    is_membench_id,
     known_suites,
-    make_kwargs,
-    obs_type,
-    obs_variants,
-    space_types,
 )
+from membench_agents.config.schema import RunConfig, builtin_defaults, check_layer, parse_seeds
 from membench_agents.errors import ConfigError
 from membench_agents.errors import close_matches as _close
-from membench_agents.registry import AGENTS, AgentInfo, check_agent
-from membench_agents.schema import KEYS_DOC, RunConfig, builtin_defaults, check_layer, parse_seeds
 
-__all__ = [
-    "AGENTS", "BUILTIN", "KEYS_DOC", "REQUIRED", "AgentInfo", "ConfigError", "Resolved", "RunConfig", "agent_defaults",
-    "cell_path", "check_agent", "check_env_id", "dump", "env_types", "experiments_dir", "is_membench_id",
-    "list_cells", "load_yaml", "make_kwargs", "merge", "obs_type", "obs_variants", "parse_override", "parse_seeds",
-    "resolve", "resolve_typed", "seed_list_text", "space_types", "validate", "_close",
-]
+__all__ = ["BUILTIN", "CONFIG_DATA", "REQUIRED", "Resolved", "agent_defaults", "cell_path", "dump", "list_cells",
+           "load_yaml", "merge", "parse_override", "resolve", "resolve_typed", "seed_list_text", "shown", "validate"]
 
 #: Built-in defaults (the evaluation protocol of the seed papers: 3 runs x 100 fixed episode seeds 0..99, mean ± SEM).
 BUILTIN: dict[str, Any] = builtin_defaults()
@@ -67,40 +56,34 @@ _ACTION_TYPES = ("discrete", "multi-discrete", "continuous")
 
 
 # ------------------------------------------------------------------------------------------------------
-# locating experiments/
+# the shipped defaults and cells
 # ------------------------------------------------------------------------------------------------------
-def experiments_dir(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The ``experiments/`` folder: explicit path, ``$MEMBENCH_EXPERIMENTS``, the CWD or its parents, the repo."""
-    if explicit is not None:
-        p = Path(explicit)
-        if not p.is_dir():
-            raise ConfigError(f"experiments folder {str(p)!r} does not exist")
-        return p
-    env = os.environ.get("MEMBENCH_EXPERIMENTS")
-    if env:
-        return experiments_dir(env)
-    candidates = [Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents]
-    for base in candidates:
-        p = base / "experiments"
-        if (p / "configs").is_dir() or (p / "defaults").is_dir():
-            return p
-    return None
+#: The package data: ``defaults/<kind>.yaml``, ``cells/<env-id>/<agent>[.<variant>].yaml``, ``ladder.yaml``.
+CONFIG_DATA = Path(__file__).resolve().parent
 
 
-def cell_path(experiments: Path, env_id: str, agent: str, obs_variant: str | None = None) -> Path:
-    """Where the cell config of (env, agent[, variant]) lives: ``configs/<env-id>/<agent>[.<variant>].yaml``."""
+def cell_path(env_id: str, agent: str, obs_variant: str | None = None, root: Path = CONFIG_DATA) -> Path:
+    """Where the tuned cell config of (env, agent[, variant]) lives: ``cells/<env-id>/<agent>[.<variant>].yaml``."""
     stem = agent if obs_variant in (None, "partial") else f"{agent}.{obs_variant}"
-    return experiments / "configs" / Path(*env_id.split("/")) / f"{stem}.yaml"
+    return root / "cells" / Path(*env_id.split("/")) / f"{stem}.yaml"
 
 
-def list_cells(experiments: Path) -> list[tuple[str, str, Path]]:
-    """Every cell config as (env_id, agent[.variant], path)."""
-    root = experiments / "configs"
+def list_cells(root: Path = CONFIG_DATA) -> list[tuple[str, str, Path]]:
+    """Every tuned cell config as (env_id, agent[.variant], path)."""
+    cells = root / "cells"
     out = []
-    for p in sorted(root.rglob("*.yaml")):
-        rel = p.relative_to(root)
+    for p in sorted(cells.rglob("*.yaml")):
+        rel = p.relative_to(cells)
         out.append(("/".join(rel.parts[:-1]), p.stem, p))
     return out
+
+
+def shown(path: Path, root: Path = CONFIG_DATA) -> str:
+    """A shipped file as the provenance line shows it (``membench_agents/config/cells/...``)."""
+    try:
+        return f"membench_agents/config/{path.relative_to(root).as_posix()}"
+    except ValueError:
+        return str(path)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -210,18 +193,18 @@ def validate(cfg: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
     return RunConfig.from_dict(cfg, source).to_dict()
 
 
-def agent_defaults(experiments: Path | None, agent: str, obs_type: str, action_type: str,
-                   suites: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``experiments/defaults/<agent>.yaml``: base, then the obs-type section, then the action-type section, then
-    the ``suite`` section of each catalogue suite of the ID (e.g. ``suite.STORI``: Atari preprocessing)."""
-    if experiments is None:
-        return {}
-    path = experiments / "defaults" / f"{agent}.yaml"
+def agent_defaults(agent: str, obs_type: str, action_type: str, suites: tuple[str, ...] = (),
+                   root: Path = CONFIG_DATA) -> tuple[dict[str, Any], Path | None]:
+    """The agent's defaults for an ID of these types and suites, and the file they come from (None: no file):
+    ``defaults/<kind>.yaml``'s ``base``, then ``agent.<agent>``, then ``obs_type.<obs_type>``, then
+    ``action_type.<action_type>``, then ``suite.<suite>`` of each catalogue suite of the ID."""
+    path = root / "defaults" / f"{AGENTS[agent].kind}.yaml"
     if not path.is_file():
-        return {}
+        return {}, None
     data = load_yaml(path)
-    for section, valid in (("", ("base", "obs_type", "action_type", "suite")), ("obs_type", _OBS_TYPES),
-                           ("action_type", _ACTION_TYPES), ("suite", known_suites())):
+    for section, valid in (("", ("base", "agent", "obs_type", "action_type", "suite")), ("obs_type", _OBS_TYPES),
+                           ("action_type", _ACTION_TYPES), ("suite", known_suites()),
+                           ("agent", [a for a, info in AGENTS.items() if info.kind == AGENTS[agent].kind])):
         keys = data if not section else (data.get(section) or {})
         if not isinstance(keys, Mapping):
             raise ConfigError(f"{path}: '{section}' must be a mapping of {', '.join(valid)}, got {keys!r}")
@@ -230,11 +213,12 @@ def agent_defaults(experiments: Path | None, agent: str, obs_type: str, action_t
                 name = f"'{section}.{k}'" if section else f"section {k!r}"
                 raise ConfigError(f"{path}: unknown {name}.{_close(k, valid)} Valid: {', '.join(valid)}.")
     out = dict(data.get("base") or {})
+    out = merge(out, (data.get("agent") or {}).get(agent) or {})
     out = merge(out, (data.get("obs_type") or {}).get(obs_type) or {})
     out = merge(out, (data.get("action_type") or {}).get(action_type) or {})
     for suite in suites:
         out = merge(out, (data.get("suite") or {}).get(suite) or {})
-    return out
+    return out, path
 
 
 @dataclass
@@ -260,11 +244,12 @@ def resolve(
     seeds: Any = None,
     obs_variant: str | None = None,
     overrides: Iterable[str] = (),
-    experiments: str | os.PathLike | None = None,
     device: str | None = None,
+    root: str | os.PathLike = CONFIG_DATA,
 ) -> Resolved:
-    """Resolve the full config of one cell (see the module docstring for the order)."""
-    exp = experiments_dir(experiments)
+    """Resolve the full config of one cell (see the module docstring for the layers). ``root``: where the
+    defaults and cells are read (the package's own; tests give another)."""
+    root = Path(root)
     sources = ["builtin"]
     explicit: dict[str, Any] = {}
     if config_file is not None:
@@ -280,20 +265,19 @@ def resolve(
     variant = obs_variant or set_variant or explicit.get("obs_variant") or "partial"
     if not isinstance(variant, str):
         raise ConfigError(f"obs_variant must be a string, got {variant!r}")
-    if config_file is None and exp is not None:
+    if config_file is None:  # the variant's own cell, else the agent's cell on the ID (with the variant set)
         for v in ([variant] if variant != "partial" else []) + ["partial"]:
-            p = cell_path(exp, env, info.name, v)
+            p = cell_path(env, info.name, v, root)
             if p.is_file():
                 explicit = load_yaml(p)
                 check_layer(explicit, info, str(p))
-                sources.append(str(p))
+                sources.append(shown(p, root))
                 break
     obs, act = env_types(env, explicit.get("env_kwargs") or {})
-    defaults = agent_defaults(exp, info.name, obs, act, env_suites(env))
-    if defaults:
-        path = str(exp / "defaults" / f"{info.name}.yaml")
-        check_layer(defaults, info, path)
-        sources.insert(1, path)
+    defaults, path = agent_defaults(info.name, obs, act, env_suites(env), root)
+    if path is not None:
+        check_layer(defaults, info, str(path))
+        sources.insert(1, shown(path, root))
     cfg = merge(BUILTIN, defaults)
     cfg = merge(cfg, explicit)
     cfg["env"], cfg["agent"] = env, info.name

@@ -45,7 +45,7 @@ def load(path: str):
 
 
 #: The membench algorithms by kind. The stable-baselines3 references (kind ``sb3``) are not listed: their
-#: section is typed from the SB3 constructors (:mod:`membench_agents.schema`) and their trainer is
+#: section is typed from the SB3 constructors (:mod:`membench_agents.config.schema`) and their trainer is
 #: :class:`membench_agents.sb3.SB3Trainer`.
 ALGORITHMS: dict[str, Algorithm] = {
     a.kind: a
