@@ -10,7 +10,7 @@ import yaml
 
 from tests.agents._runs_helpers import ROOT, membench
 
-LADDER = ROOT / "experiments" / "bench" / "tmaze-ladder"
+LADDER = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0"
 TINY = ["--steps", "1024", "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
         "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=20", "--set", "eval.every_steps=256",
         "--no-progress"]
@@ -102,7 +102,7 @@ def test_report_prints_the_table_and_writes_one_plot(trained, tmp_path):
     assert any("ppo-mlp" in line and "oracle" in line for line in lines)
     assert (tmp_path / "cmp.png").stat().st_size > 10_000
     md = membench("report", str(tmp_path / "runs"), "--markdown", "--out", str(tmp_path / "cmp2.png")).stdout
-    assert md.startswith("| agent |")
+    assert md.startswith("| agent (variant) |")
 
 
 def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path):
@@ -133,7 +133,7 @@ def test_bench_one_cell_uses_the_agent_defaults_on_an_id_without_config(tmp_path
     out = membench("bench", "--env", "MIKASA/TMazePassiveL5-v0", "--agent", "sb3-ppo", "--steps", "512",
                    "--seeds", "1", "--out", str(tmp_path), "--no-progress")
     assert out.returncode == 0, out.stderr
-    assert "experiments/defaults/sb3-ppo.yaml" in out.stderr and "sb3-ppo" in out.stdout
+    assert "membench_agents/config/defaults/sb3.yaml" in out.stderr and "sb3-ppo" in out.stdout
 
 
 def test_unknown_agent_and_env_are_one_clear_error():

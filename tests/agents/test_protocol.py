@@ -121,7 +121,7 @@ def test_k_of_an_attention_agent_comes_from_its_config():
     # GTrXL's layers each attend over K steps of the layer below's memory: it reaches n_layers (K - 1) + 1 back
     ctx = agent_context(gtrxl, {"ppo": {"hidden_size": 64, "gtrxl": {"window": 16, "n_layers": 2}}})
     assert (ctx.K, ctx.K_eff) == (16, 31)
-    # the registered agent, with its defaults (experiments/defaults/ppo-gtrxl.yaml: 2 layers, window 16)
+    # the registered agent, with its defaults (membench_agents/config/defaults/ppo.yaml: 2 layers, window 16)
     ctx = agent_context("ppo-gtrxl", resolve(TMAZE, "ppo-gtrxl").config)
     assert (ctx.K, ctx.K_eff) == (16, 31)
     assert with_context(_dtqn(8), DTQN, 4) == ["dtqn.context_len=4"]
