@@ -17,8 +17,9 @@ In the same run, membench PPO-GTrXL (agent ppo-gtrxl) trains on the same cell wi
 ``ppo`` value of the ppo-lstm cell; only the memory core differs: GTrXL with the options of the agent's shipped
 defaults, membench_agents/config/defaults/ppo.yaml, width 128). GTrXL has no CPU fast path, so its SPS is printed
 beside both PPO-LSTM's (whichever path --fast-cpu picked) and, for a like-for-like ratio, beside PPO-LSTM on the
-readable path (fast_cpu="off"), a third membench run. Both train --gtrxl-steps steps (default 20,480: ten rollouts, to keep
-the section short; SPS does not depend on the budget, the success rate does); --no-gtrxl skips these two runs.
+readable path (fast_cpu="off"), a third membench run. Both train --gtrxl-steps steps (default 20,480: ten
+rollouts, to keep the section short; SPS does not depend on the budget, the success rate does); --no-gtrxl skips
+these two runs.
 
 Usage: python experiments/perf_agents.py [--steps N] [--seed S] [--corridor-length L] [--sparse] [--sb3-default-arch]
                                         [--fast-cpu auto|on|off] [--gtrxl-steps N] [--no-gtrxl]

@@ -11,11 +11,11 @@ import pytest
 import torch
 import yaml
 from membench_agents.algos import PPO, PPOConfig
+from membench_agents.algos.registry import AGENTS
 from membench_agents.envs import make_vector_env
 from membench_agents.evaluation import evaluate
 from membench_agents.memory import CORES, GTrXLCore, make_core
 from membench_agents.memory.gtrxl import GRUGate, RelativeAttention, sinusoid_table
-from membench_agents.algos.registry import AGENTS
 
 from membench_agents import runs
 from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, membench, tiny_config

@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from membench_agents.algos.registry import AGENTS, AgentInfo
 from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
 from membench_agents.protocol import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
-from membench_agents.algos.registry import AGENTS, AgentInfo
 from membench_agents.sweep import expand, parse_spec
 
 import membench_envs

@@ -113,7 +113,8 @@ def _wait_for(predicate, timeout: float) -> bool:
 def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
     boundary with a checkpoint, the command says how to resume, and the resumed runs equal uninterrupted ones."""
-    cfg_args = ["--config", str(ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-lstm.yaml"), "--seeds", "2",
+    cell = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-lstm.yaml"
+    cfg_args = ["--config", str(cell), "--seeds", "2",
                 "--steps", str(150 * 8 * 16), "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16",
                 "--set", "ppo.num_minibatches=2", "--set", "ppo.hidden_size=16", "--set", "ppo.deterministic=true",
                 "--set", "eval.every_steps=0", "--set", "eval.episodes=20", "--set", "checkpoint.every_iterations=0",

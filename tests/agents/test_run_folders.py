@@ -305,7 +305,8 @@ def _wait_for(predicate, timeout: float) -> bool:
     return False
 
 
-_LONG = ["--config", str(ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-mlp.yaml"), "--steps", str(400 * 8 * 16),
+_CELL = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-mlp.yaml"
+_LONG = ["--config", str(_CELL), "--steps", str(400 * 8 * 16),
          "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.num_minibatches=2",
          "--set", "ppo.hidden_size=16", "--set", "eval.every_steps=0", "--set", "eval.episodes=10",
          "--set", "checkpoint.every_iterations=0", "--set", "checkpoint.every_seconds=0", "--no-progress"]

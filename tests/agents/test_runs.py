@@ -8,8 +8,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from membench_agents.errors import ConfigError
 from membench_agents.config.resolve import resolve
+from membench_agents.errors import ConfigError
 
 from membench_agents import runs, training
 from tests.agents._runs_helpers import (

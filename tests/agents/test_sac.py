@@ -15,9 +15,9 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 from membench_agents.algos.sac import SAC, SACConfig, check_spaces
 from membench_agents.checkpoint import from_plain, load_checkpoint, to_plain
-from membench_agents.errors import ConfigError
 from membench_agents.config.resolve import resolve
 from membench_agents.envs import make_vector_env
+from membench_agents.errors import ConfigError
 from membench_agents.evaluation import evaluate
 
 from membench_agents import envstate, runs
