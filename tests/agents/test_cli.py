@@ -143,6 +143,8 @@ def test_unknown_agent_and_env_are_one_clear_error():
     out = membench("bench", "--env", "MIKASA/TMazePasive-v0", "--agent", "ppo-lstm")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "Did you mean" in out.stderr and "MIKASA/TMazePassive-v0" in out.stderr
+    out = membench("train", "--env", "MIKASA/TMazePassive-v0", "--agent", "ppo-mlp", "--jobs", "-1")
+    assert out.returncode == 2 and "argument --jobs: expected an integer >= 0 (0: automatic), got -1" in out.stderr
 
 
 def test_missing_config_value_is_one_clear_error(tmp_path):

@@ -34,11 +34,22 @@ from membench_agents.errors import ConfigError
 DEFAULT_OUT = "runs"
 
 
+def _count(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 (0: automatic), got {value}")
+    return value
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", help="number of runs (3), a list (0,1,2) or a range (0-4)")
     p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
-    p.add_argument("--jobs", type=int, default=0,
-                   help="runs trained in parallel processes, 1 torch thread each (default: min(CPUs, runs))")
+    p.add_argument("--jobs", type=_count, default=0,
+                   help="runs trained in parallel processes, 1 torch thread each (default 0: min(CPUs, runs))")
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
@@ -154,7 +165,8 @@ def _print_budget_notes(cfgs: list[dict[str, Any]]) -> None:
 
 
 def _workers(requested: int, n_jobs: int) -> int:
-    if requested and requested > 0:
+    """The worker processes for ``n_jobs`` runs: ``--jobs`` (0: one per CPU, at most one per run)."""
+    if requested > 0:
         return requested
     return max(1, min(os.cpu_count() or 1, n_jobs))
 
