@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -25,8 +26,12 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     among them, are not read). Returns (its python, an empty folder to run in)."""
     tmp = tmp_path_factory.mktemp("installed")
     wheels = tmp / "wheels"
+    sources = []
+    for name in ("membench_envs", "membench_agents"):  # a clean copy: no build/ left by an earlier build
+        sources.append(tmp / "src" / name)
+        shutil.copytree(ROOT / name, sources[-1], ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(wheels), str(ROOT / "membench_envs"), str(ROOT / "membench_agents")], check=True, timeout=600)
+                    str(wheels), *map(str, sources)], check=True, timeout=600)
     env_dir = tmp / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
