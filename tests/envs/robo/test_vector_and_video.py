@@ -96,14 +96,13 @@ def test_record_episode_one_liner(tmp_path):
 
 
 def test_maniskill_record_episode_wrapper_with_overlay(tmp_path):
-    """The raw ManiSkill env (internal ID) + our overlay under ManiSkill's own RecordEpisode."""
-    import membench_envs.robo.remember_color  # noqa: F401  (registers membench-RememberColor3-v0 with ManiSkill)
+    """ManiSkill's own RecordEpisode over our overlay, on the batched torch interface of a ``MIKASA/`` ID (the only
+    ID: nothing is registered with ManiSkill)."""
     from mani_skill.utils.wrappers import RecordEpisode
-    from membench_envs.robo.wrappers import RenderOverlay
 
-    raw = gym.make("membench-RememberColor3-v0", obs_variant="full", render_mode="rgb_array",
-                   sim_backend="physx_cpu", render_backend="cpu")
-    env = RecordEpisode(RenderOverlay(raw), str(tmp_path), save_trajectory=False, max_steps_per_video=4)
+    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", render_mode="rgb_array", batched=True,
+                   render_overlay=True, render_backend="cpu")
+    env = RecordEpisode(env, str(tmp_path), save_trajectory=False, max_steps_per_video=4)
     env.reset(seed=0)
     for _ in range(3):
         env.step(torch.zeros(1, 8))

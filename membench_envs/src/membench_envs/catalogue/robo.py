@@ -6,11 +6,18 @@ else is derived from that row:
 
 - the catalogue entry (:class:`~membench_envs.catalogue.TaskSpec`: T, Ξ and its note, kwargs, description);
 - the phase table (:data:`PHASES`) and default parameters (:data:`PARAMETERS`) read by ``membench_envs.robo.task_info``;
-- the task class's own timing: the family classes call :func:`timing` (same function, same numbers);
-- the ManiSkill registrations ``membench-<Name>-v0`` (``membench_envs.robo.registration``), with T from :func:`timing`.
+- the task class's own timing: the family classes call :func:`timing` (same function, same numbers).
 
 ``gym.make("MIKASA/<Name>-v0")`` builds the family class with the preset's knobs as registered kwargs (a kwarg given
 to ``gym.make`` overrides them). Add an ID with one :class:`Preset` row; add a family with one :class:`Family`.
+
+**One registration per ID.** Each ID is registered once, with gymnasium, as ``MIKASA/<Name>-v0`` (by
+``membench_envs.registration``, from :data:`TASKS` and :data:`SHELL_GAME_TASKS`). There is no ManiSkill registration
+(``mani_skill.utils.registration.register_env``): nothing here needs one. ManiSkill's registry serves only ManiSkill's
+own ``gym.make`` / ``gym.make_vec`` (its ``ManiSkillVectorEnv``) and example scripts; membench's GPU path builds the
+task class with ``num_envs`` directly (``membench_envs.robo.entry.make``: ``BaseEnv`` runs the batched ``physx_cuda``
+simulation by itself), ``membench_envs.robo.make_vec`` / ``gym.make_vec`` give the vector env, and ManiSkill's
+wrappers (``RecordEpisode``, ...) run on ``gym.make("MIKASA/<Name>-v0", batched=True)``.
 
 **Correlation horizons** follow the memory paper's convention ξ = t_r − t_e − Δt + 1 (``membench_envs.memory``):
 an event is a cue shown on observations t_e … t_e + Δt − 1, and a recall is the step t_r = t + 1 whose action a_t
@@ -240,7 +247,7 @@ class Family:
 
 @dataclass(frozen=True)
 class Preset:
-    """One ID: ``MIKASA/<name>-v0`` (and ManiSkill's ``membench-<name>-v0``) = ``family`` at ``knobs``."""
+    """One ID: ``MIKASA/<name>-v0`` = ``family`` at ``knobs``."""
 
     name: str
     family: Family
@@ -256,10 +263,6 @@ class Preset:
     @property
     def id(self) -> str:
         return f"MIKASA/{self.name}-v0"
-
-    @property
-    def maniskill_id(self) -> str:
-        return f"membench-{self.name}-v0"
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -649,9 +652,9 @@ FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
 
 
 def preset(env_id: str) -> Preset:
-    """The table row of ``MIKASA/<name>-v0`` (or ManiSkill's ``membench-<name>-v0``)."""
+    """The table row of ``MIKASA/<name>-v0``."""
     for p in PRESETS:
-        if env_id in (p.id, p.maniskill_id):
+        if env_id == p.id:
             return p
     raise KeyError(f"{env_id!r} is not a MIKASA-Robo ID; valid: {', '.join(p.id for p in PRESETS)}")
 

@@ -66,7 +66,6 @@ import torch
 from membench_envs.catalogue.robo import BUNCH_OF_COLORS, colors_timing
 from membench_envs.robo._remember import jittered_shuffled_slots
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.remember_color import COLORS as PALETTE
 from membench_envs.robo.shapes import build_shape
 
@@ -298,8 +297,3 @@ class ChainOfColorsEnv(ColorsEnv):
 
     SEQUENTIAL = True
     ORDERED = True
-
-
-register_family(BunchOfColorsEnv)  # membench-BunchOfColors{3,5,7}-v0, from the table
-register_family(SeqOfColorsEnv)  # membench-SeqOfColors{3,5,7}-v0
-register_family(ChainOfColorsEnv)  # membench-ChainOfColors{3,5,7}-v0

@@ -73,7 +73,6 @@ from membench_envs.catalogue.robo import (
     tracking_timing,
 )
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import build_shape
 
 BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
@@ -313,7 +312,3 @@ class InterceptGrabEnv(_RollingBallEnv):
         state["gripper_width"] = self._gripper_width().reshape(-1, 1)
         state["relative_velocity"] = self.ball.linear_velocity - self.agent.tcp.linear_velocity
         return state
-
-
-register_family(InterceptEnv)  # membench-Intercept{Slow,Medium,Fast}-v0, from the table
-register_family(InterceptGrabEnv)  # membench-InterceptGrab{Slow,Medium,Fast}-v0

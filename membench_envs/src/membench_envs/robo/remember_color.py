@@ -18,7 +18,6 @@ from typing import ClassVar
 
 from membench_envs.catalogue.robo import REMEMBER_COLOR
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 
 #: (name, RGB 0-255) in the paper's order; the first ``colors`` are used. "Olive" is (255, 128, 0), i.e. orange,
 #: as in the public MIKASA-Robo code.
@@ -63,6 +62,3 @@ class RememberColorEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0], [self.n_colors - 1]
-
-
-register_family(RememberColorEnv)  # membench-RememberColor{3,5,9}-v0, from the table

@@ -14,7 +14,6 @@ from typing import ClassVar
 
 from membench_envs.catalogue.robo import REMEMBER_SHAPE
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import SHAPE_NAMES
 
 SHAPE_LABELS = ("cube", "sphere", "cylinder", "cross", "torus", "star", "pyramid", "t-shape", "crescent")
@@ -53,6 +52,3 @@ class RememberShapeEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0], [self.n_shapes - 1]
-
-
-register_family(RememberShapeEnv)  # membench-RememberShape{3,5,9}-v0, from the table

@@ -20,7 +20,6 @@ from typing import ClassVar
 
 from membench_envs.catalogue.robo import REMEMBER_SHAPE_AND_COLOR as _TABLE
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 
 SC_SHAPES = (("cube", "cube"), ("sphere", "sphere"), ("t_shape", "t-shape"), ("cross", "cross"), ("torus", "torus"))
 SC_COLORS = (("red", (1.0, 0.0, 0.0, 1.0)), ("green", (0.0, 1.0, 0.0, 1.0)), ("blue", (0.0, 0.0, 1.0, 1.0)))
@@ -62,6 +61,3 @@ class RememberShapeAndColorEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0, 0], [self.n_shapes - 1, self.n_colors - 1]
-
-
-register_family(RememberShapeAndColorEnv)  # membench-RememberShapeAndColor{3x2,3x3,5x3}-v0, from the table

@@ -79,7 +79,6 @@ from membench_envs.catalogue.robo import (
     rotate_timing,
 )
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import add_box
 
 PEG_COLOR = (12 / 255, 42 / 255, 160 / 255, 1.0)
@@ -311,7 +310,3 @@ class RotateStrictEnv(_RotatePegEnv):
 
     def _family_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {"peg_xy_shift": self.peg.pose.p[:, :2] - self._start_xy}
-
-
-register_family(RotateLenientEnv)  # membench-RotateLenient{Pos,PosNeg}-v0, from the table
-register_family(RotateStrictEnv)  # membench-RotateStrict{Pos,PosNeg}-v0

@@ -77,7 +77,6 @@ from membench_envs.catalogue.robo import (
 )
 from membench_envs.robo.base import MemoryTabletopEnv
 from membench_envs.robo.mug import MUG_COLOR, MugGeometry, build_mug
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import build_shape
 
 BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
@@ -377,8 +376,3 @@ class ShellGamePickEnv(_GoalShellGameEnv):
 
     def _mode_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {"goal_pos": self._goal, "is_grasped": info["is_grasped"].float().reshape(-1, 1)}
-
-
-register_family(ShellGameTouchEnv)  # membench-ShellGame{Touch,Push,Pick}-v0, from the table
-register_family(ShellGamePushEnv)
-register_family(ShellGamePickEnv)

@@ -58,7 +58,6 @@ from mani_skill.utils.structs.pose import Pose
 
 from membench_envs.catalogue.robo import TAKE_IT_BACK, take_it_back_timing
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import add_cylinder, build_shape
 
 CUBE_COLOR = (0.0, 1.0, 0.0, 1.0)
@@ -244,6 +243,3 @@ class TakeItBackEnv(MemoryTabletopEnv):
             "goal_reached": info["goal_reached"].float().reshape(-1, 1),
             "time": (self.elapsed_steps.float() / self.max_episode_steps).reshape(-1, 1),
         }
-
-
-register_family(TakeItBackEnv)  # membench-TakeItBack-v0, from the table
