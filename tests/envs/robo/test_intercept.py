@@ -79,13 +79,6 @@ def test_xi_is_two_from_the_phase_table():
     assert timing.xi() == (2, 2) and timing.events()[-1] == (198, 1, 200)
 
 
-def test_task_classes_come_from_the_table():
-    from membench_envs.robo.intercept import InterceptEnv, InterceptGrabEnv
-
-    assert InterceptEnv.ORACLE_KEYS == InterceptGrabEnv.ORACLE_KEYS == ("initial_velocity",)
-    assert (InterceptEnv.BALL_RADIUS, InterceptEnv.GOAL_RADIUS, InterceptEnv.MAX_EPISODE_STEPS) == (0.02, 0.1, 90)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # spaces, variants, seeding, the oracle
 # --------------------------------------------------------------------------------------------------------------

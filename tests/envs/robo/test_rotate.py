@@ -87,15 +87,6 @@ def test_xi_from_the_phase_table():
     assert table.rotate_timing(200).xi() == (2, 200)
 
 
-def test_task_classes_come_from_the_table():
-    from membench_envs.robo.rotate import RotateLenientEnv, RotateStrictEnv
-
-    assert RotateLenientEnv.ORACLE_KEYS == RotateStrictEnv.ORACLE_KEYS == ("y_angle_diff",)
-    assert RotateLenientEnv.PROMPT_DIM == 1 and RotateLenientEnv.MAX_EPISODE_STEPS == 90
-    assert (RotateStrictEnv.PEG_HALF_WIDTH, RotateStrictEnv.PEG_HALF_LENGTH, RotateStrictEnv.ANGLE_THRESHOLD) == (
-        0.025, 0.12, 0.1)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # spaces, variants, seeding, targets
 # --------------------------------------------------------------------------------------------------------------

@@ -101,19 +101,6 @@ def test_catalogue_entries():
         assert params["ball_radius"] == 0.02
 
 
-def test_catalogue_matches_the_task_classes():
-    from membench_envs.robo.entry import _load_class
-
-    for spec in robo_shell_game.TASKS:
-        cls = _load_class(spec.kwargs["robo_env"])
-        assert cls.ORACLE_KEYS == spec.oracle_keys and cls.MAX_EPISODE_STEPS == spec.episode_length
-        params = robo_catalogue.PARAMETERS[spec.id]
-        assert (cls.TIME_OFFSET, cls.GOAL_THRESH, cls.MIN_DIST, cls.BALL_RADIUS) == (
-            params["time_offset"], params["goal_thresh"], params["min_dist"], params["ball_radius"])
-        if "goal_offset" in params:
-            assert list(cls.GOAL_OFFSET) == params["goal_offset"] and cls.REACH_THRESH == params["reach_thresh"]
-
-
 def test_task_info_of_the_shell_game():
     from membench_envs.robo import task_info
 

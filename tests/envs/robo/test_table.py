@@ -99,13 +99,50 @@ def test_each_id_is_registered_once_with_gymnasium_and_never_with_maniskill():
     assert [uid for uid, spec in REGISTERED_ENVS.items() if issubclass(spec.cls, MemoryTabletopEnv)] == []
     robo = [env_id for env_id, spec in gym.registry.items() if "membench_envs.robo" in str(spec.entry_point)]
     assert sorted(robo) == sorted(p.id for p in table.PRESETS)
-    from membench_envs.robo.colors import SeqOfColorsEnv
-    from membench_envs.robo.remember_color import RememberColorEnv
-    from membench_envs.robo.shell_game import ShellGamePickEnv
 
-    assert (RememberColorEnv.TIME_OFFSET, RememberColorEnv.DELTA_TIME, RememberColorEnv.GOAL_THRESH) == (5, 5, 0.05)
-    assert list(ShellGamePickEnv.GOAL_OFFSET) == table.PARAMETERS["MIKASA/ShellGamePick-v0"]["goal_offset"]
-    assert (SeqOfColorsEnv.STEP_DURATION, SeqOfColorsEnv.DELTA_TIME, SeqOfColorsEnv.COLORS) == (5, 5, 9)
+
+def test_task_classes_take_kwargs_defaults_bounds_and_timing_from_the_table():
+    """A family class repeats none of its catalogue defaults as a class constant and sets no T: ``knob`` resolves a
+    kwarg (the given value, else a subclass's constant of the upper-case name (App. M), else the catalogue's default)
+    and checks it against the catalogue's Param; ``timing`` is the catalogue's rule at the instance's knobs."""
+    from membench_envs.robo.entry import _load_class
+    from membench_envs.robo.remember_color import RememberColorEnv
+
+    for f in table.FAMILIES:
+        cls = _load_class(f.cls_path)
+        assert cls.catalogue_family() is f
+        assert [p.name for p in f.params if hasattr(cls, p.name.upper())] == [], f.name
+        assert cls.MAX_EPISODE_STEPS is None, f.name
+
+    class RememberColor4Debug(RememberColorEnv):  # App. M, Code 15
+        COLORS = 4
+        DELTA_TIME = 100
+
+    plain, custom = RememberColorEnv.__new__(RememberColorEnv), RememberColor4Debug.__new__(RememberColor4Debug)
+    assert RememberColor4Debug.catalogue_family() is table.REMEMBER_COLOR
+    assert (plain.knob("colors"), plain.knob("colors", 9), custom.knob("colors"), custom.knob("colors", 5)) == (
+        3, 9, 4, 5)
+    for name in ("time_offset", "delta_time"):
+        plain.knob(name), custom.knob(name)
+    assert plain.timing() == table.remember_timing(5, 5) and custom.timing() == table.remember_timing(5, 100)
+    with pytest.raises(ValueError, match=r"RememberColorEnv: colors=10 is not allowed; colors must be an int >= 1"):
+        plain.knob("colors", 10)
+    with pytest.raises(TypeError, match="colors=2.5"):
+        plain.knob("colors", 2.5)
+    with pytest.raises(KeyError, match="'shapes' is not a kwarg of RememberColor"):
+        plain.knob("shapes", 3)
+
+
+def test_the_catalogue_bounds_are_the_palettes_and_shape_lists():
+    from membench_envs.robo.remember_color import COLORS
+    from membench_envs.robo.remember_shape_and_color import SC_COLORS, SC_SHAPES
+    from membench_envs.robo.shapes import SHAPE_NAMES
+
+    high = lambda family, name: family.param(name).high  # noqa: E731
+    assert high(table.REMEMBER_COLOR, "colors") == high(table.BUNCH_OF_COLORS, "colors") == len(COLORS) == 9
+    assert high(table.REMEMBER_SHAPE, "shapes") == len(SHAPE_NAMES) == 9
+    assert high(table.REMEMBER_SHAPE_AND_COLOR, "n_shapes") == len(SC_SHAPES)
+    assert high(table.REMEMBER_SHAPE_AND_COLOR, "n_colors") == len(SC_COLORS)
 
 
 def test_an_id_builds_its_preset(robo_env):

@@ -63,13 +63,6 @@ def test_xi_from_the_phase_table():
     assert table.take_it_back_timing(300).xi() == (2, 300)
 
 
-def test_task_class_comes_from_the_table():
-    from membench_envs.robo.take_it_back import TakeItBackEnv
-
-    assert TakeItBackEnv.ORACLE_KEYS == ("xyz_initial",) and TakeItBackEnv.MAX_EPISODE_STEPS == 180
-    assert (TakeItBackEnv.GOAL_RADIUS, TakeItBackEnv.CUBE_HALFSIZE) == (0.08, 0.02)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # spaces, variants, seeding
 # --------------------------------------------------------------------------------------------------------------

@@ -141,15 +141,6 @@ def test_catalogue_task_info():
         task_info("MIKASA/TMazePassive-v0")
 
 
-def test_oracle_keys_of_catalogue_match_the_task_classes():
-    from membench_envs.robo.entry import _load_class
-
-    for env_id in REMEMBER_IDS:
-        spec = membench_envs.info(env_id)
-        cls = _load_class(spec.kwargs["robo_env"])
-        assert cls.ORACLE_KEYS == spec.oracle_keys
-
-
 def test_custom_timing_kwargs_set_phases_and_episode_length():
     env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", time_offset=50, delta_time=900)
     assert env.unwrapped.phase_starts == (0, 50, 950)
