@@ -1,40 +1,23 @@
 """MIKASA-Robo tests: every test here is marked ``robo`` and skipped only when the ``[robo]`` extra is missing.
 
 Environments are expensive to build (the first renderer start compiles shaders), so tests share them through the
-session-scoped :func:`robo_env` factory; every test resets with an explicit seed before using one.
+session-scoped :func:`robo_env` cache; every test resets with an explicit seed before using one. The tests are laid
+out like the code: ``test_table`` (the catalogue), ``test_every_id`` (what differs per ID), ``test_platform`` (the
+base, the entry point, the wrapper), one file per task family (its rules, on representative IDs), ``test_solvability``
+(the scripted experts against idle and random play), ``test_vector_and_video`` and the datasets.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections import OrderedDict
 
 import pytest
 
 HAVE_MANISKILL = importlib.util.find_spec("mani_skill") is not None
 
-REMEMBER_IDS = [
-    "MIKASA/RememberColor3-v0",
-    "MIKASA/RememberColor5-v0",
-    "MIKASA/RememberColor9-v0",
-    "MIKASA/RememberShape3-v0",
-    "MIKASA/RememberShape5-v0",
-    "MIKASA/RememberShape9-v0",
-    "MIKASA/RememberShapeAndColor3x2-v0",
-    "MIKASA/RememberShapeAndColor3x3-v0",
-    "MIKASA/RememberShapeAndColor5x3-v0",
-]
-#: (number of objects N, oracle size k) per ID.
-SIZES = {
-    "MIKASA/RememberColor3-v0": (3, 1),
-    "MIKASA/RememberColor5-v0": (5, 1),
-    "MIKASA/RememberColor9-v0": (9, 1),
-    "MIKASA/RememberShape3-v0": (3, 1),
-    "MIKASA/RememberShape5-v0": (5, 1),
-    "MIKASA/RememberShape9-v0": (9, 1),
-    "MIKASA/RememberShapeAndColor3x2-v0": (6, 2),
-    "MIKASA/RememberShapeAndColor3x3-v0": (9, 2),
-    "MIKASA/RememberShapeAndColor5x3-v0": (15, 2),
-}
+#: open environments kept by :func:`robo_env` (the least recently used one is closed beyond this)
+MAX_OPEN = 6
 
 
 def pytest_collection_modifyitems(config, items):
@@ -46,48 +29,44 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+def _renders(env) -> bool:
+    base = env.unwrapped
+    return base.obs_variant != "full" or base.render_mode is not None
+
+
 @pytest.fixture(scope="session")
 def robo_env():
-    """``robo_env(env_id, **make_kwargs)``: a cached ``gym.make`` (same kwargs -> same env object)."""
+    """``robo_env(env_id, **make_kwargs)``: a cached ``gym.make`` (same kwargs -> same env object), at most
+    :data:`MAX_OPEN` open at once; ``robo_env.clear()`` closes them all (before a test that makes its own).
+
+    The first environment that renders stays open all session, whatever else is closed: SAPIEN releases its renderer
+    with the last rendering environment, and starting it again costs ~30 s on the CPU (lavapipe)."""
     import gymnasium as gym
 
     import membench_envs  # noqa: F401
 
-    cache: dict = {}
+    cache: OrderedDict = OrderedDict()
+    pinned: list = []  # [key] of the environment that keeps the renderer alive
+
+    def evict(keep: int) -> None:
+        for key in [k for k in cache if k not in pinned][: max(0, len(cache) - keep)]:
+            cache.pop(key).close()
 
     def get(env_id: str, **kwargs):
         key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key not in cache:
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            evict(MAX_OPEN - 1)
             cache[key] = gym.make(env_id, **kwargs)
-        return cache[key]
-
-    yield get
-    for env in cache.values():
-        env.close()
-
-
-@pytest.fixture(scope="module")
-def envs():
-    """``envs(env_id, **kwargs)``: a cached ``gym.make`` for one test module; never more than two environments open
-    at once (the older one is closed); ``envs.clear()`` closes them all."""
-    import gymnasium as gym
-
-    import membench_envs  # noqa: F401
-
-    cache: dict = {}
-
-    def get(env_id: str, **kwargs):
-        key = (env_id, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key not in cache:
-            while len(cache) >= 2:
-                cache.pop(next(iter(cache))).close()
-            cache[key] = gym.make(env_id, **kwargs)
+            if not pinned and _renders(cache[key]):
+                pinned.append(key)
         return cache[key]
 
     def clear():
-        while cache:
-            cache.popitem()[1].close()
+        evict(len(pinned))
 
     get.clear = clear
     yield get
-    clear()
+    while cache:
+        cache.popitem()[1].close()

@@ -1,200 +1,58 @@
-"""MIKASA/ShellGame{Touch,Push,Pick}-v0: spaces, seeding, step-exact phases, the yaw-leak fix, pixels, solvability.
+"""ShellGameTouch / Push / Pick (``membench_envs.robo.shell_game``): step-exact phases (the ball seen, then covered by
+its mug), ``time_offset`` as a kwarg and an App. M class constant, the mugs' yaw that never depends on the cup (the
+upstream leak, fixed), the ball in and then out of the camera images, an observation after the occlusion that does not
+tell the cup, the episode draws, clear errors, both success rules of Push and Pick on constructed mugs, and each mode's
+reward on the scripted expert's episodes (bounded, maximal exactly on success, zero before the mugs come down).
 
-Most checks run the ``full`` (state) variant, which needs no renderer; two RGB environments check the camera
-observations and that the ball disappears from the pixels once the mugs cover it. The scripted policies act in
-``pd_ee_delta_pose`` and read the mugs' positions from the simulator (privileged); the oracle one takes the cup from
-``info["oracle"]``, the random one picks a cup uniformly, so they measure "solvable" and "chance".
+The scripted policies act in ``pd_ee_delta_pose`` and read the mugs' positions from the simulator (privileged); the
+oracle one takes the cup from ``info["oracle"]``, the random one picks a cup uniformly: it succeeds exactly when it
+picked the ball's cup.
 """
 
 from __future__ import annotations
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
+from membench_envs.robo.experts import ShellPolicy
 
-pytest.importorskip("mani_skill")
-
-from membench_envs.catalogue import robo as robo_catalogue  # noqa: E402
-from membench_envs.catalogue import robo_shell_game  # noqa: E402
-from membench_envs.robo.experts import ShellPolicy  # noqa: E402
-
-import membench_envs  # noqa: E402,F401  (registers the catalogue IDs)
-from tests.envs.robo._policies import state_rollout  # noqa: E402
-
-pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
+from tests.envs.robo._helpers import ZERO, episode, put, rest_until, state_rollout
 
 MODES = ("Touch", "Push", "Pick")
-STATE_DIM = {"Touch": 65, "Push": 68, "Pick": 69}
 MAX_DENSE = {"Touch": 3.0, "Push": 4.0, "Pick": 75.0}
-ZERO = np.zeros(8, dtype=np.float32)
 
 
-def _register() -> None:
-    """Register the IDs with gymnasium if the catalogue loader does not list robo_shell_game (yet)."""
-    for spec in robo_shell_game.TASKS:
-        if spec.id not in gym.registry:
-            gym.register(id=spec.id, entry_point=spec.entry_point, vector_entry_point=spec.vector_entry_point,
-                         kwargs=dict(spec.kwargs))
+def _full(robo_env, mode: str, **kwargs):
+    return robo_env(f"MIKASA/ShellGame{mode}-v0", obs_variant="full", **kwargs)
 
 
-_register()
-
-
-def _make(mode: str, **kwargs):
-    return gym.make(f"MIKASA/ShellGame{mode}-v0", disable_env_checker=True, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def full_envs():
-    envs = {mode: _make(mode, obs_variant="full", reward_mode="normalized_dense") for mode in MODES}
-    yield envs
-    for env in envs.values():
-        env.close()
-
-
-@pytest.fixture(scope="module")
-def ee_envs():
-    """Dense-reward envs in end-effector control, for the scripted policies."""
-    envs = {mode: _make(mode, obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="dense")
-            for mode in MODES}
-    yield envs
-    for env in envs.values():
-        env.close()
-
-
-@pytest.fixture(scope="module")
-def oracle_rgb_env():
-    env = _make("Touch", obs_variant="oracle")
-    yield env
-    env.close()
+def _ee(robo_env, mode: str, **kwargs):
+    """Dense-reward env in end-effector control, for the scripted policies."""
+    return _full(robo_env, mode, control_mode="pd_ee_delta_pose", reward_mode="dense", **kwargs)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# running a scripted expert (membench_envs.robo.experts)
+# the episode draws, clear errors
 # --------------------------------------------------------------------------------------------------------------
-def _episode(env, policy, seed: int, max_steps: int | None = None, check_reward=None) -> tuple[bool, dict]:
-    obs, info = env.reset(seed=seed)
-    policy.reset()
-    for _ in range(max_steps or 10**6):
-        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
-        if check_reward is not None:
-            check_reward(reward, info)
-        if terminated or truncated:
-            break
-    return bool(info["success_once"]), info
-
-
-# --------------------------------------------------------------------------------------------------------------
-# catalogue, spaces, variants, seeding
-# --------------------------------------------------------------------------------------------------------------
-def test_catalogue_entries():
-    ids = [s.id for s in robo_shell_game.TASKS]
-    assert ids == [f"MIKASA/ShellGame{m}-v0" for m in MODES]
-    for spec in robo_shell_game.TASKS:
-        assert spec.episode_length == 90 and spec.oracle_keys == ("cup_with_ball_number",)
-        assert spec.memory_types == ("object",) and spec.extra == "robo"
-        assert robo_catalogue.PHASES[spec.id] == (("observation", 0), ("occlusion", 5), ("action", 6))
-        params = robo_catalogue.PARAMETERS[spec.id]
-        assert params["time_offset"] == 5 and params["goal_thresh"] == 0.08 and params["min_dist"] == 0.2
-        assert params["ball_radius"] == 0.02
-
-
-def test_catalogue_matches_the_task_classes():
-    from membench_envs.robo.entry import _load_class
-
-    for spec in robo_shell_game.TASKS:
-        cls = _load_class(spec.kwargs["robo_env"])
-        assert cls.ORACLE_KEYS == spec.oracle_keys and cls.MAX_EPISODE_STEPS == spec.episode_length
-        params = robo_catalogue.PARAMETERS[spec.id]
-        assert (cls.TIME_OFFSET, cls.GOAL_THRESH, cls.MIN_DIST, cls.BALL_RADIUS) == (
-            params["time_offset"], params["goal_thresh"], params["min_dist"], params["ball_radius"])
-        if "goal_offset" in params:
-            assert list(cls.GOAL_OFFSET) == params["goal_offset"] and cls.REACH_THRESH == params["reach_thresh"]
-
-
-def test_task_info_of_the_shell_game():
-    from membench_envs.robo import task_info
-
-    from membench_envs import catalogue
-
-    assert {f"MIKASA/ShellGame{m}-v0" for m in MODES} <= set(catalogue.ids(catalogue.all_tasks()))
-    info = task_info("MIKASA/ShellGamePick-v0")
-    assert info["episode_timeout"] == 90 and info["oracle_keys"] == ("cup_with_ball_number",)
-    assert info["phases"] == (("observation", 0), ("occlusion", 5), ("action", 6))
-    assert info["parameters"]["goal_offset"] == [0.0, 0.0, 0.125]
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_full_variant_spaces_and_step(full_envs, mode):
-    env = full_envs[mode]
-    assert env.action_space.shape == (8,)
-    assert env.observation_space["state"].shape == (STATE_DIM[mode],)
-    obs, info = env.reset(seed=3)
-    assert set(obs) == {"state"} and obs["state"].dtype == np.float32 and obs["state"].shape == (STATE_DIM[mode],)
-    assert obs in env.observation_space
-    assert info["oracle"].dtype == np.int64 and info["oracle"].shape == (1,) and 0 <= info["oracle"][0] <= 2
-    assert obs["state"][-1] == info["oracle"][0]  # the oracle is the last entry of the state
-    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-    assert isinstance(reward, float) and isinstance(terminated, bool) and isinstance(truncated, bool)
-    assert obs in env.observation_space and info["phase"] == 0 and info["elapsed_steps"] == 1
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_gymnasium_env_checker_full_variant(full_envs, mode):
-    from gymnasium.utils.env_checker import check_env
-
-    check_env(full_envs[mode], skip_render_check=True)  # includes: info values never alias between calls
-
-
-def test_partial_variant_spaces_and_step():
-    env = _make("Touch")  # partial is the default variant
-    try:
-        obs, info = env.reset(seed=0)
-        assert set(obs) == {"rgb", "joints"}
-        assert obs["rgb"].shape == (128, 128, 6) and obs["rgb"].dtype == np.uint8
-        assert obs["joints"].shape == (25,) and obs["joints"].dtype == np.float32
-        assert obs in env.observation_space and info["oracle"].shape == (1,)
-        obs, reward, terminated, truncated, info = env.step(ZERO)
-        assert obs in env.observation_space and reward == 0.0 and not terminated and not truncated
-    finally:
-        env.close()
-
-
-def test_same_seed_same_episode_and_seeds_vary_the_cup(full_envs):
-    env = full_envs["Push"]
+def test_seeds_vary_the_cup_and_the_start_is_bit_identical_until_the_mugs_land(robo_env):
+    env = _full(robo_env, "Push")
     actions = np.random.default_rng(0).uniform(-1, 1, (12, 8)).astype(np.float32)
-
-    def rollout(seed):
-        states, info = state_rollout(env, seed, actions)
-        return states, int(info["oracle"][0])
-
-    first, cup = rollout(11)
-    again, cup_again = rollout(11)
-    assert cup == cup_again
+    first, _ = state_rollout(env, 11, actions)
+    again, _ = state_rollout(env, 11, actions)
     np.testing.assert_array_equal(first[:6], again[:6])  # layout, robot and ball: bit-identical until the mugs land
-    # PhysX keeps contact caches across resets of one scene: resting mugs may differ by ~1e-6 m between runs
-    np.testing.assert_allclose(first, again, atol=1e-4)
-    other, _ = rollout(12)
-    assert not np.array_equal(first[0], other[0])
     cups = {int(env.reset(seed=s)[1]["oracle"][0]) for s in range(12)}
     assert cups == {0, 1, 2}
 
 
-def test_bad_parameters_are_clear_errors():
-    from membench_envs.robo.shell_game import ShellGamePushEnv, ShellGameTouchEnv
+def test_the_ball_must_fit_under_a_mug_and_the_mugs_must_not_overlap():
+    """The family's own checks (each kwarg's type and bounds are the catalogue's Param: test_table, test_inputs)."""
+    from membench_envs.robo.shell_game import ShellGameTouchEnv
 
     with pytest.raises(ValueError, match="does not fit under a mug"):
         ShellGameTouchEnv(ball_radius=0.03)
     with pytest.raises(ValueError, match="overlap"):
         ShellGameTouchEnv(min_dist=0.08)
-    with pytest.raises(ValueError, match="time_offset"):
-        ShellGameTouchEnv(time_offset=0)
-    with pytest.raises(ValueError, match="goal_offset"):
-        ShellGamePushEnv(goal_offset=(0.1, 0.0))
-    with pytest.raises(ValueError, match="'partial', 'oracle', 'full'"):
-        _make("Touch", obs_variant="nope")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -236,21 +94,18 @@ def _check_phases(env, seed: int, time_offset: int):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_phases_step_exact(full_envs, mode):
+def test_phases_step_exact(robo_env, mode):
     for seed in (0, 1):
-        _check_phases(full_envs[mode], seed, 5)
+        _check_phases(_full(robo_env, mode), seed, 5)
 
 
-def test_time_offset_is_a_parameter_and_class_constant():
+def test_time_offset_is_a_parameter_and_class_constant(robo_env):
     from membench_envs.robo import make
     from membench_envs.robo.shell_game import ShellGameTouchEnv
 
-    env = _make("Touch", obs_variant="full", time_offset=3)
-    try:
-        assert env.unwrapped.phase_starts == (0, 3, 4)
-        _check_phases(env, 4, 3)
-    finally:
-        env.close()
+    env = _full(robo_env, "Touch", time_offset=3)
+    assert env.unwrapped.phase_starts == (0, 3, 4)
+    _check_phases(env, 4, 3)
 
     class ShellGameTouchDebug(ShellGameTouchEnv):  # App. M, Code 7
         TIME_OFFSET = 7
@@ -269,10 +124,10 @@ def test_time_offset_is_a_parameter_and_class_constant():
 
 
 @pytest.mark.parametrize("mode", ["Touch", "Pick"])
-def test_mug_yaw_does_not_depend_on_the_cup(full_envs, mode):
+def test_mug_yaw_does_not_depend_on_the_cup(robo_env, mode):
     """Upstream ShellGamePick turns every mug by a target-dependent quaternion; here every mug, every episode,
     has the same orientation, so the mugs' appearance carries nothing about the ball's cup."""
-    env = full_envs[mode]
+    env = _full(robo_env, mode)
     base = env.unwrapped
     expected = np.array([math.cos(base.mug_yaw / 2), 0.0, 0.0, math.sin(base.mug_yaw / 2)])
     cups, quats = [], []
@@ -292,16 +147,13 @@ def test_mug_yaw_does_not_depend_on_the_cup(full_envs, mode):
         np.testing.assert_allclose(by_cup[c].mean(axis=(0, 1)), by_cup[0].mean(axis=(0, 1)), atol=1e-5)
 
 
-def test_mug_yaw_parameter(full_envs):
-    env = _make("Touch", obs_variant="full", mug_yaw=1.0)
-    try:
-        env.reset(seed=0)
-        for _ in range(5):
-            env.step(ZERO)
-        raw = env.unwrapped._memory_view.pose.raw_pose.reshape(4, 1, 7)[:3, 0].cpu().numpy()
-        np.testing.assert_allclose(np.abs(raw[:, 3:]), [[math.cos(0.5), 0, 0, math.sin(0.5)]] * 3, atol=1e-4)
-    finally:
-        env.close()
+def test_mug_yaw_parameter(robo_env):
+    env = _full(robo_env, "Touch", mug_yaw=1.0)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(ZERO)
+    raw = env.unwrapped._memory_view.pose.raw_pose.reshape(4, 1, 7)[:3, 0].cpu().numpy()
+    np.testing.assert_allclose(np.abs(raw[:, 3:]), [[math.cos(0.5), 0, 0, math.sin(0.5)]] * 3, atol=1e-4)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -316,8 +168,8 @@ def _red_pixels(rgb: np.ndarray) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def test_ball_is_seen_then_hidden_in_the_cameras(oracle_rgb_env):
-    env = oracle_rgb_env
+def test_ball_is_seen_then_hidden_in_the_cameras(robo_env):
+    env = robo_env("MIKASA/ShellGameTouch-v0", obs_variant="oracle")
     obs, info = env.reset(seed=3)
     assert set(obs) == {"rgb", "joints", "oracle"} and obs["oracle"].shape == (1,)
     np.testing.assert_array_equal(obs["oracle"], info["oracle"])
@@ -332,11 +184,11 @@ def test_ball_is_seen_then_hidden_in_the_cameras(oracle_rgb_env):
             assert min(_red_pixels(obs["rgb"])) >= 5, t
 
 
-def test_observation_after_occlusion_does_not_depend_on_the_cup(oracle_rgb_env):
+def test_observation_after_occlusion_does_not_depend_on_the_cup(robo_env):
     """With the layout and the robot's start pinned (center_range = 0, no joint noise), episodes that differ only in
     the ball's cup give different images while the ball is visible and bit-identical RGB + joints once it is covered:
     nothing in the partial observation (mug pose, shading, shadows) tells where the ball is."""
-    env = oracle_rgb_env
+    env = robo_env("MIKASA/ShellGameTouch-v0", obs_variant="oracle")
     base = env.unwrapped
     saved = base.center_range, base.robot_init_qpos_noise
     base.center_range, base.robot_init_qpos_noise = 0.0, 0.0
@@ -365,7 +217,43 @@ def test_observation_after_occlusion_does_not_depend_on_the_cup(oracle_rgb_env):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# solvability, chance, rewards
+# success: Pick lifts 3 cm vs 11 cm, Push moves 3 cm vs 11 cm forward (the public rule vs the paper's)
+# --------------------------------------------------------------------------------------------------------------
+def _mug_case(env, offset) -> bool:
+    """The target mug moved by ``offset`` from its resting place (the ball out of the way), the arm at rest."""
+    base = env.unwrapped
+    assert rest_until(env, base.time_offset + 2)["is_robot_static"]
+    cup = int(base.target_index()[0])
+    start = base._ball_start[0].cpu().numpy()
+    put(base, base.ball, start + [-0.15, 0.0, 0.0])  # out of the mug's way
+    mug = np.array([start[0], start[1], base.mug_geometry.rest_height]) + offset
+    put(base, base.mugs[cup], mug, hover=offset[2] > 0)
+    _, _, _, _, info = env.step(ZERO)
+    got = base.mug_positions[0, cup].cpu().numpy()
+    np.testing.assert_allclose(got, mug, atol=3e-3)  # the constructed case is what the env evaluated
+    return bool(info["success"])
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_pick_lift_3_cm_vs_11_cm(robo_env, strict):
+    env = _full(robo_env, "Pick", terminate_on_success=False, strict_success=strict)
+    low = _mug_case(env, np.array([0.0, 0.0, 0.03]))
+    high = _mug_case(env, np.array([0.0, 0.0, 0.11]))
+    assert high is True
+    assert low is (not strict)  # public code: 3 cm is enough (goal 0.125 above the ball, tolerance 0.08); paper: 0.1 m
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_push_forward_3_cm_vs_11_cm(robo_env, strict):
+    env = _full(robo_env, "Push", terminate_on_success=False, strict_success=strict)
+    short = _mug_case(env, np.array([0.03, 0.0, 0.0]))
+    far = _mug_case(env, np.array([0.11, 0.0, 0.0]))
+    assert far is True
+    assert short is (not strict)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# rewards on the scripted expert's episodes; success only on the ball's mug
 # --------------------------------------------------------------------------------------------------------------
 def _reward_checker(mode: str):
     top = MAX_DENSE[mode]
@@ -382,49 +270,46 @@ def _reward_checker(mode: str):
     return check
 
 
-@pytest.mark.parametrize(("mode", "episodes", "needed"), [("Touch", 10, 9), ("Push", 6, 5), ("Pick", 6, 5)])
-def test_oracle_policy_solves_the_task(ee_envs, mode, episodes, needed):
-    env = ee_envs[mode]
+@pytest.mark.parametrize("mode", MODES)
+def test_dense_reward_on_the_oracle_policys_episodes(robo_env, mode):
+    """Bounded by the mode's maximum, maximal exactly on success, nothing before the mugs come down (t < 5); the
+    oracle policy succeeds (its rate over more episodes: test_solvability, slow)."""
+    env = _ee(robo_env, mode)
     policy = ShellPolicy(env, "oracle")
-    wins = sum(_episode(env, policy, 100 + s, check_reward=_reward_checker(mode))[0] for s in range(episodes))
-    assert wins >= needed, f"{mode}: oracle policy solved {wins}/{episodes}"
+    wins = sum(bool(episode(env, policy, 100 + s, check=_reward_checker(mode))["success_once"]) for s in range(3))
+    assert wins >= 2, f"{mode}: oracle policy solved {wins}/3"
 
 
-@pytest.mark.parametrize(("mode", "episodes", "steps"), [("Touch", 30, 40), ("Push", 6, 50), ("Pick", 6, 55)])
-def test_random_cup_succeeds_only_on_the_right_cup(ee_envs, mode, episodes, steps):
-    """Acting on a random mug succeeds exactly when it is the ball's mug: chance (1/3) without memory."""
-    env = ee_envs[mode]
+@pytest.mark.parametrize(("mode", "steps"), [("Touch", 40), ("Push", 50), ("Pick", 55)])
+def test_a_random_cup_succeeds_exactly_when_it_is_the_balls_cup(robo_env, mode, steps):
+    """Acting on a random mug succeeds exactly when it is the ball's mug (chance, 1/3, without memory: its rate is
+    measured in test_solvability, slow). Seeds 200-204 hold both cases."""
+    env = _ee(robo_env, mode)
     policy = ShellPolicy(env, "random", seed=7)
-    right = wins = 0
-    for s in range(episodes):
-        won, info = _episode(env, policy, 200 + s, max_steps=steps)
+    hits = []
+    for s in range(5):
+        info = episode(env, policy, 200 + s, max_steps=steps)
         hit = policy.target == int(info["oracle"][0])
-        assert won == hit, (mode, s, policy.target, info["oracle"])
-        right += hit
-        wins += won
-    if mode == "Touch":
-        assert 4 <= wins <= 17, f"random cup: {wins}/{episodes} (chance = 10)"
+        assert bool(info["success_once"]) == hit, (mode, s, policy.target, info["oracle"])
+        hits.append(hit)
+    assert any(hits) and not all(hits)
 
 
-def test_sparse_reward_is_success():
-    env = _make("Touch", obs_variant="full", control_mode="pd_ee_delta_pose", reward_mode="sparse")
-    try:
-        policy = ShellPolicy(env, "oracle")
-        seen = []
+def test_sparse_reward_is_success(robo_env):
+    env = _full(robo_env, "Touch", control_mode="pd_ee_delta_pose", reward_mode="sparse")
+    policy = ShellPolicy(env, "oracle")
+    seen = []
 
-        def check(reward, info):
-            assert reward == float(info["success"])
-            seen.append(info["success"])
+    def check(reward, info):
+        assert reward == float(info["success"])
+        seen.append(info["success"])
 
-        won, _ = _episode(env, policy, 1, check_reward=check)
-        assert won and seen[-1] and not any(seen[:5])
-    finally:
-        env.close()
+    assert episode(env, policy, 1, check=check)["success_once"] and seen[-1] and not any(seen[:5])
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_normalized_dense_is_bounded(full_envs, mode):
-    env = full_envs[mode]
+def test_normalized_dense_is_bounded_and_zero_before_the_mugs(robo_env, mode):
+    env = _full(robo_env, mode)
     env.reset(seed=9)
     rng = np.random.default_rng(0)
     for t in range(1, 16):

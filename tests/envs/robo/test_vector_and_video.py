@@ -1,7 +1,10 @@
 """The parallel paths (batched torch interface, GPU-style SAME_STEP vector env, AsyncVectorEnv of CPU envs), the
-one-line video recorder, the render overlays, and ManiSkill's own recorder on top of them."""
+one-line video recorder, the render overlays (each family's render camera and its words for the target), and
+ManiSkill's own recorder on top of them."""
 
 from __future__ import annotations
+
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -86,6 +89,42 @@ def test_render_overlay_draws_on_frames(robo_env):
     assert lines[1] == f"target: {['Red', 'Lime', 'Blue'][int(over.unwrapped.oracle()[0, 0])]}"
 
 
+def _cup(info) -> str:
+    k = int(info["oracle"][0])
+    return f"cup {k} ({('left', 'center', 'right')[k]})"
+
+
+def _colour_names(info) -> str:
+    from membench_envs.robo.remember_color import COLORS
+
+    return " > ".join(COLORS[k][0] for k in info["oracle"])  # the chain, in order
+
+
+#: one ID per family (but Remember*, above) -> (start of the overlay's first line, its target words from the info)
+OVERLAYS = {
+    "MIKASA/ShellGamePick-v0": ("step 0/90  phase: observation", _cup),
+    "MIKASA/ChainOfColors3-v0": ("step 0/120  phase: cue_0", _colour_names),
+    "MIKASA/InterceptFast-v0": ("step 0/90  phase: rolling",
+                                lambda info: f"v0 = ({info['oracle'][0]:.2f}, {info['oracle'][1]:.2f}) m/s"),
+    "MIKASA/RotateStrictPosNeg-v0": ("step 0/90  phase: action",
+                                     lambda info: f"rotate {math.degrees(info['target_angle']):+.1f} deg"),
+    "MIKASA/TakeItBack-v0": ("step 0/180  phase: action",
+                             lambda info: f"start ({info['oracle'][0]:+.3f}, {info['oracle'][1]:+.3f}); to the goal"),
+}
+
+
+@pytest.mark.parametrize("env_id", list(OVERLAYS))
+def test_each_family_renders_and_names_its_target_in_the_overlay(robo_env, env_id):
+    env = robo_env(env_id, obs_variant="full", render_mode="rgb_array", render_overlay=True)
+    _, info = env.reset(seed=0)
+    frame = env.render()  # the family's render camera
+    assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8 and frame.std() > 0
+    first, target = OVERLAYS[env_id]
+    lines = env.unwrapped.overlay_lines(0)
+    assert lines[0].startswith(first), lines
+    assert target(info) in lines[1], lines
+
+
 def test_record_episode_one_liner(tmp_path):
     import imageio
 
@@ -96,14 +135,13 @@ def test_record_episode_one_liner(tmp_path):
 
 
 def test_maniskill_record_episode_wrapper_with_overlay(tmp_path):
-    """The raw ManiSkill env (internal ID) + our overlay under ManiSkill's own RecordEpisode."""
-    import membench_envs.robo.remember_color  # noqa: F401  (registers membench-RememberColor3-v0 with ManiSkill)
+    """ManiSkill's own RecordEpisode over our overlay, on the batched torch interface of a ``MIKASA/`` ID (the only
+    ID: nothing is registered with ManiSkill)."""
     from mani_skill.utils.wrappers import RecordEpisode
-    from membench_envs.robo.wrappers import RenderOverlay
 
-    raw = gym.make("membench-RememberColor3-v0", obs_variant="full", render_mode="rgb_array",
-                   sim_backend="physx_cpu", render_backend="cpu")
-    env = RecordEpisode(RenderOverlay(raw), str(tmp_path), save_trajectory=False, max_steps_per_video=4)
+    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", render_mode="rgb_array", batched=True,
+                   render_overlay=True, render_backend="cpu")
+    env = RecordEpisode(env, str(tmp_path), save_trajectory=False, max_steps_per_video=4)
     env.reset(seed=0)
     for _ in range(3):
         env.step(torch.zeros(1, 8))

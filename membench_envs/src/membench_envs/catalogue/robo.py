@@ -6,11 +6,19 @@ else is derived from that row:
 
 - the catalogue entry (:class:`~membench_envs.catalogue.TaskSpec`: T, Ξ and its note, kwargs, description);
 - the phase table (:data:`PHASES`) and default parameters (:data:`PARAMETERS`) read by ``membench_envs.robo.task_info``;
-- the task class's own timing: the family classes call :func:`timing` (same function, same numbers);
-- the ManiSkill registrations ``membench-<Name>-v0`` (``membench_envs.robo.registration``), with T from :func:`timing`.
+- the task class's kwargs (defaults, allowed values), phases and T: ``MemoryTabletopEnv.knob`` and ``.timing``
+  (``membench_envs.robo.base``) read this row; the classes repeat none of it and keep the rules.
 
 ``gym.make("MIKASA/<Name>-v0")`` builds the family class with the preset's knobs as registered kwargs (a kwarg given
 to ``gym.make`` overrides them). Add an ID with one :class:`Preset` row; add a family with one :class:`Family`.
+
+**One registration per ID.** Each ID is registered once, with gymnasium, as ``MIKASA/<Name>-v0`` (by
+``membench_envs.registration``, from :data:`TASKS` and :data:`SHELL_GAME_TASKS`). There is no ManiSkill registration
+(``mani_skill.utils.registration.register_env``): nothing here needs one. ManiSkill's registry serves only ManiSkill's
+own ``gym.make`` / ``gym.make_vec`` (its ``ManiSkillVectorEnv``) and example scripts; membench's GPU path builds the
+task class with ``num_envs`` directly (``membench_envs.robo.entry.make``: ``BaseEnv`` runs the batched ``physx_cuda``
+simulation by itself), ``membench_envs.robo.make_vec`` / ``gym.make_vec`` give the vector env, and ManiSkill's
+wrappers (``RecordEpisode``, ...) run on ``gym.make("MIKASA/<Name>-v0", batched=True)``.
 
 **Correlation horizons** follow the memory paper's convention ξ = t_r − t_e − Δt + 1 (``membench_envs.memory``):
 an event is a cue shown on observations t_e … t_e + Δt − 1, and a recall is the step t_r = t + 1 whose action a_t
@@ -30,15 +38,38 @@ from membench_envs.envs._params import Param
 
 _EP = "membench_envs.robo.entry:make_robo_env"
 _VEP = "membench_envs.robo.entry:make_robo_vec"
-ROBO_VARIANTS = ("partial", "oracle", "full", "rgb")
+
+# ----------------------------------------------------------------------------------------------------------------
+# the platform's kwargs (membench_envs.robo.base and .entry read their choices and defaults from here)
+# ----------------------------------------------------------------------------------------------------------------
+#: Observation variants of the platform (``membench_envs.robo.base``); the first three are membench's ladder.
+VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")
+#: The variant when neither ``obs_variant`` nor ``obs_mode`` is given.
+DEFAULT_VARIANT = "partial"
+#: The variants of a family without a static prompt (every family but Rotate*).
+ROBO_VARIANTS = tuple(v for v in VARIANTS if v != "prompt")
+#: The paper's observation-mode names (the ``obs_mode`` kwarg) -> variants.
+PAPER_OBS_MODES = {
+    "rgb+joints": "partial",
+    "rgb+joint": "partial",
+    "rgb+joints+oracle": "oracle",
+    "state": "full",
+    "rgb": "rgb",
+    "rgb+joints+prompt": "prompt",
+}
+#: ManiSkill controllers the tasks take: 8-D joint deltas + gripper, or 7-D end-effector pose deltas + gripper.
+CONTROL_MODES = ("pd_joint_delta_pos", "pd_ee_delta_pose")
+#: Reward modes (``sparse`` first, as upstream's list; the default is :data:`DEFAULT_REWARD_MODE`).
+REWARD_MODES = ("sparse", "dense", "normalized_dense", "none")
+#: Robots: the Panda with a wrist camera (every image variant needs it), or without.
+ROBOT_UIDS = ("panda_wristcam", "panda")
 
 #: The kwargs every MIKASA-Robo ID takes (see ``membench_envs.robo.entry``); ManiSkill's own ``BaseEnv`` kwargs
 #: (``sim_config``, ``sensor_configs``, ...) pass through unchecked here and are checked by ManiSkill.
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", None, none_ok=True, choices=("partial", "oracle", "full", "rgb", "prompt"),
-          doc="the observation (None: 'partial', or what obs_mode says)"),
-    Param("obs_mode", "choice", None, none_ok=True,
-          choices=("rgb+joints", "rgb+joint", "rgb+joints+oracle", "state", "rgb", "rgb+joints+prompt"),
+    Param("obs_variant", "choice", None, none_ok=True, choices=VARIANTS,
+          doc=f"the observation (None: {DEFAULT_VARIANT!r}, or what obs_mode says)"),
+    Param("obs_mode", "choice", None, none_ok=True, choices=tuple(PAPER_OBS_MODES),
           doc="the paper's name for the observation, instead of obs_variant"),
     Param("num_envs", "int", 1, low=1, doc="sub-scenes simulated together (> 1 needs a GPU)"),
     Param("sim_backend", "choice", "auto", choices=("auto", "physx_cpu", "physx_cuda", "cpu", "gpu")),
@@ -49,11 +80,10 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("terminate_on_success", "bool", True, doc="False: every episode runs the full T steps"),
     Param("episode_steps", "int", None, low=1, none_ok=True, doc="T (None: the task's default)"),
     Param("robot_init_qpos_noise", "float", 0.02, low=0.0),
-    Param("control_mode", "choice", "pd_joint_delta_pos", choices=("pd_joint_delta_pos", "pd_ee_delta_pose")),
-    Param("reward_mode", "choice", "normalized_dense", none_ok=True,
-          choices=("sparse", "dense", "normalized_dense", "none"),
+    Param("control_mode", "choice", CONTROL_MODES[0], choices=CONTROL_MODES),
+    Param("reward_mode", "choice", "normalized_dense", none_ok=True, choices=REWARD_MODES,
           doc="None: the default, upstream MIKASA-Robo's (ManiSkill's first supported mode there)"),
-    Param("robot_uids", "choice", "panda_wristcam", choices=("panda_wristcam", "panda")),
+    Param("robot_uids", "choice", ROBOT_UIDS[0], choices=ROBOT_UIDS),
     Param("strict_success", "bool", False,
           doc="the paper's success wording instead of the public code's rule (see the task's notes)"),
 )
@@ -62,6 +92,8 @@ COMMON_PARAMS: tuple[Param, ...] = (
 #: tasks keep ManiSkill's reward-mode list, whose first entry ManiSkill takes when none is given; its PPO baselines
 #: default to it too). Read from the one declaration above.
 DEFAULT_REWARD_MODE: str = next(p.default for p in COMMON_PARAMS if p.name == "reward_mode")
+#: Every common kwarg's default, read from the one declaration above (the platform's signature defaults).
+COMMON_DEFAULTS: Mapping[str, Any] = MappingProxyType({p.name: p.default for p in COMMON_PARAMS})
 
 #: Seconds a touch must last under ``strict_success=True`` (the paper: "contact ... for at least 0.1 seconds").
 STRICT_HOLD_SECONDS = 0.1
@@ -227,7 +259,8 @@ class Family:
     params: tuple[Param, ...]
     """The family's own kwargs (App. M knobs); their ``default`` is the family default."""
     timing: Callable[[Mapping[str, Any]], Timing]
-    """Knob values -> :class:`Timing` (the task class calls the same function)."""
+    """Knob values -> :class:`Timing`: the catalogue's T, phases and Ξ, and the task class's phase schedule and T
+    (``MemoryTabletopEnv.timing`` calls it with the instance's knobs)."""
     describe: Callable[[Mapping[str, Any]], str]
     notes: str = ""
     variants: tuple[str, ...] = ROBO_VARIANTS
@@ -237,10 +270,17 @@ class Family:
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params if p.default is not None}
 
+    def param(self, name: str) -> Param:
+        """The declaration of the family's kwarg ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"{name!r} is not a kwarg of {self.name}; its kwargs: {', '.join(p.name for p in self.params)}")
+
 
 @dataclass(frozen=True)
 class Preset:
-    """One ID: ``MIKASA/<name>-v0`` (and ManiSkill's ``membench-<name>-v0``) = ``family`` at ``knobs``."""
+    """One ID: ``MIKASA/<name>-v0`` = ``family`` at ``knobs``."""
 
     name: str
     family: Family
@@ -256,10 +296,6 @@ class Preset:
     @property
     def id(self) -> str:
         return f"MIKASA/{self.name}-v0"
-
-    @property
-    def maniskill_id(self) -> str:
-        return f"membench-{self.name}-v0"
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -649,15 +685,26 @@ FAMILIES: tuple[Family, ...] = tuple(dict.fromkeys(p.family for p in PRESETS))
 
 
 def preset(env_id: str) -> Preset:
-    """The table row of ``MIKASA/<name>-v0`` (or ManiSkill's ``membench-<name>-v0``)."""
+    """The table row of ``MIKASA/<name>-v0``."""
     for p in PRESETS:
-        if env_id in (p.id, p.maniskill_id):
+        if env_id == p.id:
             return p
     raise KeyError(f"{env_id!r} is not a MIKASA-Robo ID; valid: {', '.join(p.id for p in PRESETS)}")
 
 
 def family_of(cls_path: str) -> Family:
     return next(f for f in FAMILIES if f.cls_path == cls_path)
+
+
+def family_of_class(cls: type) -> Family | None:
+    """The family of a task class, or of the nearest family class it derives from (a custom subclass, App. M); None
+    for a class outside the table."""
+    paths = {f.cls_path: f for f in FAMILIES}
+    for klass in cls.__mro__:
+        family = paths.get(f"{klass.__module__}:{klass.__qualname__}")
+        if family is not None:
+            return family
+    return None
 
 
 def robo_params(env_id: str, cls_path: str) -> tuple[Param, ...]:

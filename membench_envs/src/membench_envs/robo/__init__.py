@@ -2,6 +2,10 @@
 
 Importing this package is cheap: ManiSkill (and torch) are imported only when an environment is made or a helper
 that needs them is called. See :mod:`membench_envs.robo.base` for the platform and the observation contract.
+
+Every task has one ID, ``gym.make("MIKASA/<Name>-v0")``, registered with gymnasium only: the task classes are not
+registered with ManiSkill (the GPU path builds a class with ``num_envs`` directly; see
+:mod:`membench_envs.catalogue.robo`, "One registration per ID").
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Shared mechanics of RememberColor, RememberShape and RememberShapeAndColor (paper App. K.2-K.4, Table 1).
 
 Phases, with the defaults ``time_offset = 5`` and ``delta_time = 5`` (observation index t, 0 = reset; T = 60, in
-general ``time_offset + delta_time + 50`` unless ``episode_steps`` is given):
+general max(60, ``time_offset + delta_time + 50``) unless ``episode_steps`` is given: the catalogue's
+:func:`~membench_envs.catalogue.robo.remember_timing`):
 
 - ``cue``    t in [0, time_offset): only the target object, at the table centre (0, 0).
 - ``delay``  t in [time_offset, time_offset + delta_time): empty table.
@@ -38,7 +39,6 @@ import sapien
 import torch
 from mani_skill.utils import common
 
-from membench_envs.catalogue.robo import REMEMBER_COLOR, remember_timing
 from membench_envs.robo.base import MemoryTabletopEnv
 from membench_envs.robo.shapes import build_shape
 
@@ -85,13 +85,6 @@ class RememberBaseEnv(MemoryTabletopEnv):
     """Show one object, hide everything, then show all N candidates; touch the one that was shown."""
 
     MAX_DENSE_REWARD: ClassVar[float] = 3.0
-    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
-    TIME_OFFSET: ClassVar[int] = REMEMBER_COLOR.defaults["time_offset"]
-    DELTA_TIME: ClassVar[int] = REMEMBER_COLOR.defaults["delta_time"]
-    GOAL_THRESH: ClassVar[float] = REMEMBER_COLOR.defaults["goal_thresh"]
-    STATIC_THRESH: ClassVar[float] = 0.2
-    CHOICE_STEPS: ClassVar[int] = 50
-    MIN_EPISODE_STEPS: ClassVar[int] = 60
     CUE_XY: ClassVar[tuple[float, float]] = (0.0, 0.0)
 
     def __init__(
@@ -102,15 +95,10 @@ class RememberBaseEnv(MemoryTabletopEnv):
         goal_thresh: float | None = None,
         **kwargs,
     ):
-        self.time_offset = int(self.TIME_OFFSET if time_offset is None else time_offset)
-        self.delta_time = int(self.DELTA_TIME if delta_time is None else delta_time)
-        self.goal_thresh = float(self.GOAL_THRESH if goal_thresh is None else goal_thresh)
-        if self.time_offset < 1:
-            raise ValueError(f"time_offset (cue steps) must be >= 1, got {self.time_offset}")
-        if self.delta_time < 0:
-            raise ValueError(f"delta_time (empty-table steps) must be >= 0, got {self.delta_time}")
-        if not self.goal_thresh > 0:
-            raise ValueError(f"goal_thresh must be > 0, got {self.goal_thresh}")
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.time_offset = self.knob("time_offset", time_offset)
+        self.delta_time = self.knob("delta_time", delta_time)
+        self.goal_thresh = float(self.knob("goal_thresh", goal_thresh))
         self.items: list[Item] = list(self.make_items())
         if not self.items:
             raise ValueError("a Remember task needs at least one object")
@@ -124,22 +112,10 @@ class RememberBaseEnv(MemoryTabletopEnv):
     def make_items(self) -> list[Item]:
         raise NotImplementedError
 
-    # --- platform hooks --------------------------------------------------------------------------------------------
-    def timing(self):
-        """Phases and T from the catalogue's rule (:func:`membench_envs.catalogue.robo.remember_timing`)."""
-        return remember_timing(self.time_offset, self.delta_time, self.CHOICE_STEPS, self.MIN_EPISODE_STEPS)
-
-    def phase_schedule(self):
-        return list(self.timing().phases)
-
+    # --- platform hooks (phases and T: the catalogue's remember_timing, via MemoryTabletopEnv.timing) ------------
     @property
     def choice_start(self) -> int:
         return self.time_offset + self.delta_time
-
-    def default_episode_steps(self) -> int:
-        """60 at the paper's timing; in general the choice phase keeps its 50 steps (T = cue + delay + 50), which
-        also reproduces the paper's long variant (Code 5: TIME_OFFSET 50 + DELTA_TIME 900 -> T = 1000)."""
-        return self.timing().T
 
     def _load_objects(self, options: dict) -> None:
         rests = []

@@ -31,7 +31,7 @@ says *which* objects exist, *when* each is visible and *where*, and what counts 
   ========== ===================================================================================================
   partial    ``rgb`` uint8 (128, 128, 6) = base camera RGB ‖ wrist camera RGB; ``joints`` float32 (25,) =
              qpos (9) ‖ qvel (9) ‖ tcp_pose (7: xyz + wxyz quaternion). The paper's "RGB+joints" memory test.
-  oracle     partial + ``oracle`` (k,): exactly what must be remembered (task's ``ORACLE_KEYS``); int64 (an
+  oracle     partial + ``oracle`` (k,): exactly what must be remembered (the catalogue's ``oracle_keys``); int64 (an
              index), or float32 for tasks whose ``ORACLE_DTYPE`` is float (e.g. Intercept's initial velocity).
   full       ``state`` float32 (D,) = qpos ‖ qvel ‖ tcp_pose ‖ task state ‖ oracle (the oracle is the LAST k
              entries). The paper's ``state`` mode: an MDP, the solvability check.
@@ -55,12 +55,18 @@ exact pose the task recorded at reset, with zero velocity. Upstream MIKASA-Robo 
 pose inside ``evaluate()`` and restored poses it had read in the same call, so the choice cubes fell back from
 1000 m and never reached the table on the CPU backend (upstream PR #6).
 
-**How a task subclasses the platform**::
+**Where a task's facts live.** A task of the catalogue (a :class:`~membench_envs.catalogue.robo.Family` row of
+``membench_envs.catalogue.robo``) takes its kwargs' defaults and allowed values, its oracle keys, its phases and T
+from that row: :meth:`knob` resolves a kwarg (the given value, else a subclass's class constant of the kwarg's
+upper-case name, App. M style, else the catalogue's default) and checks it against the catalogue's ``Param``, and
+:meth:`timing` is the catalogue's timing rule at the instance's knobs. The class holds the rules: the scene, the
+draws, success, rewards, the state layout.
+
+**How a task subclasses the platform** (a task outside the catalogue sets T and its phases itself)::
 
     class MyTask(MemoryTabletopEnv):
         MAX_EPISODE_STEPS = 60          # T (truncation), overridable with the episode_steps kwarg
         MAX_DENSE_REWARD = 3.0          # value written on success; normalized_dense divides by it
-        ORACLE_KEYS = ("true_color_indices",)
 
         def __init__(self, *args, my_param=5, **kwargs):
             self.my_param = my_param    # set task parameters BEFORE super().__init__ (it builds the scene)
@@ -109,15 +115,23 @@ from mani_skill.utils.structs.actor import Actor
 from mani_skill.utils.structs.pose import Pose
 from mani_skill.utils.structs.types import GPUMemoryConfig, SimConfig
 
-from membench_envs.catalogue.robo import DEFAULT_REWARD_MODE, STRICT_HOLD_SECONDS
+from membench_envs.catalogue.robo import (
+    COMMON_DEFAULTS,
+    CONTROL_MODES,
+    DEFAULT_REWARD_MODE,
+    DEFAULT_VARIANT,
+    REWARD_MODES,
+    ROBOT_UIDS,
+    STRICT_HOLD_SECONDS,
+    VARIANTS,
+    Family,
+    Timing,
+    family_of_class,
+)
 from membench_envs.envs._native import check_variant
 
-#: Observation variants of the platform; the first three are membench's ladder.
-VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")
-#: The ManiSkill ``obs_mode`` each variant needs.
+#: The ManiSkill ``obs_mode`` each variant (:data:`~membench_envs.catalogue.robo.VARIANTS`) needs.
 VARIANT_OBS_MODE = {"partial": "rgb", "oracle": "rgb", "rgb": "rgb", "prompt": "rgb", "full": "state"}
-CONTROL_MODES = ("pd_joint_delta_pos", "pd_ee_delta_pose")
-REWARD_MODES = ("sparse", "dense", "normalized_dense", "none")
 #: Panda arm rest pose of MIKASA-Robo (higher above the table than ManiSkill's default), gripper open.
 PANDA_REST_QPOS = (0.0, 0.0, 0.0, -2 * math.pi / 3, 0.0, 2 * math.pi / 3, math.pi / 4, 0.04, 0.04)
 ROBOT_ROOT = (-0.615, 0.0, 0.0)
@@ -127,12 +141,14 @@ JOINTS_DIM = 25
 class MemoryTabletopEnv(BaseEnv):
     """Base of every MIKASA-Robo task (see the module docstring for the contract and the subclassing recipe)."""
 
-    SUPPORTED_ROBOTS: ClassVar[list] = ["panda_wristcam", "panda"]
+    SUPPORTED_ROBOTS: ClassVar[list] = list(ROBOT_UIDS)
     SUPPORTED_REWARD_MODES = REWARD_MODES
 
-    MAX_EPISODE_STEPS: ClassVar[int] = 60
+    #: T; None: the catalogue's timing rule at the instance's knobs (a subclass may set it, App. M)
+    MAX_EPISODE_STEPS: ClassVar[int | None] = None
     MAX_DENSE_REWARD: ClassVar[float] = 1.0
-    ORACLE_KEYS: ClassVar[tuple[str, ...]] = ()
+    #: the robot counts as still when every arm joint is slower than this (rad/s): ManiSkill's is_static, as upstream
+    STATIC_THRESH: ClassVar[float] = 0.2
     #: dtype of the oracle in observations and info: int64 (indices) or float32 (continuous quantities)
     ORACLE_DTYPE: ClassVar[torch.dtype] = torch.int64
     PROMPT_DIM: ClassVar[int] = 0
@@ -149,14 +165,14 @@ class MemoryTabletopEnv(BaseEnv):
     def __init__(
         self,
         *args: Any,
-        obs_variant: str = "partial",
-        robot_uids: str = "panda_wristcam",
-        robot_init_qpos_noise: float = 0.02,
+        obs_variant: str = DEFAULT_VARIANT,
+        robot_uids: str = COMMON_DEFAULTS["robot_uids"],
+        robot_init_qpos_noise: float = COMMON_DEFAULTS["robot_init_qpos_noise"],
         episode_steps: int | None = None,
-        terminate_on_success: bool = True,
-        strict_success: bool = False,
+        terminate_on_success: bool = COMMON_DEFAULTS["terminate_on_success"],
+        strict_success: bool = COMMON_DEFAULTS["strict_success"],
         obs_mode: str | None = None,
-        control_mode: str | None = "pd_joint_delta_pos",
+        control_mode: str | None = COMMON_DEFAULTS["control_mode"],
         **kwargs: Any,
     ):
         self.obs_variant = check_variant(obs_variant, VARIANTS)
@@ -196,15 +212,47 @@ class MemoryTabletopEnv(BaseEnv):
         super().__init__(*args, robot_uids=robot_uids, obs_mode=needed, control_mode=control_mode, **kwargs)
 
     # ------------------------------------------------------------------------------------------------------------
+    # The task's catalogue row: kwargs and timing
+    # ------------------------------------------------------------------------------------------------------------
+    @classmethod
+    def catalogue_family(cls) -> Family | None:
+        """The catalogue's family of this class (or of the family class a custom subclass derives from); None for a
+        task outside the catalogue."""
+        return family_of_class(cls)
+
+    def knob(self, name: str, value: Any = None) -> Any:
+        """The task parameter ``name`` (an App. M knob) of this instance: ``value`` (the kwarg) unless None, else the
+        class constant ``NAME`` where a subclass sets one (App. M style), else the catalogue's default; checked
+        against the catalogue's ``Param`` (one clear error) and recorded in :attr:`knobs`."""
+        family = self.catalogue_family()
+        if family is None:
+            raise TypeError(f"{type(self).__name__} is not a catalogue task: it has no catalogue kwarg {name!r}")
+        param = family.param(name)
+        if value is None:
+            value = getattr(type(self), name.upper(), param.default)
+        value = param.check(value, type(self).__name__)
+        self.__dict__.setdefault("knobs", {})[name] = value
+        return value
+
+    def timing(self) -> Timing:
+        """Phases, T and the memory windows: the catalogue's timing rule at this instance's :attr:`knobs`."""
+        family = self.catalogue_family()
+        if family is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} is not a catalogue task: set MAX_EPISODE_STEPS and define phase_schedule()")
+        return family.timing(self.__dict__.get("knobs", {}))
+
+    # ------------------------------------------------------------------------------------------------------------
     # Task hooks (override in subclasses)
     # ------------------------------------------------------------------------------------------------------------
     def default_episode_steps(self) -> int:
-        """T when the ``episode_steps`` kwarg is not given (``MAX_EPISODE_STEPS`` unless a task derives it)."""
-        return self.MAX_EPISODE_STEPS
+        """T when the ``episode_steps`` kwarg is not given: ``MAX_EPISODE_STEPS`` where the class sets it, else the
+        catalogue's T (:meth:`timing`)."""
+        return self.MAX_EPISODE_STEPS if self.MAX_EPISODE_STEPS is not None else self.timing().T
 
     def phase_schedule(self) -> Sequence[tuple[str, int]]:
-        """``[(phase name, first step), ...]``: first step 0, non-decreasing."""
-        raise NotImplementedError
+        """``[(phase name, first step), ...]``: first step 0, non-decreasing (default: the catalogue's phases)."""
+        return list(self.timing().phases)
 
     def _load_objects(self, options: dict) -> None:
         """Build the task's actors (call :meth:`register_memory_object` for those the schedule moves)."""

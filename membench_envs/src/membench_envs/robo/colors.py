@@ -63,14 +63,11 @@ import numpy as np
 import sapien
 import torch
 
-from membench_envs.catalogue.robo import BUNCH_OF_COLORS, colors_timing
 from membench_envs.robo._remember import jittered_shuffled_slots
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.remember_color import COLORS as PALETTE
 from membench_envs.robo.shapes import build_shape
 
-_D = BUNCH_OF_COLORS.defaults  # the three families share their defaults (one table)
 BUNCH_RADIUS = 0.22
 BUNCH_Y_SHIFT = 0.015
 
@@ -78,18 +75,12 @@ BUNCH_Y_SHIFT = 0.015
 class ColorsEnv(MemoryTabletopEnv):
     """Shared mechanics of Bunch/Seq/ChainOfColors (see the module docstring)."""
 
-    ORACLE_KEYS = ("true_color_indices",)
     MAX_DENSE_REWARD: ClassVar[float] = 100.0
-    STATIC_THRESH: ClassVar[float] = 0.2
     TOUCH_LIFT: ClassVar[float] = 0.005  # the touch point is this far above the top face
+    #: whether the cue shows the cubes one after the other (the catalogue's timing rule reads the same flag) ...
     SEQUENTIAL: ClassVar[bool] = False
+    #: ... and whether the touches must follow the shown order
     ORDERED: ClassVar[bool] = False
-    SEQUENCE_LENGTH: ClassVar[int] = _D["sequence_length"]
-    COLORS: ClassVar[int] = _D["colors"]
-    STEP_DURATION: ClassVar[int] = _D["step_duration"]
-    DELTA_TIME: ClassVar[int] = _D["delta_time"]
-    CUBE_HALFSIZE: ClassVar[float] = _D["cube_halfsize"]
-    GOAL_THRESH: ClassVar[float | None] = None
 
     def __init__(
         self,
@@ -102,38 +93,19 @@ class ColorsEnv(MemoryTabletopEnv):
         goal_thresh: float | None = None,
         **kwargs,
     ):
-        pick = lambda value, default: default if value is None else value  # noqa: E731
-        self.sequence_length = int(pick(sequence_length, self.SEQUENCE_LENGTH))
-        self.n_colors = int(pick(colors, self.COLORS))
-        self.step_duration = int(pick(step_duration, self.STEP_DURATION))
-        self.delta_time = int(pick(delta_time, self.DELTA_TIME))
-        self.cube_halfsize = float(pick(cube_halfsize, self.CUBE_HALFSIZE))
-        thresh = pick(goal_thresh, self.GOAL_THRESH)
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.sequence_length = self.knob("sequence_length", sequence_length)
+        self.n_colors = self.knob("colors", colors)  # 1..len(PALETTE): the catalogue's bound
+        self.step_duration = self.knob("step_duration", step_duration)
+        self.delta_time = self.knob("delta_time", delta_time)
+        self.cube_halfsize = float(self.knob("cube_halfsize", cube_halfsize))
+        thresh = self.knob("goal_thresh", goal_thresh)
         self.goal_thresh = self.cube_halfsize if thresh is None else float(thresh)
-        if not 1 <= self.n_colors <= len(PALETTE):
-            raise ValueError(f"colors must be in 1..{len(PALETTE)}, got {self.n_colors}")
-        if not 1 <= self.sequence_length <= self.n_colors:
+        if self.sequence_length > self.n_colors:
             raise ValueError(f"sequence_length must be in 1..colors={self.n_colors}, got {self.sequence_length}")
-        if self.step_duration < 1:
-            raise ValueError(f"step_duration (steps each cue is shown) must be >= 1, got {self.step_duration}")
-        if self.delta_time < 0:
-            raise ValueError(f"delta_time (empty-table steps) must be >= 0, got {self.delta_time}")
-        if not self.cube_halfsize > 0:
-            raise ValueError(f"cube_halfsize must be > 0, got {self.cube_halfsize}")
-        if not self.goal_thresh > 0:
-            raise ValueError(f"goal_thresh must be > 0, got {self.goal_thresh}")
         super().__init__(*args, **kwargs)
 
-    # --- timing (the catalogue's rule) --------------------------------------------------------------------------
-    def timing(self):
-        return colors_timing(self.sequence_length, self.step_duration, self.delta_time, self.SEQUENTIAL)
-
-    def phase_schedule(self):
-        return list(self.timing().phases)
-
-    def default_episode_steps(self) -> int:
-        return self.timing().T
-
+    # --- timing: the catalogue's colors_timing, via MemoryTabletopEnv.timing -------------------------------------
     @property
     def selection_start(self) -> int:
         return self.timing().decision
@@ -298,8 +270,3 @@ class ChainOfColorsEnv(ColorsEnv):
 
     SEQUENTIAL = True
     ORDERED = True
-
-
-register_family(BunchOfColorsEnv)  # membench-BunchOfColors{3,5,7}-v0, from the table
-register_family(SeqOfColorsEnv)  # membench-SeqOfColors{3,5,7}-v0
-register_family(ChainOfColorsEnv)  # membench-ChainOfColors{3,5,7}-v0

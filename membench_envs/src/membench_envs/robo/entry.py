@@ -29,20 +29,8 @@ import importlib
 from typing import Any
 
 from membench_envs._deps import require
+from membench_envs.catalogue.robo import DEFAULT_VARIANT, PAPER_OBS_MODES, VARIANTS
 from membench_envs.envs._native import check_variant
-
-#: The platform's variants (mirrors ``membench_envs.robo.base.VARIANTS``; kept here so errors need no ManiSkill).
-VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")
-#: The paper's observation-mode names -> variants.
-PAPER_OBS_MODES = {
-    "rgb+joints": "partial",
-    "rgb+joint": "partial",
-    "rgb+joints+oracle": "oracle",
-    "state": "full",
-    "rgb": "rgb",
-    "rgb+joints+prompt": "prompt",
-}
-
 
 #: ManiSkill's render modes: "rgb_array" (the 512x512 human camera), "sensors" (the observation cameras), "all"
 #: (both side by side), "human" (a GUI viewer).
@@ -64,7 +52,7 @@ def resolve_variant(obs_variant: str | None, obs_mode: str | None) -> str:
         if obs_variant is not None and obs_variant != mapped:
             raise ValueError(f"obs_mode={obs_mode!r} means obs_variant={mapped!r}, but obs_variant={obs_variant!r}")
         return mapped
-    return check_variant("partial" if obs_variant is None else obs_variant, VARIANTS)
+    return check_variant(DEFAULT_VARIANT if obs_variant is None else obs_variant, VARIANTS)
 
 
 def _load_class(path: str):

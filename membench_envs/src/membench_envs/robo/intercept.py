@@ -66,14 +66,8 @@ from mani_skill.utils.building import actors
 from mani_skill.utils.structs.pose import Pose
 from transforms3d.euler import euler2quat
 
-from membench_envs.catalogue.robo import (
-    INTERCEPT,
-    STRICT_GRAB_LIFT,
-    STRICT_REST_SPEED,
-    tracking_timing,
-)
+from membench_envs.catalogue.robo import STRICT_GRAB_LIFT, STRICT_REST_SPEED
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import build_shape
 
 BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
@@ -82,14 +76,8 @@ BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
 class _RollingBallEnv(MemoryTabletopEnv):
     """What Intercept and InterceptGrab share: the rolling ball, its draw and the oracle (see the module docstring)."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = tracking_timing().T
-    ORACLE_KEYS = ("initial_velocity",)
     ORACLE_DTYPE = torch.float32
-    STATIC_THRESH: ClassVar[float] = 0.2
 
-    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
-    VELOCITY_RANGE: ClassVar[tuple[float, float]] = tuple(INTERCEPT.defaults["velocity_range"])
-    BALL_RADIUS: ClassVar[float] = INTERCEPT.defaults["ball_radius"]
     #: the episode draw (public code): ball start x, y; the sideways speed vx
     BALL_X_RANGE: ClassVar[tuple[float, float]] = (-0.35, -0.05)
     BALL_Y_RANGE: ClassVar[tuple[float, float]] = (-0.9, -0.65)
@@ -98,23 +86,18 @@ class _RollingBallEnv(MemoryTabletopEnv):
     START_HEIGHT_RADII: ClassVar[float] = 1.0
 
     def __init__(self, *args, velocity_range=None, ball_radius: float | None = None, **kwargs):
-        v = self.VELOCITY_RANGE if velocity_range is None else velocity_range
-        self.velocity_range = tuple(float(x) for x in v)
-        self.ball_radius = float(self.BALL_RADIUS if ball_radius is None else ball_radius)
-        if len(self.velocity_range) != 2 or not 0 <= self.velocity_range[0] <= self.velocity_range[1]:
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.velocity_range = tuple(float(x) for x in self.knob("velocity_range", velocity_range))
+        self.ball_radius = float(self.knob("ball_radius", ball_radius))
+        if self.velocity_range[0] > self.velocity_range[1]:
             raise ValueError(f"velocity_range must be (min, max) with 0 <= min <= max, got {velocity_range}")
-        if not self.ball_radius > 0:
-            raise ValueError(f"ball_radius must be > 0, got {self.ball_radius}")
         self._init_task(kwargs)
         super().__init__(*args, **kwargs)
 
     def _init_task(self, kwargs: dict) -> None:
         """Pop and check the task's own kwargs (before the scene is built)."""
 
-    # --- platform hooks ---------------------------------------------------------------------------------------
-    def phase_schedule(self):
-        return list(tracking_timing(self.MAX_EPISODE_STEPS).phases)
-
+    # --- platform hooks (phases and T: the catalogue's tracking_timing, via MemoryTabletopEnv.timing) ----------
     def _load_objects(self, options: dict) -> None:
         park = sapien.Pose(p=[0.0, 0.0, self.PARK_Z])
         ball, self._ball_rest = build_shape(self.scene, "sphere", self.ball_radius, BALL_COLOR, "ball", "dynamic", park)
@@ -181,7 +164,6 @@ class InterceptEnv(_RollingBallEnv):
     """Knock the rolling ball into the target zone (see the module docstring)."""
 
     MAX_DENSE_REWARD = 30.0
-    GOAL_RADIUS: ClassVar[float] = INTERCEPT.defaults["goal_radius"]
     START_HEIGHT_RADII = 2.0
     #: the goal's offset in x from the ball's start, and the range of its y (public code)
     GOAL_DX: ClassVar[float] = 0.2
@@ -192,10 +174,7 @@ class InterceptEnv(_RollingBallEnv):
     REACH_THRESH: ClassVar[float] = 0.04
 
     def _init_task(self, kwargs: dict) -> None:
-        radius = kwargs.pop("goal_radius", None)
-        self.goal_radius = float(self.GOAL_RADIUS if radius is None else radius)
-        if not self.goal_radius > 0:
-            raise ValueError(f"goal_radius must be > 0, got {self.goal_radius}")
+        self.goal_radius = float(self.knob("goal_radius", kwargs.pop("goal_radius", None)))
 
     def _load_task_objects(self) -> None:
         self.goal_region = actors.build_red_white_target(
@@ -313,7 +292,3 @@ class InterceptGrabEnv(_RollingBallEnv):
         state["gripper_width"] = self._gripper_width().reshape(-1, 1)
         state["relative_velocity"] = self.ball.linear_velocity - self.agent.tcp.linear_velocity
         return state
-
-
-register_family(InterceptEnv)  # membench-Intercept{Slow,Medium,Fast}-v0, from the table
-register_family(InterceptGrabEnv)  # membench-InterceptGrab{Slow,Medium,Fast}-v0

@@ -14,11 +14,7 @@ Phases, success, dense reward, layout and the full-state layout are those of :mo
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from membench_envs.catalogue.robo import REMEMBER_COLOR
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 
 #: (name, RGB 0-255) in the paper's order; the first ``colors`` are used. "Olive" is (255, 128, 0), i.e. orange,
 #: as in the public MIKASA-Robo code.
@@ -38,17 +34,9 @@ COLORS: tuple[tuple[str, tuple[int, int, int]], ...] = (
 class RememberColorEnv(RememberBaseEnv):
     """N cubes of distinct colours (``colors`` = N, 1-9)."""
 
-    ORACLE_KEYS = ("true_color_indices",)
-    COLORS: ClassVar[int] = REMEMBER_COLOR.defaults["colors"]
-    CUBE_HALFSIZE: ClassVar[float] = REMEMBER_COLOR.defaults["cube_halfsize"]
-
     def __init__(self, *args, colors: int | None = None, cube_halfsize: float | None = None, **kwargs):
-        self.n_colors = int(self.COLORS if colors is None else colors)
-        if not 1 <= self.n_colors <= len(COLORS):
-            raise ValueError(f"colors must be in 1..{len(COLORS)}, got {self.n_colors}")
-        self.cube_halfsize = float(self.CUBE_HALFSIZE if cube_halfsize is None else cube_halfsize)
-        if not self.cube_halfsize > 0:
-            raise ValueError(f"cube_halfsize must be > 0, got {self.cube_halfsize}")
+        self.n_colors = self.knob("colors", colors)  # 1..len(COLORS): the catalogue's bound
+        self.cube_halfsize = float(self.knob("cube_halfsize", cube_halfsize))
         super().__init__(*args, **kwargs)
 
     @property
@@ -63,6 +51,3 @@ class RememberColorEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0], [self.n_colors - 1]
-
-
-register_family(RememberColorEnv)  # membench-RememberColor{3,5,9}-v0, from the table

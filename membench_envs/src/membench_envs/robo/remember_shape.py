@@ -10,11 +10,7 @@ Shapes, in the paper's order: cube, sphere, cylinder, cross, torus, star, pyrami
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from membench_envs.catalogue.robo import REMEMBER_SHAPE
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import SHAPE_NAMES
 
 SHAPE_LABELS = ("cube", "sphere", "cylinder", "cross", "torus", "star", "pyramid", "t-shape", "crescent")
@@ -23,24 +19,11 @@ SHAPE_LABELS = ("cube", "sphere", "cylinder", "cross", "torus", "star", "pyramid
 class RememberShapeEnv(RememberBaseEnv):
     """N objects of distinct shapes and one colour (``shapes`` = N, 1-9)."""
 
-    ORACLE_KEYS = ("true_shape_indices",)
-    SHAPES: ClassVar[int] = REMEMBER_SHAPE.defaults["shapes"]
-    SHAPE_SCALE: ClassVar[float] = REMEMBER_SHAPE.defaults["shape_scale"]
-    COLOR: ClassVar[tuple[int, int, int, int]] = REMEMBER_SHAPE.defaults["color"]
-
     def __init__(self, *args, shapes: int | None = None, shape_scale: float | None = None, color=None, **kwargs):
-        self.n_shapes = int(self.SHAPES if shapes is None else shapes)
-        if not 1 <= self.n_shapes <= len(SHAPE_NAMES):
-            raise ValueError(f"shapes must be in 1..{len(SHAPE_NAMES)}, got {self.n_shapes}")
-        self.shape_scale = float(self.SHAPE_SCALE if shape_scale is None else shape_scale)
-        if not self.shape_scale > 0:
-            raise ValueError(f"shape_scale must be > 0, got {self.shape_scale}")
-        rgba = list(self.COLOR if color is None else color)
-        if len(rgba) == 3:
-            rgba.append(255)
-        if len(rgba) != 4 or not all(0 <= c <= 255 for c in rgba):
-            raise ValueError(f"color must be RGB(A) in 0..255, got {color}")
-        self.color = tuple(int(c) for c in rgba)
+        self.n_shapes = self.knob("shapes", shapes)  # 1..len(SHAPE_NAMES): the catalogue's bound
+        self.shape_scale = float(self.knob("shape_scale", shape_scale))
+        rgba = self.knob("color", color)  # RGB or RGBA, 0..255
+        self.color = tuple(rgba) if len(rgba) == 4 else (*rgba, 255)
         super().__init__(*args, **kwargs)
 
     @property
@@ -53,6 +36,3 @@ class RememberShapeEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0], [self.n_shapes - 1]
-
-
-register_family(RememberShapeEnv)  # membench-RememberShape{3,5,9}-v0, from the table

@@ -16,11 +16,7 @@ Phases, success and reward: :mod:`membench_envs.robo._remember`.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from membench_envs.catalogue.robo import REMEMBER_SHAPE_AND_COLOR as _TABLE
 from membench_envs.robo._remember import Item, RememberBaseEnv
-from membench_envs.robo.registration import register_family
 
 SC_SHAPES = (("cube", "cube"), ("sphere", "sphere"), ("t_shape", "t-shape"), ("cross", "cross"), ("torus", "torus"))
 SC_COLORS = (("red", (1.0, 0.0, 0.0, 1.0)), ("green", (0.0, 1.0, 0.0, 1.0)), ("blue", (0.0, 0.0, 1.0, 1.0)))
@@ -29,22 +25,11 @@ SC_COLORS = (("red", (1.0, 0.0, 0.0, 1.0)), ("green", (0.0, 1.0, 0.0, 1.0)), ("b
 class RememberShapeAndColorEnv(RememberBaseEnv):
     """``n_shapes`` × ``n_colors`` objects, all distinct (shape, colour) pairs."""
 
-    ORACLE_KEYS = ("true_shapes_info", "true_colors_info")
-    N_SHAPES: ClassVar[int] = _TABLE.defaults["n_shapes"]
-    N_COLORS: ClassVar[int] = _TABLE.defaults["n_colors"]
-    SHAPE_SCALE: ClassVar[float] = _TABLE.defaults["shape_scale"]
-
     def __init__(self, *args, n_shapes: int | None = None, n_colors: int | None = None,
                  shape_scale: float | None = None, **kwargs):
-        self.n_shapes = int(self.N_SHAPES if n_shapes is None else n_shapes)
-        self.n_colors = int(self.N_COLORS if n_colors is None else n_colors)
-        if not 1 <= self.n_shapes <= len(SC_SHAPES):
-            raise ValueError(f"n_shapes must be in 1..{len(SC_SHAPES)}, got {self.n_shapes}")
-        if not 1 <= self.n_colors <= len(SC_COLORS):
-            raise ValueError(f"n_colors must be in 1..{len(SC_COLORS)}, got {self.n_colors}")
-        self.shape_scale = float(self.SHAPE_SCALE if shape_scale is None else shape_scale)
-        if not self.shape_scale > 0:
-            raise ValueError(f"shape_scale must be > 0, got {self.shape_scale}")
+        self.n_shapes = self.knob("n_shapes", n_shapes)  # 1..len(SC_SHAPES): the catalogue's bound
+        self.n_colors = self.knob("n_colors", n_colors)  # 1..len(SC_COLORS)
+        self.shape_scale = float(self.knob("shape_scale", shape_scale))
         super().__init__(*args, **kwargs)
 
     @property
@@ -62,6 +47,3 @@ class RememberShapeAndColorEnv(RememberBaseEnv):
 
     def oracle_bounds(self):
         return [0, 0], [self.n_shapes - 1, self.n_colors - 1]
-
-
-register_family(RememberShapeAndColorEnv)  # membench-RememberShapeAndColor{3x2,3x3,5x3}-v0, from the table

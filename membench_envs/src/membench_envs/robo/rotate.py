@@ -71,20 +71,11 @@ import torch
 from mani_skill.utils import common
 from mani_skill.utils.geometry import rotation_conversions
 
-from membench_envs.catalogue.robo import (
-    ROTATE_LENIENT,
-    ROTATE_STRICT,
-    STRICT_PEG_SPIN,
-    STRICT_PEG_TILT,
-    rotate_timing,
-)
+from membench_envs.catalogue.robo import STRICT_PEG_SPIN, STRICT_PEG_TILT
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import add_box
 
 PEG_COLOR = (12 / 255, 42 / 255, 160 / 255, 1.0)
-MODES = ("pos_angle", "pos_neg_angle")
-SAMPLINGS = ("code", "paper")
 
 
 def wrap_angle(x: torch.Tensor) -> torch.Tensor:
@@ -95,50 +86,33 @@ def wrap_angle(x: torch.Tensor) -> torch.Tensor:
 class _RotatePegEnv(MemoryTabletopEnv):
     """What RotateLenient and RotateStrict share: the peg, the target draw, the angle and the prompt."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = rotate_timing().T
-    ORACLE_KEYS = ("y_angle_diff",)
     ORACLE_DTYPE = torch.float32
     PROMPT_DIM = 1
-    STATIC_THRESH: ClassVar[float] = 0.2
     #: success never counts before this step (the public code: elapsed_steps > 5)
     SUCCESS_FROM: ClassVar[int] = 6
     RENDER_CAMERA_EYE = (0.6, 0.7, 0.6)
     RENDER_CAMERA_TARGET = (0.0, 0.0, 0.35)
 
-    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
-    MODE: ClassVar[str] = ROTATE_LENIENT.defaults["mode"]
-    PEG_HALF_WIDTH: ClassVar[float] = ROTATE_LENIENT.defaults["peg_half_width"]
-    PEG_HALF_LENGTH: ClassVar[float] = ROTATE_LENIENT.defaults["peg_half_length"]
-    ANGLE_THRESHOLD: ClassVar[float] = ROTATE_LENIENT.defaults["angle_threshold"]
     #: the range of the peg centre's start x and y (public code)
     PEG_XY_RANGE: ClassVar[tuple[float, float]] = (-0.1, 0.1)
 
     def __init__(self, *args, mode: str | None = None, angle_threshold: float | None = None,
                  peg_half_width: float | None = None, peg_half_length: float | None = None,
-                 angle_sampling: str = "code", prompt_in_obs: bool = True, **kwargs):
-        self.prompt_in_obs = bool(prompt_in_obs)
-        self.mode = self.MODE if mode is None else mode
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if angle_sampling not in SAMPLINGS:
-            raise ValueError(f"angle_sampling must be one of {SAMPLINGS}, got {angle_sampling!r}")
-        self.angle_sampling = angle_sampling
-        self.angle_threshold = float(self.ANGLE_THRESHOLD if angle_threshold is None else angle_threshold)
-        self.peg_half_width = float(self.PEG_HALF_WIDTH if peg_half_width is None else peg_half_width)
-        self.peg_half_length = float(self.PEG_HALF_LENGTH if peg_half_length is None else peg_half_length)
-        for name in ("angle_threshold", "peg_half_width", "peg_half_length"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+                 angle_sampling: str | None = None, prompt_in_obs: bool | None = None, **kwargs):
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.prompt_in_obs = self.knob("prompt_in_obs", prompt_in_obs)
+        self.mode = self.knob("mode", mode)
+        self.angle_sampling = self.knob("angle_sampling", angle_sampling)
+        self.angle_threshold = float(self.knob("angle_threshold", angle_threshold))
+        self.peg_half_width = float(self.knob("peg_half_width", peg_half_width))
+        self.peg_half_length = float(self.knob("peg_half_length", peg_half_length))
         self._init_task(kwargs)
         super().__init__(*args, **kwargs)
 
     def _init_task(self, kwargs: dict) -> None:
         """Pop and check the family's own kwargs (before the scene is built)."""
 
-    # --- platform hooks ---------------------------------------------------------------------------------------
-    def phase_schedule(self):
-        return list(rotate_timing(self.MAX_EPISODE_STEPS).phases)
-
+    # --- platform hooks (phases and T: the catalogue's rotate_timing, via MemoryTabletopEnv.timing) ------------
     def _load_objects(self, options: dict) -> None:
         builder = self.scene.create_actor_builder()
         add_box(builder, (self.peg_half_length, self.peg_half_width, self.peg_half_width), PEG_COLOR)
@@ -274,14 +248,10 @@ class RotateStrictEnv(_RotatePegEnv):
     """Rotate the peg by the prompted angle without moving its centre (see the module docstring)."""
 
     MAX_DENSE_REWARD = 100.0
-    POS_THRESHOLD: ClassVar[float] = ROTATE_STRICT.defaults["pos_threshold"]
     REACH_THRESH: ClassVar[float] = 0.04
 
     def _init_task(self, kwargs: dict) -> None:
-        value = kwargs.pop("pos_threshold", None)
-        self.pos_threshold = float(self.POS_THRESHOLD if value is None else value)
-        if not self.pos_threshold > 0:
-            raise ValueError(f"pos_threshold must be > 0, got {self.pos_threshold}")
+        self.pos_threshold = float(self.knob("pos_threshold", kwargs.pop("pos_threshold", None)))
 
     def _placed(self, info: dict) -> torch.Tensor:
         shift = self.peg.pose.p[:, :2] - self._start_xy
@@ -311,7 +281,3 @@ class RotateStrictEnv(_RotatePegEnv):
 
     def _family_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {"peg_xy_shift": self.peg.pose.p[:, :2] - self._start_xy}
-
-
-register_family(RotateLenientEnv)  # membench-RotateLenient{Pos,PosNeg}-v0, from the table
-register_family(RotateStrictEnv)  # membench-RotateStrict{Pos,PosNeg}-v0

@@ -67,17 +67,9 @@ import torch
 from mani_skill.utils import common
 from transforms3d.euler import euler2quat
 
-from membench_envs.catalogue.robo import (
-    SHELL_PICK,
-    SHELL_PUSH,
-    SHELL_TOUCH,
-    STRICT_LIFT,
-    STRICT_PUSH,
-    shell_game_timing,
-)
+from membench_envs.catalogue.robo import STRICT_LIFT, STRICT_PUSH
 from membench_envs.robo.base import MemoryTabletopEnv
 from membench_envs.robo.mug import MUG_COLOR, MugGeometry, build_mug
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import build_shape
 
 BALL_COLOR = (1.0, 0.0, 0.0, 1.0)
@@ -88,22 +80,10 @@ N_CUPS = 3
 class ShellGameEnv(MemoryTabletopEnv):
     """Shared mechanics of the three ShellGame modes (see the module docstring)."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = shell_game_timing(SHELL_TOUCH.defaults["time_offset"]).T
-    ORACLE_KEYS = ("cup_with_ball_number",)
     RENDER_CAMERA_EYE: ClassVar[tuple] = (0.6, 0.7, 0.6)
     RENDER_CAMERA_TARGET: ClassVar[tuple] = (0.0, 0.0, 0.15)
 
     MODE: ClassVar[str] = "touch"
-    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
-    BALL_RADIUS: ClassVar[float] = SHELL_TOUCH.defaults["ball_radius"]
-    MIN_DIST: ClassVar[float] = SHELL_TOUCH.defaults["min_dist"]
-    TIME_OFFSET: ClassVar[int] = SHELL_TOUCH.defaults["time_offset"]
-    GOAL_THRESH: ClassVar[float] = SHELL_TOUCH.defaults["goal_thresh"]
-    CENTER_RANGE: ClassVar[float] = SHELL_TOUCH.defaults["center_range"]
-    MUG_YAW: ClassVar[float] = SHELL_TOUCH.defaults["mug_yaw"]  # handle towards +x, away from the robot
-    MUG_RADIUS: ClassVar[float] = SHELL_TOUCH.defaults["mug_radius"]
-    MUG_HEIGHT: ClassVar[float] = SHELL_TOUCH.defaults["mug_height"]
-    STATIC_THRESH: ClassVar[float] = 0.2
     #: success counts from t = time_offset + SUCCESS_DELAY (upstream: Touch t >= 5, Push/Pick t > 5)
     SUCCESS_DELAY: ClassVar[int] = 0
 
@@ -120,23 +100,15 @@ class ShellGameEnv(MemoryTabletopEnv):
         mug_height: float | None = None,
         **kwargs,
     ):
-        pick = lambda value, default: default if value is None else value  # noqa: E731
-        self.ball_radius = float(pick(ball_radius, self.BALL_RADIUS))
-        self.min_dist = float(pick(min_dist, self.MIN_DIST))
-        self.time_offset = int(pick(time_offset, self.TIME_OFFSET))
-        self.goal_thresh = float(pick(goal_thresh, self.GOAL_THRESH))
-        self.center_range = float(pick(center_range, self.CENTER_RANGE))
-        self.mug_yaw = float(pick(mug_yaw, self.MUG_YAW))
-        radius = float(pick(mug_radius, self.MUG_RADIUS))
-        height = float(pick(mug_height, self.MUG_HEIGHT))
-        if self.time_offset < 1:
-            raise ValueError(f"time_offset (steps the ball is visible) must be >= 1, got {self.time_offset}")
-        if not self.goal_thresh > 0:
-            raise ValueError(f"goal_thresh must be > 0, got {self.goal_thresh}")
-        if not self.ball_radius > 0:
-            raise ValueError(f"ball_radius must be > 0, got {self.ball_radius}")
-        if not self.center_range >= 0:
-            raise ValueError(f"center_range must be >= 0, got {self.center_range}")
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.ball_radius = float(self.knob("ball_radius", ball_radius))
+        self.min_dist = float(self.knob("min_dist", min_dist))
+        self.time_offset = self.knob("time_offset", time_offset)
+        self.goal_thresh = float(self.knob("goal_thresh", goal_thresh))
+        self.center_range = float(self.knob("center_range", center_range))
+        self.mug_yaw = float(self.knob("mug_yaw", mug_yaw))  # 0: the handle towards +x, away from the robot
+        radius = float(self.knob("mug_radius", mug_radius))
+        height = float(self.knob("mug_height", mug_height))
         wall = min(0.006, 0.25 * radius)
         self.mug_geometry = MugGeometry(outer_radius=radius, height=height, wall=wall, top=min(0.006, 0.25 * height))
         if not self.mug_geometry.covers(self.ball_radius):
@@ -164,10 +136,7 @@ class ShellGameEnv(MemoryTabletopEnv):
     def _mode_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {}
 
-    # --- platform hooks ---------------------------------------------------------------------------------------
-    def phase_schedule(self):
-        return list(shell_game_timing(self.time_offset, self.MAX_EPISODE_STEPS).phases)
-
+    # --- platform hooks (phases and T: the catalogue's shell_game_timing, via MemoryTabletopEnv.timing) --------
     def _load_objects(self, options: dict) -> None:
         import sapien
 
@@ -295,18 +264,10 @@ class _GoalShellGameEnv(ShellGameEnv):
     """Push and Pick: move the target mug to a goal relative to the ball's start."""
 
     SUCCESS_DELAY = 1
-    GOAL_OFFSET: ClassVar[tuple[float, float, float]] = (0.0, 0.0, 0.0)
-    REACH_THRESH: ClassVar[float] = 0.08
 
     def _init_mode(self, kwargs: dict) -> None:
-        offset = kwargs.pop("goal_offset", None)
-        reach = kwargs.pop("reach_thresh", None)
-        self.goal_offset = tuple(float(v) for v in (self.GOAL_OFFSET if offset is None else offset))
-        if len(self.goal_offset) != 3:
-            raise ValueError(f"goal_offset must be (dx, dy, dz), got {offset}")
-        self.reach_thresh = float(self.REACH_THRESH if reach is None else reach)
-        if not self.reach_thresh > 0:
-            raise ValueError(f"reach_thresh must be > 0, got {self.reach_thresh}")
+        self.goal_offset = tuple(float(v) for v in self.knob("goal_offset", kwargs.pop("goal_offset", None)))
+        self.reach_thresh = float(self.knob("reach_thresh", kwargs.pop("reach_thresh", None)))
 
     def goal_offset_tensor(self) -> torch.Tensor:
         return torch.tensor(self.goal_offset, device=self.device, dtype=torch.float32)
@@ -324,8 +285,6 @@ class ShellGamePushEnv(_GoalShellGameEnv):
 
     MODE = "push"
     MAX_DENSE_REWARD = 4.0
-    GOAL_OFFSET = tuple(SHELL_PUSH.defaults["goal_offset"])
-    REACH_THRESH = SHELL_PUSH.defaults["reach_thresh"]
 
     def _mode_evaluate(self, info: dict, mug_p: torch.Tensor) -> dict[str, torch.Tensor]:
         out = super()._mode_evaluate(info, mug_p)
@@ -350,8 +309,6 @@ class ShellGamePickEnv(_GoalShellGameEnv):
 
     MODE = "pick"
     MAX_DENSE_REWARD = 75.0
-    GOAL_OFFSET = tuple(SHELL_PICK.defaults["goal_offset"])
-    REACH_THRESH = SHELL_PICK.defaults["reach_thresh"]
 
     def _mode_evaluate(self, info: dict, mug_p: torch.Tensor) -> dict[str, torch.Tensor]:
         out = super()._mode_evaluate(info, mug_p)
@@ -377,8 +334,3 @@ class ShellGamePickEnv(_GoalShellGameEnv):
 
     def _mode_state(self, info: dict) -> dict[str, torch.Tensor]:
         return {"goal_pos": self._goal, "is_grasped": info["is_grasped"].float().reshape(-1, 1)}
-
-
-register_family(ShellGameTouchEnv)  # membench-ShellGame{Touch,Push,Pick}-v0, from the table
-register_family(ShellGamePushEnv)
-register_family(ShellGamePickEnv)

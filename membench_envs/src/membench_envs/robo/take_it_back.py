@@ -56,9 +56,7 @@ import torch
 from mani_skill.utils import common
 from mani_skill.utils.structs.pose import Pose
 
-from membench_envs.catalogue.robo import TAKE_IT_BACK, take_it_back_timing
 from membench_envs.robo.base import MemoryTabletopEnv
-from membench_envs.robo.registration import register_family
 from membench_envs.robo.shapes import add_cylinder, build_shape
 
 CUBE_COLOR = (0.0, 1.0, 0.0, 1.0)
@@ -82,14 +80,9 @@ def build_region(scene, radius: float, color, name: str, thickness: float = 1e-5
 class TakeItBackEnv(MemoryTabletopEnv):
     """Move the cube into the goal region, then back to its unmarked start (see the module docstring)."""
 
-    MAX_EPISODE_STEPS: ClassVar[int] = take_it_back_timing().T
     MAX_DENSE_REWARD = 30.0
-    ORACLE_KEYS = ("xyz_initial",)
     ORACLE_DTYPE = torch.float32
 
-    # defaults from the one MIKASA-Robo table (membench_envs.catalogue.robo); subclasses may override (App. M)
-    GOAL_RADIUS: ClassVar[float] = TAKE_IT_BACK.defaults["goal_radius"]
-    CUBE_HALFSIZE: ClassVar[float] = TAKE_IT_BACK.defaults["cube_halfsize"]
     #: the episode draw (public code): start x, start row spacing and in-row jitter of y, goal x and y
     START_X_RANGE: ClassVar[tuple[float, float]] = (-0.05, 0.05)
     START_ROW_SPACING: ClassVar[float] = 0.1
@@ -105,16 +98,12 @@ class TakeItBackEnv(MemoryTabletopEnv):
     DISC_PARK: ClassVar[tuple[float, float, float]] = (-2.0, 0.0, 1000.0)
 
     def __init__(self, *args, goal_radius: float | None = None, cube_halfsize: float | None = None, **kwargs):
-        self.goal_radius = float(self.GOAL_RADIUS if goal_radius is None else goal_radius)
-        self.cube_halfsize = float(self.CUBE_HALFSIZE if cube_halfsize is None else cube_halfsize)
-        for name in ("goal_radius", "cube_halfsize"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
+        self.goal_radius = float(self.knob("goal_radius", goal_radius))
+        self.cube_halfsize = float(self.knob("cube_halfsize", cube_halfsize))
         super().__init__(*args, **kwargs)
 
-    # --- platform hooks ---------------------------------------------------------------------------------------
-    def phase_schedule(self):
-        return list(take_it_back_timing(self.MAX_EPISODE_STEPS).phases)
+    # --- platform hooks (phases and T: the catalogue's take_it_back_timing, via MemoryTabletopEnv.timing) -------
 
     def _load_objects(self, options: dict) -> None:
         cube, self._cube_rest = build_shape(self.scene, "cube", self.cube_halfsize, CUBE_COLOR, "cube")
@@ -244,6 +233,3 @@ class TakeItBackEnv(MemoryTabletopEnv):
             "goal_reached": info["goal_reached"].float().reshape(-1, 1),
             "time": (self.elapsed_steps.float() / self.max_episode_steps).reshape(-1, 1),
         }
-
-
-register_family(TakeItBackEnv)  # membench-TakeItBack-v0, from the table

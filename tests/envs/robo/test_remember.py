@@ -1,8 +1,7 @@
-"""Step-exact phases of the Remember* families: what is on the table, and where, at every phase boundary.
-
-From simulator state for every family (default timing and a custom one), and from camera pixels for one task per
-family: the cue is in both camera images at t=0, absent from both during the delay, and the choice set is back at
-t = time_offset + delta_time. Also: hidden objects are out of the physics (the gripper passes where the cue stood).
+"""RememberColor / RememberShape / RememberShapeAndColor (``membench_envs.robo._remember`` and the three family
+modules): what is on the table, and where, at every phase boundary (from the simulator state for every family, from
+camera pixels for one task per family; hidden objects are out of the physics), the choice slots, the episode draws,
+the success rules (a touch held one step vs 0.1 s) and the dense reward's phases.
 """
 
 from __future__ import annotations
@@ -11,9 +10,11 @@ import numpy as np
 import pytest
 import torch
 from membench_envs.robo._remember import choice_slots, jittered_shuffled_slots
+from membench_envs.robo.experts import ReachPolicy
+
+from tests.envs.robo._helpers import ZERO, put, rest_until, run_episode
 
 FAMILIES = ["MIKASA/RememberColor3-v0", "MIKASA/RememberShape5-v0", "MIKASA/RememberShapeAndColor3x2-v0"]
-ZERO = np.zeros(8, dtype=np.float32)
 
 
 def _positions(base) -> np.ndarray:
@@ -175,3 +176,60 @@ def test_cue_in_pixels_at_t0_absent_during_the_delay_back_at_choice(robo_env, en
     for t in range(5, 10):
         assert counts[t] == (0, 0), (t, counts[t])  # empty table in both cameras
     assert counts[10][0] >= 4 and counts[10][1] >= 4
+
+
+# --- the episode draws ---------------------------------------------------------------------------------------------
+def test_seeds_give_different_targets_and_layouts(robo_env):
+    env = robo_env("MIKASA/RememberColor9-v0", obs_variant="full")
+    oracles, layouts = set(), set()
+    for seed in range(12):
+        _, info = env.reset(seed=seed)
+        oracles.add(tuple(info["oracle"]))
+        layouts.add(tuple(np.round(env.unwrapped._sched_pose[-1, 0, :, :2].numpy().ravel(), 4)))
+    assert len(oracles) > 1 and len(layouts) == 12
+
+
+# --- success: the public code's touch (one step) vs the paper's (0.1 s) -------------------------------------------
+def _touch_case(env, hold_steps: int) -> list[bool]:
+    """From t = 10 put the target cube 3.5 cm under the resting TCP for ``hold_steps`` steps, then back on its slot;
+    return the success flag of every step."""
+    base = env.unwrapped
+    assert rest_until(env, base.choice_start)["is_robot_static"]
+    j = int(base.target_index()[0])
+    cube = base.memory_objects[j]
+    slot = base._sched_pose[base.phase_index("choice"), 0, j, :3].cpu().numpy()
+    flags = []
+    for k in range(hold_steps + 2):
+        if k < hold_steps:
+            put(base, cube, base.agent.tcp.pose.p[0].cpu().numpy() - [0.0, 0.0, 0.035], hover=True)
+        else:
+            put(base, cube, slot)
+        _, _, _, _, info = env.step(ZERO)
+        if k < hold_steps:
+            assert info["is_obj_placed"] and info["is_robot_static"], (k, info["tcp_to_target_dist"])
+        flags.append(bool(info["success"]))
+    return flags
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_touch_held_one_step_vs_0_1_s(robo_env, strict):
+    env = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", terminate_on_success=False, strict_success=strict)
+    assert env.unwrapped.strict_hold_steps == 2  # 0.1 s at the 20 Hz control rate
+    one = _touch_case(env, 1)
+    two = _touch_case(env, 2)
+    if strict:  # the paper: contact for at least 0.1 s
+        assert one == [False, False, False]
+        assert two == [False, True, False, False]
+    else:  # the public code: one step within 0.05 m
+        assert one == [True, False, False]
+        assert two == [True, True, False, False]
+
+
+# --- the dense reward ----------------------------------------------------------------------------------------------
+def test_dense_reward_pays_only_the_static_term_before_the_choice(robo_env):
+    env = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
+                   reward_mode="dense", terminate_on_success=False)
+    rewards = []
+    assert run_episode(env, ReachPolicy(env, "oracle"), seed=2, check=lambda r, info: rewards.append(r))
+    assert max(rewards[:9]) <= 0.5 + 1e-6  # t = 1..9: before the choice phase only the static term (<= 0.5) is paid
+    assert rewards[-1] == 3.0
