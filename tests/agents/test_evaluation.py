@@ -102,15 +102,15 @@ def test_evaluation_caps_parallel_episodes_where_each_env_is_a_process(monkeypat
     from membench_agents.envs import process_cap
 
     pytest.importorskip("mani_skill")
-    import membench_envs.robo.entry as entry
+    import membench_envs.robo.vector as robo_vector
 
-    monkeypatch.setattr(entry, "has_gpu", lambda: False)
+    monkeypatch.setattr(robo_vector, "has_gpu", lambda: False)
     cap = process_cap("MIKASA/RememberColor3-v0")
     assert cap is not None and 4 <= cap < 100
     assert process_cap("MIKASA/TMazePassive-v0") is None
-    monkeypatch.setattr(entry, "has_gpu", lambda: True)
+    monkeypatch.setattr(robo_vector, "has_gpu", lambda: True)
     assert process_cap("MIKASA/RememberColor3-v0") is None
-    monkeypatch.setattr(entry, "has_gpu", lambda: False)
+    monkeypatch.setattr(robo_vector, "has_gpu", lambda: False)
 
     asked = []
 

@@ -89,7 +89,7 @@ def process_cap(env_id: str) -> int | None:
     entry = gym.spec(plain_env_id(env_id)).vector_entry_point
     if not (isinstance(entry, str) and entry.startswith("membench_envs.robo")):
         return None
-    from membench_envs.robo.entry import has_gpu
+    from membench_envs.robo.vector import has_gpu
 
     return None if has_gpu() else max(4, 2 * (os.cpu_count() or 2))
 

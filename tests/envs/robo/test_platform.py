@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 from gymnasium.utils.env_checker import check_env
-from membench_envs.robo.entry import NoGPUError, has_gpu
+from membench_envs.robo.entry import NoGPUError
 from membench_envs.robo.experts import ReachPolicy
+from membench_envs.robo.vector import has_gpu
 
 from tests.envs.robo._helpers import ZERO, ZERO_EE, state_rollout
 

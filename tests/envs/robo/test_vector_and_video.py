@@ -10,8 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_envs.robo.entry import has_gpu
-from membench_envs.robo.vector import RoboVectorEnv, make_vec
+from membench_envs.robo.vector import RoboVectorEnv, has_gpu, make_vec
 
 import membench_envs
 

@@ -16,7 +16,7 @@ from typing import Any
 _LAZY = {
     "make": "membench_envs.robo.entry",
     "make_vec": "membench_envs.robo.vector",
-    "has_gpu": "membench_envs.robo.entry",
+    "has_gpu": "membench_envs.robo.vector",
     "record_episode": "membench_envs.robo.video",
     "task_info": "membench_envs.robo.entry",
     "MemoryTabletopEnv": "membench_envs.robo.base",

@@ -60,13 +60,6 @@ def _load_class(path: str):
     return getattr(importlib.import_module(module), name)
 
 
-def has_gpu() -> bool:
-    """Whether ManiSkill's GPU simulation (physx_cuda) can run here: a CUDA device visible to torch."""
-    import torch
-
-    return bool(torch.cuda.is_available() and torch.cuda.device_count() > 0)
-
-
 def make(
     env_cls: Any,
     *,
@@ -103,6 +96,8 @@ def make(
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     name = env_id or env_cls.__name__
+    from membench_envs.robo.vector import has_gpu
+
     gpu = has_gpu()
     if num_envs > 1 and not gpu:
         raise NoGPUError(

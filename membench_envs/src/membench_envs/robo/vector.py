@@ -24,7 +24,12 @@ import numpy as np
 import torch
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, VectorEnv
 
-from membench_envs.robo.entry import has_gpu
+
+def has_gpu() -> bool:
+    """Whether ManiSkill's GPU simulation (physx_cuda) can run here: a CUDA device visible to torch."""
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.device_count() > 0)
 
 
 def _clone(value: Any) -> Any:
