@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from membench_agents.algos.registry import AGENTS
-from membench_agents.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.errors import ConfigError
-from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError
-from membench_agents.tracking import Tracking
-from membench_agents.training import STOP_SIGNALS, Interrupted, StopFlag, train_seed
+from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError
+from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 
 
 @dataclasses.dataclass
