@@ -25,7 +25,6 @@ from membench_agents.algos.vector import make_vector_env
 from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.runs import cell, envstate, loop
-from membench_agents.runs import loop as training
 from membench_agents.runs.checkpoint import CheckpointError, load_checkpoint
 from membench_agents.runs.folder import RunFolderError, locked
 
@@ -283,7 +282,7 @@ def test_a_second_writer_on_a_locked_folder_gets_one_clear_error(interrupted_run
 
 def test_sigterm_stops_like_ctrl_c_in_process(tmp_path):
     cfg = tiny_config("ppo-mlp", iterations=6)
-    stop = training.StopFlag()
+    stop = loop.StopFlag()
     calls = []
 
     def report(msg):
@@ -334,7 +333,7 @@ def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
     steps = [load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
     assert all(st > 0 and st % (8 * 16) == 0 for st in steps), steps  # saved when stopped, not only at step 0
     for s in (0, 1):
-        kind, payload = training.resume_point(cell.run_config(run), s, run / f"seed_{s}")
+        kind, payload = loop.resume_point(cell.run_config(run), s, run / f"seed_{s}")
         assert kind == "checkpoint" and payload["env_state"] is not None
 
 

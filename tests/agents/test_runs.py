@@ -12,7 +12,6 @@ from membench_agents.algos.trainer import make_trainer, preflight
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell, loop, stats, workers
-from membench_agents.runs import loop as training
 
 from tests.agents._runs_helpers import (
     ROOT,
@@ -143,7 +142,7 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
             self.closed = True
 
     clock = [100.0]
-    monkeypatch.setattr(training.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(loop.time, "monotonic", lambda: clock[0])
     fake = Fake()
     w = loop._BatchedWriter(fake, every_s=2.0)
     w.add_scalar("a", 1.0, 1)

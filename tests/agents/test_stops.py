@@ -17,7 +17,7 @@ import torch
 from membench_agents.algos.trainer import make_trainer
 from membench_agents.config.resolve import resolve
 from membench_agents.runs import loop
-from membench_agents.runs import loop as training
+from membench_agents.runs.cell import run_config
 from membench_agents.runs.checkpoint import load_checkpoint
 
 from tests.agents._runs_helpers import ROOT, TMAZE, assert_same_params, final_params, history, tiny_config
@@ -67,10 +67,10 @@ def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tup
                                          ("bench", signal.SIGINT)])
 def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, command, sig):
     """3 runs on 2 workers: the queued run never starts, the running ones checkpoint, the command exits."""
-    cell = ["--env", "MIKASA/TMazePassiveDense-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2",
+    args = ["--env", "MIKASA/TMazePassiveDense-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2",
             "--steps", str(2000 * 8 * 16), *_LONG]
     if command == "train":
-        proc = _start(["train", *cell, "--run-dir", str(tmp_path / "run")])
+        proc = _start(["train", *args, "--run-dir", str(tmp_path / "run")])
     else:  # bench takes no --set: the same cell as a config file in a bench spec
         (tmp_path / "cell.yaml").write_text(textwrap.dedent(f"""\
             env: MIKASA/TMazePassiveDense-v0
@@ -88,8 +88,8 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
     assert seconds < _BOUND_S
     assert "1 queued run(s) not started" in err and f"membench {command} --resume" in err
     run_dir = next(tmp_path.rglob("config.yaml")).parent
-    cfg = cell.run_config(run_dir)
-    kinds = sorted(training.resume_point(cfg, s, run_dir / f"seed_{s}")[0] for s in cfg["seeds"])
+    cfg = run_config(run_dir)
+    kinds = sorted(loop.resume_point(cfg, s, run_dir / f"seed_{s}")[0] for s in cfg["seeds"])
     assert kinds == ["checkpoint", "checkpoint", "fresh"]  # the queued seed is trained by --resume
 
 
@@ -330,7 +330,7 @@ def test_a_slow_ppo_iteration_is_preceded_by_a_checkpoint(tmp_path, monkeypatch)
         return real_iterate(should_stop)
 
     trainer.iterate = iterate
-    monkeypatch.setattr(training, "SLOW_ITERATION_S", 1e9)  # every iteration counts as fast
+    monkeypatch.setattr(loop, "SLOW_ITERATION_S", 1e9)  # every iteration counts as fast
     loop.train_seed(cfg, 0, tmp_path / "fast", should_stop=Recorder(), trainer=trainer)
     assert given == [True, False, False, False, False, False]  # only the first follows a checkpoint (the start)
 
@@ -338,7 +338,7 @@ def test_a_slow_ppo_iteration_is_preceded_by_a_checkpoint(tmp_path, monkeypatch)
     real_iterate = trainer.iterate
     given.clear()
     trainer.iterate = iterate
-    monkeypatch.setattr(training, "SLOW_ITERATION_S", 0.0)  # every iteration counts as slow
+    monkeypatch.setattr(loop, "SLOW_ITERATION_S", 0.0)  # every iteration counts as slow
     loop.train_seed(cfg, 0, tmp_path / "slow", should_stop=Recorder(), trainer=trainer)
     assert given == [True] * 6
 
@@ -353,7 +353,7 @@ def test_a_stop_during_an_evaluation_is_prompt_and_resume_repeats_it(tmp_path, m
     real_evaluate = loop.evaluate_trainer
 
     def evaluate_trainer(*args, **kwargs):
-        if trainer.global_step == 2 * 8 * 16:  # the periodic evaluation after the 2nd iteration
+        if args[0] is trainer and trainer.global_step == 2 * 8 * 16:  # the periodic evaluation after iteration 2
             assert kwargs.get("should_stop") is stop
             stop.n = stop.calls + 3
         return real_evaluate(*args, **kwargs)

@@ -668,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as e:  # a failed run: the message, not a traceback from the orchestrator
-        from membench_agents.runs import RunFailed
+        from membench_agents.runs.workers import RunFailed
 
         if isinstance(e, RunFailed):
             for line in e.failures:

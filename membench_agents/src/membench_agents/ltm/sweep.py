@@ -359,7 +359,8 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
     """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``: the
     protocol's aggregate (mean ± SEM over runs) and the mean episode length."""
     from membench_agents.algos.trainer import make_trainer
-    from membench_agents.runs import cell, checkpoint, stats
+    from membench_agents.runs import checkpoint, stats
+    from membench_agents.runs.cell import seed_dir
     from membench_agents.runs.checkpoint import load_checkpoint, load_trainer_state
     from membench_agents.runs.evaluation import evaluate_trainer, preserve_rng
     from membench_agents.runs.loop import _check_payload
@@ -369,7 +370,7 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
     seeds = stats.episode_seeds(cfg)
     per_seed = []
     for s in cfg["seeds"]:
-        path = cell.seed_dir(run_dir, s) / checkpoint.CHECKPOINT
+        path = seed_dir(run_dir, s) / checkpoint.CHECKPOINT
         payload = load_checkpoint(path)
         _check_payload(payload, cfg, s, path)
         with preserve_rng():
@@ -495,12 +496,12 @@ def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
     """Write the sweep folder (sweep.yaml, one run folder per cell) and return the training jobs."""
     import yaml
 
-    from membench_agents.runs import cell
+    from membench_agents.runs.cell import prepare_run
 
     check_cells(cells, spec)
     jobs = []
     for c in cells:
-        jobs += cell.prepare_run(c.cfg, sweep_dir / "cells" / c.name)
+        jobs += prepare_run(c.cfg, sweep_dir / "cells" / c.name)
     jobs = [_relabel(j, c) for j, c in zip(jobs, [c for c in cells for _ in c.cfg["seeds"]], strict=True)]
     meta = {"spec": _spec_dict(spec), "cells": [c.meta() for c in cells]}
     (sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(meta, sort_keys=False))
@@ -519,21 +520,21 @@ def _spec_dict(spec: SweepSpec) -> dict[str, Any]:
 
 
 def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
-    from membench_agents.runs import cell
+    from membench_agents.runs.cell import check_resumable, jobs_for, run_config
 
     meta = read_sweep(sweep_dir)
     cells, jobs = [], []
     for m in meta["cells"]:
         d = sweep_dir / "cells" / m["name"]
-        cfg = cell.run_config(d)
+        cfg = run_config(d)
         if cfg["agent"] != m["agent"] or cfg["env"] != meta["spec"]["env"]:
             raise RunFolderError(f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
                                  f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
                                  "restore the sweep folder as membench sweep wrote it")
-        cell.check_resumable(cfg, d)
+        check_resumable(cfg, d)
         cell = Cell(m["name"], m["agent"], int(m["length"]), m["K"], list(m["designs"]), cfg)
         cells.append(cell)
-        jobs += [_relabel(j, cell) for j in cell.jobs_for(cfg, d, resume=True)]
+        jobs += [_relabel(j, cell) for j in jobs_for(cfg, d, resume=True)]
     return meta, cells, jobs
 
 
@@ -541,7 +542,7 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
     """After training: results.json of every cell, design (c)'s evaluations, the tables, plots and aggregate."""
     from membench_agents.analysis import aggregate
     from membench_agents.analysis.report import plot_run
-    from membench_agents.runs import cell
+    from membench_agents.runs.cell import finalize_run
 
     spec = meta["spec"]
     designs = spec["designs"]
@@ -549,7 +550,7 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
     rows = []
     for c in cells:
         d = sweep_dir / "cells" / c.name
-        res = cell.finalize_run(d)
+        res = finalize_run(d)
         plot_run(d)
         p = cell_plan(spec["env"], c.cfg)
         rows.append({**c.meta(), "design_kinds": [designs[i]["kind"] for i in c.designs], "xi": list(p.xi),
