@@ -237,7 +237,10 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
                 bar.write(f"[{job.label}] {e}")
                 _not_started(bar, jobs[i + 1:])
                 raise KeyboardInterrupt from None
-            except (KeyboardInterrupt, RunFolderError):
+            except ConfigError:  # bad input met inside the run (a checkpoint that does not fit, ...): one line
+                _not_started(bar, jobs[i + 1:])
+                raise
+            except KeyboardInterrupt:
                 raise
             except Exception as e:
                 _not_started(bar, jobs[i + 1:])
