@@ -16,7 +16,7 @@ from membench_agents.algos.sb3 import SB3Policy, SB3Trainer  # noqa: E402
 from membench_agents.algos.trainer import preflight  # noqa: E402
 from membench_agents.errors import ConfigError  # noqa: E402
 from membench_agents.runs import cell, loop  # noqa: E402
-from membench_agents.runs.evaluation import evaluate_trainer  # noqa: E402
+from membench_agents.runs.evaluation import evaluate, evaluate_trainer  # noqa: E402
 
 from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, tiny_config  # noqa: E402
 
@@ -66,8 +66,9 @@ def test_sb3_models_go_through_the_shared_evaluation_with_the_same_episode_seeds
     trainer = SB3Trainer(cfg, seed=0)
     trainer.iterate()
     seeds = [3, 11, 42, 7, 0, 99]
-    res = evaluate_trainer(trainer, cfg, seeds, num_envs=4)
-    assert res["episode_seeds"] == seeds  # produced by membench_agents.runs.evaluation.evaluate
+    assert isinstance(trainer.policy, SB3Policy)  # what the run loop evaluates, as it evaluates membench's agents
+    res = evaluate(trainer.policy, TMAZE, {"corridor_length": 2}, seeds, num_envs=4)
+    assert res["episode_seeds"] == seeds
     manual = _manual_rollouts(trainer.model, seeds)
     assert res["returns"] == [m[0] for m in manual]
     assert res["successes"] == [m[1] for m in manual]
