@@ -5,7 +5,7 @@ Same task (MIKASA/TMazePassive-v0), same step budget, same number of environment
 epochs and LSTM width (the matched cell configs experiments/perf/tmaze-matched/ppo-lstm.yaml
 and sb3-recurrentppo.yaml, checked below), 1 torch thread each, one agent at a time, each in a fresh
 process. SPS = environment steps / training wall time (rollouts + updates; evaluation excluded). Both
-trained policies are then evaluated by the same protocol code (membench_agents.evaluation.evaluate,
+trained policies are then evaluated by the same protocol code (membench_agents.runs.evaluation.evaluate,
 episode seeds 0..99, deterministic actions). Each agent steps the task its library's standard way
 (membench: the native batched env; RecurrentPPO: SB3's DummyVecEnv over single envs); the time inside those
 step calls is measured too, and the ratio without it is printed for context. membench PPO trains through
@@ -95,12 +95,13 @@ def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_
     import torch
 
     torch.set_num_threads(1)
-    from membench_agents import runs
+    from membench_agents.algos.trainer import make_trainer
+    from membench_agents.runs import loop
 
     if agent == "ppo-lstm-readable":
         agent, fast_cpu = "ppo-lstm", "off"
     cfg = config(agent, steps, seed, corridor_length, sb3_default_arch, sparse, fast_cpu)
-    trainer = runs.make_trainer(cfg, seed)
+    trainer = make_trainer(cfg, seed)
     # Time spent stepping the training environments during training iterations: their class's step method is
     # timed while trainer.iterate runs (this process trains one agent; patching the class keeps the env
     # picklable for checkpoints). SB3's VecEnv.step is step_async + step_wait; DummyVecEnv steps in step_wait.
@@ -119,7 +120,7 @@ def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_
 
     trainer.iterate = timed_iterate
     with tempfile.TemporaryDirectory() as d:
-        summary = runs.train_seed(cfg, seed, d, trainer=trainer)
+        summary = loop.train_seed(cfg, seed, d, trainer=trainer)
     fast = getattr(getattr(trainer, "algo", None), "fast", None)  # membench PPO's CPU fast path, if it ran
     return {"agent": agent, "steps": summary["global_step"], "train_time_s": summary["train_time_s"],
             "env_time_s": env_time[0], "sps": summary["sps"], "success_rate": summary["eval"]["success_rate"],

@@ -32,7 +32,7 @@ TASK = "MIKASA/TMazePassiveDense-v0"
 def measure(K: int, iterations: int, device: str) -> dict:
     import torch
     from membench_agents.algos.dtqn import DTQN, DTQNConfig
-    from membench_agents.envs import make_vector_env
+    from membench_agents.algos.vector import make_vector_env
 
     L = 4 * K  # episodes of 4K + 1 steps: every window the agent acts on is full from step K - 1 on
     cfg = DTQNConfig(context_len=K, num_envs=8, num_steps=4, total_steps=10**9, buffer_size=8 * 2 * (L + 2),

@@ -5,7 +5,7 @@ one gradient step per environment step, learning rate 3e-4 for actor, critics an
 gamma 0.99, tau 0.005, replay 1M, the same random-action warm-up (``learning_starts``), the entropy coefficient
 tuned automatically from 1.0 towards -dim(A). Each (agent, seed) trains in a fresh process with 1 torch thread,
 one after another. SPS = environment steps / training wall time (acting, environment steps and updates). Both
-trained policies are evaluated by the same code (membench_agents.evaluation.evaluate, episode seeds 0..9,
+trained policies are evaluated by the same code (membench_agents.runs.evaluation.evaluate, episode seeds 0..9,
 deterministic actions). Printed: SPS and final return per seed, their means, and the ratios ours / SB3.
 
 Usage: python experiments/perf_sac.py [--full] [--steps N] [--seeds K]
@@ -34,11 +34,11 @@ def run_one(agent: str, steps: int, seed: int) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from membench_agents.evaluation import evaluate
+    from membench_agents.runs.evaluation import evaluate
 
     if agent == "membench-sac":
         from membench_agents.algos.sac import SAC, SACConfig
-        from membench_agents.envs import make_vector_env
+        from membench_agents.algos.vector import make_vector_env
 
         cfg = SACConfig(num_envs=1, total_steps=steps, buffer_size=1_000_000, learning_starts=LEARNING_STARTS,
                         batch_size=BATCH, gradient_steps=1, gamma=0.99, tau=0.005, policy_lr=LR, q_lr=LR,
@@ -51,7 +51,7 @@ def run_one(agent: str, steps: int, seed: int) -> dict:
         policy, done = algo.actor, algo.global_step
     else:
         import gymnasium as gym
-        from membench_agents.sb3 import SB3Policy
+        from membench_agents.algos.sb3 import SB3Policy
         from stable_baselines3 import SAC as SB3SAC
 
         model = SB3SAC("MlpPolicy", gym.make(TASK), buffer_size=1_000_000, learning_starts=LEARNING_STARTS,

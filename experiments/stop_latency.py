@@ -54,7 +54,7 @@ def one(env: str, agent: str, delay: float, start_timeout: float = 300) -> tuple
         step = "-"
         if ckpt.is_file():
             sys.path.insert(0, str(ROOT / "membench_agents" / "src"))
-            from membench_agents.checkpoint import load_checkpoint
+            from membench_agents.runs.checkpoint import load_checkpoint
 
             step = str(load_checkpoint(ckpt)["global_step"])
         said = next((line.strip() for line in err.splitlines() if "stopped" in line), err.strip()[-90:])

@@ -12,8 +12,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
-from membench_agents.checkpoint import load_checkpoint
 from membench_agents.config.resolve import resolve
+from membench_agents.runs.checkpoint import load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 TMAZE = "MIKASA/TMazePassive-v0"

@@ -13,13 +13,13 @@ import pytest
 import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from membench_agents.algos.dtqn import DTQN, DTQNConfig, DTQNetwork, DTQNPolicy, DTQNTrainer
-from membench_agents.checkpoint import from_plain, to_plain
+from membench_agents.algos.vector import make_vector_env
 from membench_agents.config.resolve import resolve
-from membench_agents.envs import make_vector_env
 from membench_agents.errors import ConfigError
-from membench_agents.evaluation import evaluate
+from membench_agents.runs import checkpoint, envstate, loop
+from membench_agents.runs.checkpoint import from_plain, to_plain
+from membench_agents.runs.evaluation import evaluate
 
-from membench_agents import envstate, runs
 from tests.agents._runs_helpers import assert_same_params, history, membench
 
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -265,13 +265,13 @@ def _run_config(iterations: int):
 def test_run_layer_interrupt_then_resume_equals_uninterrupted(tmp_path):
     cfg = _run_config(iterations=6)
     a = tmp_path / "a"
-    runs.train_seed(cfg, 0, a)
+    loop.train_seed(cfg, 0, a)
     b = tmp_path / "b"
-    with pytest.raises(runs.Interrupted, match="checkpoint saved"):
-        runs.train_seed(cfg, 0, b, stop_after_iterations=3)
-    runs.train_seed(cfg, 0, b, resume=True)  # a new trainer, the environments restored as plain data
-    pa = runs.load_checkpoint(a / "checkpoint.pt")["trainer"]["algo"]["q_net"]
-    pb = runs.load_checkpoint(b / "checkpoint.pt")["trainer"]["algo"]["q_net"]
+    with pytest.raises(loop.Interrupted, match="checkpoint saved"):
+        loop.train_seed(cfg, 0, b, stop_after_iterations=3)
+    loop.train_seed(cfg, 0, b, resume=True)  # a new trainer, the environments restored as plain data
+    pa = checkpoint.load_checkpoint(a / "checkpoint.pt")["trainer"]["algo"]["q_net"]
+    pb = checkpoint.load_checkpoint(b / "checkpoint.pt")["trainer"]["algo"]["q_net"]
     assert_same_params(pa, pb)
     ha, hb = history(a), history(b)
     assert ha == hb and any("value_loss" in r for r in ha) and any("eval" in r for r in ha)

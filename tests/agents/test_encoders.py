@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_agents.encoders import CNNEncoder, DictEncoder, OneHotEncoder, VectorEncoder, make_encoder
+from membench_agents.nets.encoders import CNNEncoder, DictEncoder, OneHotEncoder, VectorEncoder, make_encoder
 
 
 def _sample_batch(space: gym.Space, lead: tuple[int, ...], seed: int = 0):

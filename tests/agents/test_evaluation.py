@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 from membench_agents.config.resolve import resolve
-from membench_agents.evaluation import DEFAULT_EPISODE_SEEDS, evaluate
-from membench_agents.policy import ActorCritic
-from membench_agents.stats import episode_seeds
+from membench_agents.nets.actor_critic import ActorCritic
+from membench_agents.runs.evaluation import DEFAULT_EPISODE_SEEDS, evaluate
+from membench_agents.runs.stats import episode_seeds
 
 import membench_envs  # noqa: F401
 
@@ -98,8 +98,8 @@ def test_env_kwargs_that_lengthen_episodes_are_evaluated_to_the_end():
 def test_evaluation_caps_parallel_episodes_where_each_env_is_a_process(monkeypatch):
     """MIKASA-Robo on a CPU runs one process per env: 100 parallel episodes would start 100 ManiSkill scenes
     (about 30 GB), so evaluation runs them in waves of at most process_cap; in-process tasks are not capped."""
-    import membench_agents.evaluation as evaluation
-    from membench_agents.envs import process_cap
+    import membench_agents.runs.evaluation as evaluation
+    from membench_agents.algos.vector import process_cap
 
     pytest.importorskip("mani_skill")
     import membench_envs.robo.vector as robo_vector

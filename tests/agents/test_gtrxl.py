@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from membench_agents.algos import PPO, PPOConfig
+from membench_agents.algos.ppo import PPO, PPOConfig
 from membench_agents.algos.registry import AGENTS
-from membench_agents.envs import make_vector_env
-from membench_agents.evaluation import evaluate
-from membench_agents.memory import CORES, GTrXLCore, make_core
-from membench_agents.memory.gtrxl import GRUGate, RelativeAttention, sinusoid_table
+from membench_agents.algos.trainer import preflight
+from membench_agents.algos.vector import make_vector_env
+from membench_agents.nets.memory import CORES, GTrXLCore, make_core
+from membench_agents.nets.memory.gtrxl import GRUGate, RelativeAttention, sinusoid_table
+from membench_agents.runs import cell, checkpoint, loop
+from membench_agents.runs.evaluation import evaluate
 
-from membench_agents import runs
+from membench_agents import errors
 from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, membench, tiny_config
 
 F, D = 5, 16
@@ -236,12 +238,12 @@ def test_config_errors_name_the_option():
     with pytest.raises(ValueError, match=r"fast path cannot run here: .* \(this one is GTrXLCore\)"):
         PPO(make_vector_env(TMAZE, 2),
             PPOConfig(core="gtrxl", num_envs=2, num_steps=4, hidden_size=8, num_minibatches=1, fast_cpu="on"))
-    with pytest.raises(runs.ConfigError, match=r"ppo.gtrxl must be a mapping, got 3"):
+    with pytest.raises(errors.ConfigError, match=r"ppo.gtrxl must be a mapping, got 3"):
         tiny_config("ppo-gtrxl", **{"ppo.gtrxl": 3})
     # the pre-flight check builds the policy with the run's GTrXL options (here 2 heads of width 3, which the
     # default of 4 heads would not allow)
-    runs.preflight(tiny_config("ppo-gtrxl", **{"ppo.hidden_size": 6, "ppo.gtrxl.n_heads": 2}))
-    with pytest.raises(runs.ConfigError, match=r"ppo\.gtrxl\.n_heads \(4\) must divide the model width hidden_size"):
+    preflight(tiny_config("ppo-gtrxl", **{"ppo.hidden_size": 6, "ppo.gtrxl.n_heads": 2}))
+    with pytest.raises(errors.ConfigError, match=r"ppo\.gtrxl\.n_heads \(4\) must divide the model width hidden_size"):
         tiny_config("ppo-gtrxl", **{"ppo.hidden_size": 6, "ppo.gtrxl.n_heads": 4})
 
 
@@ -286,10 +288,10 @@ def test_membench_train_ppo_gtrxl_checkpoints_and_resumes_exactly(tmp_path):
     assert events and events[0].stat().st_size > 0
 
     run = tmp_path / "resumed"
-    (job,) = runs.prepare_run(cfg, run)
-    with pytest.raises(runs.Interrupted):
-        runs.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2)
-    assert runs.load_checkpoint(Path(job.seed_dir, "checkpoint.pt"))["global_step"] == 2 * 8 * 16
+    (job,) = cell.prepare_run(cfg, run)
+    with pytest.raises(loop.Interrupted):
+        loop.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2)
+    assert checkpoint.load_checkpoint(Path(job.seed_dir, "checkpoint.pt"))["global_step"] == 2 * 8 * 16
     out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress")
     assert out.returncode == 0, out.stderr
     assert_same_params(final_params(straight / "seed_0"), final_params(run / "seed_0"))

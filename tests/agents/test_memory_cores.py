@@ -6,8 +6,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_agents.memory import CORES, GRUCore, LSTMCore, MemoryCore, MLPCore, make_core
-from membench_agents.policy import ActorCritic
+from membench_agents.nets.actor_critic import ActorCritic
+from membench_agents.nets.memory import CORES, GRUCore, LSTMCore, MemoryCore, MLPCore, make_core
 
 RECURRENT = ["lstm", "gru"]
 ALL = ["mlp", "lstm", "gru"]

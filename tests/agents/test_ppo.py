@@ -14,14 +14,13 @@ import pytest
 import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
-from membench_agents.algos import PPO, PPOConfig
-from membench_agents.checkpoint import from_plain, to_plain
-from membench_agents.envs import make_vector_env
-from membench_agents.evaluation import evaluate
-from membench_agents.memory import CORES, MemoryCore
-from membench_agents.policy import ActorCritic
-
-from membench_agents import envstate
+from membench_agents.algos.ppo import PPO, PPOConfig
+from membench_agents.algos.vector import make_vector_env
+from membench_agents.nets.actor_critic import ActorCritic
+from membench_agents.nets.memory import CORES, MemoryCore
+from membench_agents.runs import envstate
+from membench_agents.runs.checkpoint import from_plain, to_plain
+from membench_agents.runs.evaluation import evaluate
 
 TMAZE = "MIKASA/TMazePassive-v0"
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}

@@ -8,11 +8,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from membench_agents.algos import PPO, PPOConfig
-from membench_agents.algos.ppo import ppo_loss
+from membench_agents.algos.ppo import PPO, PPOConfig, ppo_loss
 from membench_agents.algos.ppo_fast_cpu import DiscretePPOLoss, FastCPU, _objective, core_rows
-from membench_agents.envs import make_vector_env
-from membench_agents.policy import ActorCritic
+from membench_agents.algos.vector import make_vector_env
+from membench_agents.nets.actor_critic import ActorCritic
 
 from tests.agents.test_ppo import TMAZE, CountEnv, DictCueEnv, TorchVectorEnv, _sync
 

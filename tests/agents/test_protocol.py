@@ -9,14 +9,14 @@ import math
 import numpy as np
 import pytest
 from membench_agents.algos.registry import AGENTS, AgentInfo
+from membench_agents.analysis import aggregate, report
 from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
-from membench_agents.protocol import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
-from membench_agents.sweep import expand, parse_spec
+from membench_agents.ltm.plan import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
+from membench_agents.ltm.sweep import expand, parse_spec
 
 import membench_envs
-from membench_agents import aggregate
 from tests.agents._runs_helpers import membench
 
 TMAZE = "MIKASA/TMazePassive-v0"
@@ -226,7 +226,7 @@ def test_aggregate_groups_runs_by_algorithm_and_task(monkeypatch):
     agg = aggregate.aggregate_results([res("ppo-lstm", 2, [1.0]), res("ppo-mlp", 3, [0.5])], reps=10)
     assert any("different sets of tasks" in n for n in agg.notes)
     monkeypatch.setitem(AGENTS, "dtqn", DTQN)  # an attention agent: K is part of its name
-    assert aggregate.algorithm_name(res("dtqn", 2, [1.0], K=4)) == "dtqn (partial) K=4"
+    assert report.algorithm_name(res("dtqn", 2, [1.0], K=4)) == "dtqn (partial) K=4"
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -301,13 +301,15 @@ def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_
                                                                                          monkeypatch):
     import yaml
 
-    from membench_agents import runs
+
 
     def preflight(cfg):  # an environment too large to build at one length (T-Maze at 10^12 asked for 7 TiB)
         if cfg["env_kwargs"]["corridor_length"] == 9:
             raise MemoryError
 
-    monkeypatch.setattr(runs, "preflight", preflight)
+    from membench_agents.algos import trainer
+
+    monkeypatch.setattr(trainer, "preflight", preflight)
     spec = tmp_path / "s.yaml"
     spec.write_text(yaml.safe_dump({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
         {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2], "eval_lengths": [2, 9]}]}))

@@ -9,11 +9,10 @@ import types
 
 import pytest
 from membench_agents.algos import registry
+from membench_agents.algos import trainer as trainers
 from membench_agents.algos.registry import AgentInfo, Algorithm
 from membench_agents.config.schema import RunConfig
 from membench_agents.errors import ConfigError
-
-from membench_agents import trainers
 
 TMAZE = "MIKASA/TMazePassive-v0"
 

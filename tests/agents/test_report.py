@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from membench_agents import aggregate, report
+from membench_agents.analysis import aggregate, report
 
 TASK = "MIKASA/TMazePassiveDense-v0"
 

@@ -15,14 +15,16 @@ import time
 from pathlib import Path
 
 import pytest
+from membench_agents.algos.trainer import make_trainer
+from membench_agents.runs import cell, checkpoint, loop
 
-from membench_agents import runs
+from membench_agents import errors
 from tests.agents._runs_helpers import ROOT, assert_same_params, final_params, history, membench, tiny_config
 
 
 def _uninterrupted(cfg, tmp_path: Path, name: str = "a") -> Path:
     d = tmp_path / name
-    runs.train_seed(cfg, cfg["seeds"][0], d)
+    loop.train_seed(cfg, cfg["seeds"][0], d)
     return d
 
 
@@ -32,13 +34,13 @@ def test_interrupt_then_resume_with_a_new_trainer_equals_uninterrupted(tmp_path,
     a = _uninterrupted(cfg, tmp_path)
 
     b = tmp_path / "b"
-    with pytest.raises(runs.Interrupted, match="checkpoint saved"):
-        runs.train_seed(cfg, 0, b, stop_after_iterations=3)
+    with pytest.raises(loop.Interrupted, match="checkpoint saved"):
+        loop.train_seed(cfg, 0, b, stop_after_iterations=3)
     assert (b / "checkpoint.pt").is_file() and not (b / "eval.json").exists()
-    ckpt = runs.load_checkpoint(b / "checkpoint.pt")
+    ckpt = checkpoint.load_checkpoint(b / "checkpoint.pt")
     assert ckpt["global_step"] == 3 * 8 * 16 and not ckpt["run"]["finished"]
     # a brand-new trainer object (fresh PPO, fresh env) loads the checkpoint and trains the rest
-    summary = runs.train_seed(cfg, 0, b, resume=True)
+    summary = loop.train_seed(cfg, 0, b, resume=True)
 
     assert_same_params(final_params(a), final_params(b))
     ha, hb = history(a), history(b)
@@ -51,13 +53,13 @@ def test_resume_in_a_new_process_equals_uninterrupted(tmp_path):
     """Interrupt (stop after k iterations), then `membench train --resume` continues in a new process."""
     cfg = tiny_config("ppo-gru", iterations=6, seeds=[0, 1])
     straight = tmp_path / "straight"
-    runs.train(cfg, straight, workers=1, progress=False)
+    cell.train(cfg, straight, workers=1, progress=False)
 
     run = tmp_path / "resumed"
-    jobs = runs.prepare_run(cfg, run)
+    jobs = cell.prepare_run(cfg, run)
     for job in jobs:
-        with pytest.raises(runs.Interrupted):
-            runs.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2 + job.seed)
+        with pytest.raises(loop.Interrupted):
+            loop.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2 + job.seed)
     out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress")
     assert out.returncode == 0, out.stderr
     for s in (0, 1):
@@ -72,7 +74,7 @@ def test_a_crash_leaves_a_checkpoint_and_resume_recovers(tmp_path):
     a = _uninterrupted(cfg, tmp_path)
 
     b = tmp_path / "b"
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     real_iterate, calls = trainer.iterate, []
 
     def crashing_iterate(should_stop=None):
@@ -83,10 +85,10 @@ def test_a_crash_leaves_a_checkpoint_and_resume_recovers(tmp_path):
 
     trainer.iterate = crashing_iterate
     with pytest.raises(RuntimeError, match="simulated crash"):
-        runs.train_seed(cfg, 0, b, trainer=trainer)
+        loop.train_seed(cfg, 0, b, trainer=trainer)
     assert "simulated crash" in (b / "error.txt").read_text()
-    assert runs.load_checkpoint(b / "checkpoint.pt")["global_step"] == 3 * 8 * 16
-    runs.train_seed(cfg, 0, b, resume=True)
+    assert checkpoint.load_checkpoint(b / "checkpoint.pt")["global_step"] == 3 * 8 * 16
+    loop.train_seed(cfg, 0, b, resume=True)
     assert not (b / "error.txt").exists()
     assert_same_params(final_params(a), final_params(b))
     assert history(a) == history(b)
@@ -94,11 +96,11 @@ def test_a_crash_leaves_a_checkpoint_and_resume_recovers(tmp_path):
 
 def test_resume_refuses_a_different_config(tmp_path):
     cfg = tiny_config("ppo-mlp", iterations=4)
-    with pytest.raises(runs.Interrupted):
-        runs.train_seed(cfg, 0, tmp_path, stop_after_iterations=1)
+    with pytest.raises(loop.Interrupted):
+        loop.train_seed(cfg, 0, tmp_path, stop_after_iterations=1)
     other = dict(cfg, total_steps=cfg["total_steps"] * 2)
-    with pytest.raises(runs.ConfigError, match=r"trained with another config.*total_steps: 512 vs 1024"):
-        runs.train_seed(other, 0, tmp_path, resume=True)
+    with pytest.raises(errors.ConfigError, match=r"trained with another config.*total_steps: 512 vs 1024"):
+        loop.train_seed(other, 0, tmp_path, resume=True)
 
 
 def _wait_for(predicate, timeout: float) -> bool:
@@ -137,7 +139,7 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
         pytest.skip("the runs finished before the interrupt arrived (machine too fast for this budget)")
     assert proc.returncode == 130, err
     assert f"membench train --resume {run}" in err
-    steps = [runs.load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
+    steps = [checkpoint.load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
     assert all(st % (8 * 16) == 0 for st in steps)  # saved at an iteration boundary
     assert not (run / "results.json").exists()
 
@@ -161,9 +163,9 @@ def test_a_stori_run_resumes_exactly(tmp_path):
     cfg = resolve("STORI/Boxing-Type3-v0", "ppo-mlp", steps=4 * 2 * 16, seeds=1, overrides=sets).config
     a = _uninterrupted(cfg, tmp_path)
     b = tmp_path / "b"
-    with pytest.raises(runs.Interrupted):
-        runs.train_seed(cfg, 0, b, stop_after_iterations=2)
-    assert runs.load_checkpoint(b / "checkpoint.pt")["env_state"] is not None
-    runs.train_seed(cfg, 0, b, resume=True)
+    with pytest.raises(loop.Interrupted):
+        loop.train_seed(cfg, 0, b, stop_after_iterations=2)
+    assert checkpoint.load_checkpoint(b / "checkpoint.pt")["env_state"] is not None
+    loop.train_seed(cfg, 0, b, resume=True)
     assert_same_params(final_params(a), final_params(b))
     assert history(a) == history(b)

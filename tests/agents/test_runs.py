@@ -8,10 +8,11 @@ import subprocess
 
 import numpy as np
 import pytest
+from membench_agents.algos.trainer import make_trainer, preflight
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
+from membench_agents.runs import cell, loop, stats, workers
 
-from membench_agents import runs, training
 from tests.agents._runs_helpers import (
     ROOT,
     TMAZE,
@@ -24,14 +25,14 @@ from tests.agents._runs_helpers import (
 
 
 def _eval(returns, successes=None):
-    return runs.normalize_eval({"returns": returns, "lengths": [3] * len(returns), "successes": successes})
+    return stats.normalize_eval({"returns": returns, "lengths": [3] * len(returns), "successes": successes})
 
 
 def test_aggregate_is_mean_and_sem_over_per_run_means():
     per_run = [_eval([1, 0, 1, 1], [True, False, True, True]),  # 0.75
                _eval([0, 0, 1, 1], [False, False, True, True]),  # 0.5
                _eval([1, 1, 1, 1], [True] * 4)]  # 1.0
-    agg = runs.aggregate(per_run)
+    agg = stats.aggregate(per_run)
     assert agg["metric"] == "success_rate" and agg["n_runs"] == 3
     assert agg["per_run"] == [0.75, 0.5, 1.0]
     assert agg["mean"] == pytest.approx(0.75)
@@ -44,22 +45,22 @@ def test_aggregate_is_mean_and_sem_over_per_run_means():
 
 def test_return_is_the_metric_where_the_task_defines_no_success():
     per_run = [_eval([1.0, 3.0]), _eval([2.0, 2.0], None), _eval([5.0, 3.0], [None, None])]
-    agg = runs.aggregate(per_run)
+    agg = stats.aggregate(per_run)
     assert agg["metric"] == "return" and agg["per_run"] == [2.0, 2.0, 4.0]
     assert agg["sem"] == pytest.approx(np.std([2, 2, 4], ddof=1) / math.sqrt(3))
-    assert runs.aggregate([_eval([1.0])])["sem"] == 0.0  # one run: no spread to estimate
+    assert stats.aggregate([_eval([1.0])])["sem"] == 0.0  # one run: no spread to estimate
 
 
 def test_episode_seeds_are_the_fixed_protocol_list():
     cfg = tiny_config("ppo-mlp")
-    assert runs.episode_seeds(cfg) == list(range(20))
+    assert stats.episode_seeds(cfg) == list(range(20))
     cfg = resolve(TMAZE, "ppo-mlp").config
-    assert runs.episode_seeds(cfg) == list(range(100))  # default: 100 episodes, seeds 0..99
+    assert stats.episode_seeds(cfg) == list(range(100))  # default: 100 episodes, seeds 0..99
 
 
 def test_train_writes_results_with_protocol_versions_and_commit(tmp_path):
     cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1])
-    res = runs.train(cfg, tmp_path, workers=1, progress=False)
+    res = cell.train(cfg, tmp_path, workers=1, progress=False)
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk["mean"] == res["mean"] and on_disk["metric"] == "success_rate"
     p = on_disk["protocol"]
@@ -73,17 +74,16 @@ def test_train_writes_results_with_protocol_versions_and_commit(tmp_path):
     # the per-run values are the per-seed eval.json means, and the aggregate is computed from them
     per_seed = [json.loads((tmp_path / f"seed_{s}" / "eval.json").read_text()) for s in (0, 1)]
     assert on_disk["per_run"] == [s["eval"]["success_rate"] for s in per_seed]
-    assert on_disk["sem"] == pytest.approx(runs.sem(on_disk["per_run"]))
+    assert on_disk["sem"] == pytest.approx(stats.sem(on_disk["per_run"]))
     assert all(len(s["eval"]["returns"]) == 20 for s in per_seed)
-    assert (tmp_path / "learning_curve.png").stat().st_size > 10_000
     assert not list(tmp_path.rglob(".membench.lock"))  # a finished folder keeps no lock file
 
 
 def test_evaluation_during_training_does_not_change_training(tmp_path):
     base = tiny_config("ppo-lstm", iterations=4)
     with_eval = tiny_config("ppo-lstm", iterations=4, **{"eval.every_steps": 128})
-    runs.train_seed(base, 0, tmp_path / "a")
-    runs.train_seed(with_eval, 0, tmp_path / "b")
+    loop.train_seed(base, 0, tmp_path / "a")
+    loop.train_seed(with_eval, 0, tmp_path / "b")
     assert_same_params(final_params(tmp_path / "a"), final_params(tmp_path / "b"))
     hb = history(tmp_path / "b")
     assert [r for r in hb if "eval" not in r] == history(tmp_path / "a")
@@ -92,8 +92,8 @@ def test_evaluation_during_training_does_not_change_training(tmp_path):
 
 def test_parallel_workers_give_the_same_runs_as_one_process(tmp_path):
     cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1])
-    a = runs.train(cfg, tmp_path / "inline", workers=1, progress=False)
-    b = runs.train(cfg, tmp_path / "parallel", workers=2, progress=False)
+    a = cell.train(cfg, tmp_path / "inline", workers=1, progress=False)
+    b = cell.train(cfg, tmp_path / "parallel", workers=2, progress=False)
     assert a["per_run"] == b["per_run"]
     for s in (0, 1):
         assert_same_params(final_params(tmp_path / "inline" / f"seed_{s}"),
@@ -105,7 +105,7 @@ def test_agent_that_cannot_handle_the_action_space_says_which_and_why():
     for agent in ("ppo-lstm", "sb3-ppo"):
         cfg = resolve("membench-test/TupleAction-v0", agent, steps=100).config
         with pytest.raises(ConfigError) as e:
-            runs.preflight(cfg)
+            preflight(cfg)
         msg = str(e.value)
         assert agent in msg and "action space" in msg and "Tuple" in msg
         assert ("Discrete" in msg and "Box" in msg), msg  # why: what it does support
@@ -115,8 +115,8 @@ def test_sb3_cannot_take_nested_dict_observations_but_membench_ppo_can():
     register_test_envs()
     cfg = resolve("membench-test/NestedDictObs-v0", "sb3-recurrentppo", steps=100).config
     with pytest.raises(ConfigError, match=r"'sb3-recurrentppo' cannot handle the observation space.*nested.*agent"):
-        runs.preflight(cfg)
-    runs.preflight(resolve("membench-test/NestedDictObs-v0", "ppo-gru", steps=100).config)
+        preflight(cfg)
+    preflight(resolve("membench-test/NestedDictObs-v0", "ppo-gru", steps=100).config)
 
 
 def test_unknown_hyperparameter_is_one_error_with_close_matches(tmp_path):
@@ -142,9 +142,9 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
             self.closed = True
 
     clock = [100.0]
-    monkeypatch.setattr(training.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(loop.time, "monotonic", lambda: clock[0])
     fake = Fake()
-    w = runs._BatchedWriter(fake, every_s=2.0)
+    w = loop._BatchedWriter(fake, every_s=2.0)
     w.add_scalar("a", 1.0, 1)
     w.add_scalar("b", 2.0, 1)
     assert fake.got == []
@@ -160,21 +160,22 @@ def test_batched_writer_hands_scalars_over_in_order_on_time_flush_and_close(monk
 
 
 def test_ppo_and_sb3_trainers_implement_the_trainer_protocol():
-    from membench_agents.trainers import PPOTrainer, Trainer
+    from membench_agents.algos.ppo import PPOTrainer
+    from membench_agents.algos.trainer import Trainer
 
-    ppo = runs.make_trainer(tiny_config("ppo-mlp"), 0)
+    ppo = make_trainer(tiny_config("ppo-mlp"), 0)
     assert isinstance(ppo, PPOTrainer) and isinstance(ppo, Trainer)
     assert ppo.envs is ppo.algo.envs  # checkpoints restore the env the algorithm steps
     ppo.close()
     pytest.importorskip("sb3_contrib")
-    sb3 = runs.make_trainer(tiny_config("sb3-recurrentppo"), 0)
+    sb3 = make_trainer(tiny_config("sb3-recurrentppo"), 0)
     assert isinstance(sb3, Trainer) and sb3.envs is sb3.venv
     sb3.close()
     assert not isinstance(object(), Trainer)
 
 
 def test_an_algorithms_own_scalars_are_logged_beside_the_shared_losses():
-    from membench_agents.training import _algo_scalars
+    from membench_agents.runs.loop import _algo_scalars
 
     metrics = {"alpha": 0.2, "epsilon": np.float32(0.5), "gradient_steps": 7, "policy_loss": 1.0, "sps": 900.0,
                "time_update": 0.1, "global_step": 64, "learning_rate": 3e-4, "episodes": [(1.0, 3, True)],
@@ -183,9 +184,9 @@ def test_an_algorithms_own_scalars_are_logged_beside_the_shared_losses():
 
 
 def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_interval(capsys, monkeypatch):
-    from membench_agents import jobs
+    from membench_agents.runs import workers as jobs
 
-    job = runs.Job("ppo-lstm/s0", {"total_steps": 1000, "agent": "ppo-lstm"}, 0, "unused")
+    job = workers.Job("ppo-lstm/s0", {"total_steps": 1000, "agent": "ppo-lstm"}, 0, "unused")
     clock = [100.0]
     monkeypatch.setattr(jobs.time, "monotonic", lambda: clock[0])
     bar = jobs.Progress([job], enabled=False, every_s=30)
@@ -205,13 +206,13 @@ def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_inter
 
 def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tmp_path, monkeypatch):
     pytest.importorskip("wandb")
-    from membench_agents.tracking import Tracking, run_id
+    from membench_agents.runs.tracking import Tracking, run_id
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     cfg = tiny_config("ppo-mlp", iterations=2)
-    runs.train(cfg, tmp_path, progress=False, tracking=Tracking(project="membench-test"))
+    cell.train(cfg, tmp_path, progress=False, tracking=Tracking(project="membench-test"))
     seed_dir = tmp_path / "seed_0"
     acc = EventAccumulator(str(seed_dir))
     acc.Reload()
@@ -236,19 +237,19 @@ def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tm
     ("ppo-mlp", 4096, []),
 ])
 def test_a_rounded_budget_or_one_below_learning_starts_is_said_with_the_numbers(agent, steps, notes):
-    from membench_agents.trainers import budget_notes
+    from membench_agents.algos.trainer import budget_notes
 
     assert budget_notes(resolve(TMAZE, agent, steps=steps).config) == notes
 
 
 @pytest.mark.parametrize("agent", ["ppo-mlp", "sb3-ppo", "sac", "dtqn"])
 def test_the_budget_said_at_start_is_what_the_trainer_trains(agent):
-    from membench_agents.trainers import trainer_class
+    from membench_agents.algos.trainer import trainer_class
 
     sets = {"ppo-mlp": ["ppo.num_envs=4", "ppo.num_steps=24"], "sb3-ppo": ["sb3.n_envs=3", "sb3.n_steps=40"],
             "sac": ["sac.num_envs=3"], "dtqn": ["dtqn.num_envs=3", "dtqn.num_steps=7", "dtqn.buffer_size=3000"]}[agent]
     cfg = resolve(TMAZE, agent, steps=1000, overrides=sets).config
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     try:
         assert trainer.target_steps == trainer_class(agent).budget(cfg).trained != 1000
     finally:

@@ -14,13 +14,13 @@ import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.vector.utils import batch_space
 from membench_agents.algos.sac import SAC, SACConfig, check_spaces
-from membench_agents.checkpoint import from_plain, load_checkpoint, to_plain
+from membench_agents.algos.vector import make_vector_env
 from membench_agents.config.resolve import resolve
-from membench_agents.envs import make_vector_env
 from membench_agents.errors import ConfigError
-from membench_agents.evaluation import evaluate
+from membench_agents.runs import envstate, loop
+from membench_agents.runs.checkpoint import from_plain, load_checkpoint, to_plain
+from membench_agents.runs.evaluation import evaluate
 
-from membench_agents import envstate, runs
 from tests.agents._runs_helpers import membench
 
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -367,7 +367,7 @@ def test_config_ranges_are_checked_with_one_clear_error(field, value, what):
 
 
 def test_preflight_names_the_agent_and_the_space():
-    from membench_agents.trainers import preflight
+    from membench_agents.algos.trainer import preflight
 
     cfg = resolve("MIKASA/TMazePassive-v0", "sac", steps=100, seeds=1).config
     preflight(cfg)  # Discrete actions: fine
@@ -424,11 +424,11 @@ def test_run_layer_interrupt_and_resume_equals_uninterrupted(tmp_path):
         "sac.num_envs=2", "sac.learning_starts=40", "sac.batch_size=8", "sac.hidden_size=16", "sac.iteration_steps=40",
         "sac.sequence_length=4", "sac.burn_in=2", "sac.deterministic=true"]).config
     a, b = tmp_path / "a", tmp_path / "b"
-    runs.train_seed(cfg, 0, a)
-    with pytest.raises(runs.Interrupted, match="checkpoint saved"):
-        runs.train_seed(cfg, 0, b, stop_after_iterations=3)
+    loop.train_seed(cfg, 0, a)
+    with pytest.raises(loop.Interrupted, match="checkpoint saved"):
+        loop.train_seed(cfg, 0, b, stop_after_iterations=3)
     assert load_checkpoint(b / "checkpoint.pt")["global_step"] == 120
-    summary = runs.train_seed(cfg, 0, b, resume=True)
+    summary = loop.train_seed(cfg, 0, b, resume=True)
     pa, pb = _sac_params(a), _sac_params(b)
     assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
     rows = [[{k: v for k, v in json.loads(line).items() if k not in ("sps", "time")}

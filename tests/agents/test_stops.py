@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from membench_agents.checkpoint import load_checkpoint
+from membench_agents.algos.trainer import make_trainer
 from membench_agents.config.resolve import resolve
+from membench_agents.runs import loop
+from membench_agents.runs.cell import run_config
+from membench_agents.runs.checkpoint import load_checkpoint
 
-from membench_agents import runs, training
 from tests.agents._runs_helpers import ROOT, TMAZE, assert_same_params, final_params, history, tiny_config
 
 # A T-Maze cell that trains long enough to be stopped (tiny network, many small iterations).
@@ -65,10 +67,10 @@ def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tup
                                          ("bench", signal.SIGINT)])
 def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, command, sig):
     """3 runs on 2 workers: the queued run never starts, the running ones checkpoint, the command exits."""
-    cell = ["--env", "MIKASA/TMazePassiveDense-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2",
+    args = ["--env", "MIKASA/TMazePassiveDense-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2",
             "--steps", str(2000 * 8 * 16), *_LONG]
     if command == "train":
-        proc = _start(["train", *cell, "--run-dir", str(tmp_path / "run")])
+        proc = _start(["train", *args, "--run-dir", str(tmp_path / "run")])
     else:  # bench takes no --set: the same cell as a config file in a bench spec
         (tmp_path / "cell.yaml").write_text(textwrap.dedent(f"""\
             env: MIKASA/TMazePassiveDense-v0
@@ -86,8 +88,8 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
     assert seconds < _BOUND_S
     assert "1 queued run(s) not started" in err and f"membench {command} --resume" in err
     run_dir = next(tmp_path.rglob("config.yaml")).parent
-    cfg = runs.run_config(run_dir)
-    kinds = sorted(training.resume_point(cfg, s, run_dir / f"seed_{s}")[0] for s in cfg["seeds"])
+    cfg = run_config(run_dir)
+    kinds = sorted(loop.resume_point(cfg, s, run_dir / f"seed_{s}")[0] for s in cfg["seeds"])
     assert kinds == ["checkpoint", "checkpoint", "fresh"]  # the queued seed is trained by --resume
 
 
@@ -267,15 +269,15 @@ def test_a_stop_inside_an_iteration_saves_it_unfinished_and_resume_completes_it(
     """SAC and DTQN keep the unfinished iteration: the checkpoint is mid-iteration, resume is exact."""
     cfg = _sac_config() if agent == "sac-gru" else _dtqn_config()
     straight = tmp_path / "straight"
-    runs.train_seed(cfg, 0, straight)
+    loop.train_seed(cfg, 0, straight)
     stopped = tmp_path / "stopped"
     stop = _StopAt(1 + 32 + 1 + 10)  # the loop polls once per iteration, the trainer once per vector step (32)
-    with pytest.raises(runs.Interrupted, match="inside an iteration"):
-        runs.train_seed(cfg, 0, stopped, should_stop=stop)
+    with pytest.raises(loop.Interrupted, match="inside an iteration"):
+        loop.train_seed(cfg, 0, stopped, should_stop=stop)
     payload = load_checkpoint(stopped / "checkpoint.pt")
     per_iteration = 64 if agent == "sac-gru" else 2 * 32
     assert payload["global_step"] % per_iteration != 0  # saved where it stopped, not at an iteration boundary
-    runs.train_seed(cfg, 0, stopped, resume=True)
+    loop.train_seed(cfg, 0, stopped, resume=True)
     assert history(straight) == history(stopped)
     key = "actor" if agent == "sac-gru" else "q_net"
     a = load_checkpoint(straight / "checkpoint.pt")["trainer"]["algo"][key]
@@ -287,9 +289,9 @@ def test_a_stop_inside_a_ppo_iteration_drops_it_and_resume_is_exact(tmp_path):
     """PPO cannot continue half a rollout: the iteration is dropped and the checkpoint written before it stands."""
     cfg = tiny_config("ppo-lstm", iterations=6, **{"checkpoint.every_iterations": 1})
     straight = tmp_path / "straight"
-    runs.train_seed(cfg, 0, straight)
+    loop.train_seed(cfg, 0, straight)
     stopped = tmp_path / "stopped"
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     stop = _StopAt(10**9)
     real_iterate = trainer.iterate
 
@@ -300,10 +302,10 @@ def test_a_stop_inside_a_ppo_iteration_drops_it_and_resume_is_exact(tmp_path):
         return real_iterate(should_stop)
 
     trainer.iterate = iterate
-    with pytest.raises(runs.Interrupted, match="which was dropped; the checkpoint of step 384 stands"):
-        runs.train_seed(cfg, 0, stopped, should_stop=stop, trainer=trainer)
+    with pytest.raises(loop.Interrupted, match="which was dropped; the checkpoint of step 384 stands"):
+        loop.train_seed(cfg, 0, stopped, should_stop=stop, trainer=trainer)
     assert load_checkpoint(stopped / "checkpoint.pt")["global_step"] == 3 * 8 * 16
-    runs.train_seed(cfg, 0, stopped, resume=True)
+    loop.train_seed(cfg, 0, stopped, resume=True)
     assert history(straight) == history(stopped)
     assert_same_params(final_params(straight), final_params(stopped))
 
@@ -319,7 +321,7 @@ def test_a_slow_ppo_iteration_is_preceded_by_a_checkpoint(tmp_path, monkeypatch)
             polls.append(trainer.algo.global_step)
             return False
 
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     real_iterate = trainer.iterate
     given = []
 
@@ -328,39 +330,39 @@ def test_a_slow_ppo_iteration_is_preceded_by_a_checkpoint(tmp_path, monkeypatch)
         return real_iterate(should_stop)
 
     trainer.iterate = iterate
-    monkeypatch.setattr(training, "SLOW_ITERATION_S", 1e9)  # every iteration counts as fast
-    runs.train_seed(cfg, 0, tmp_path / "fast", should_stop=Recorder(), trainer=trainer)
+    monkeypatch.setattr(loop, "SLOW_ITERATION_S", 1e9)  # every iteration counts as fast
+    loop.train_seed(cfg, 0, tmp_path / "fast", should_stop=Recorder(), trainer=trainer)
     assert given == [True, False, False, False, False, False]  # only the first follows a checkpoint (the start)
 
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     real_iterate = trainer.iterate
     given.clear()
     trainer.iterate = iterate
-    monkeypatch.setattr(training, "SLOW_ITERATION_S", 0.0)  # every iteration counts as slow
-    runs.train_seed(cfg, 0, tmp_path / "slow", should_stop=Recorder(), trainer=trainer)
+    monkeypatch.setattr(loop, "SLOW_ITERATION_S", 0.0)  # every iteration counts as slow
+    loop.train_seed(cfg, 0, tmp_path / "slow", should_stop=Recorder(), trainer=trainer)
     assert given == [True] * 6
 
 
-def test_a_stop_during_an_evaluation_is_prompt_and_resume_repeats_it(tmp_path):
+def test_a_stop_during_an_evaluation_is_prompt_and_resume_repeats_it(tmp_path, monkeypatch):
     cfg = tiny_config("ppo-mlp", iterations=4, **{"eval.every_steps": 2 * 8 * 16, "eval.episodes": 20})
     straight = tmp_path / "straight"
-    runs.train_seed(cfg, 0, straight)
+    loop.train_seed(cfg, 0, straight)
     stopped = tmp_path / "stopped"
-    trainer = runs.make_trainer(cfg, 0)
+    trainer = make_trainer(cfg, 0)
     stop = _StopAt(10**9)
-    real_evaluate = trainer.evaluate
+    real_evaluate = loop.evaluate_trainer
 
-    def evaluate(*args, **kwargs):
-        if trainer.global_step == 2 * 8 * 16:  # the periodic evaluation after the 2nd iteration
+    def evaluate_trainer(*args, **kwargs):
+        if args[0] is trainer and trainer.global_step == 2 * 8 * 16:  # the periodic evaluation after iteration 2
             assert kwargs.get("should_stop") is stop
             stop.n = stop.calls + 3
         return real_evaluate(*args, **kwargs)
 
-    trainer.evaluate = evaluate
-    with pytest.raises(runs.Interrupted, match="during an evaluation, which the resumed run repeats"):
-        runs.train_seed(cfg, 0, stopped, should_stop=stop, trainer=trainer)
+    monkeypatch.setattr(loop, "evaluate_trainer", evaluate_trainer)
+    with pytest.raises(loop.Interrupted, match="during an evaluation, which the resumed run repeats"):
+        loop.train_seed(cfg, 0, stopped, should_stop=stop, trainer=trainer)
     payload = load_checkpoint(stopped / "checkpoint.pt")
     assert payload["global_step"] == 2 * 8 * 16 and payload["run"]["eval_due"]
-    runs.train_seed(cfg, 0, stopped, resume=True)
+    loop.train_seed(cfg, 0, stopped, resume=True)
     assert history(straight) == history(stopped)
     assert_same_params(final_params(straight), final_params(stopped))

@@ -37,12 +37,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from membench_agents import runs
+from membench_agents.algos.trainer import env_kwargs_of
+from membench_agents.algos.vector import obs_to_tensor
+from membench_agents.analysis.report import plot_run
 from membench_agents.config.resolve import resolve
-from membench_agents.envs import obs_to_tensor
-from membench_agents.rundir import RESULTS
-from membench_agents.tracking import Tracking
-from membench_agents.trainers import env_kwargs_of
+from membench_agents.runs import cell, folder, loop, stats
+from membench_agents.runs.evaluation import evaluate_trainer
+from membench_agents.runs.folder import RESULTS
+from membench_agents.runs.tracking import Tracking
 
 
 def train(env: str | None = None, agent: str | None = None, *, seeds: Any = None, steps: int | None = None,
@@ -55,13 +57,14 @@ def train(env: str | None = None, agent: str | None = None, *, seeds: Any = None
     ``resume``: continue that run folder with its own config (then give nothing else)."""
     if resume is not None:
         run_dir = Path(resume)
-        cfg = runs.run_config(run_dir)
-        runs.check_resumable(cfg, run_dir)
+        cfg = cell.run_config(run_dir)
+        cell.check_resumable(cfg, run_dir)
     else:
         cfg = resolve(env, agent, config_file=config, steps=steps, seeds=seeds, obs_variant=obs_variant,
                       overrides=overrides, device=device).config
-        run_dir = Path(run_dir) if run_dir is not None else runs.new_run_dir(out, cfg)
-    runs.train(cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking)
+        run_dir = Path(run_dir) if run_dir is not None else folder.new_run_dir(out, cfg)
+    cell.train(cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking)
+    plot_run(run_dir)
     return Run(run_dir)
 
 
@@ -76,7 +79,7 @@ class Run:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         #: the run's config (``config.yaml``, checked against every seed's checkpoint)
-        self.config: dict[str, Any] = runs.run_config(self.path)
+        self.config: dict[str, Any] = cell.run_config(self.path)
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r}: {self.config['agent']} on {self.config['env']})"
@@ -91,7 +94,7 @@ class Run:
         seed has finished."""
         if not (self.path / RESULTS).is_file():
             return None
-        from membench_agents.report import load_results
+        from membench_agents.analysis.report import load_results
 
         return load_results(self.path)
 
@@ -103,11 +106,11 @@ class Run:
         seed = self.seeds[0] if seed is None else seed
         if seed not in self.seeds:
             raise ValueError(f"{self.path} has seeds {self.seeds}, not {seed}")
-        from membench_agents.checkpoint import GeneratorStateWarning
+        from membench_agents.algos.common import GeneratorStateWarning
 
         with warnings.catch_warnings():  # a generator state of another device: acting does not use it
             warnings.simplefilter("ignore", GeneratorStateWarning)
-            trainer, payload = runs.load_trainer(self.config, runs.seed_dir(self.path, seed), seed, device=device)
+            trainer, payload = loop.load_trainer(self.config, cell.seed_dir(self.path, seed), seed, device=device)
         env = gym.make(self.config["env"], **env_kwargs_of(self.config))
         space = env.observation_space
         env.close()
@@ -127,17 +130,15 @@ class Run:
             if value is not None:
                 ev[key] = value
         EvalConfig(**ev)  # the protocol's own rules
-        seeds_eval = runs.episode_seeds({**self.config, "eval": ev})
+        seeds_eval = stats.episode_seeds({**self.config, "eval": ev})
         per_seed, unfinished = [], []
         for s in self.seeds:
             agent, payload = self._agent(s, device)
             if not payload["run"].get("finished"):
                 unfinished.append((s, int(payload["global_step"])))
-            with runs.preserve_rng():
-                per_seed.append(runs.normalize_eval(agent.trainer.evaluate(
-                    seeds_eval, deterministic=ev["deterministic"], num_envs=ev["num_envs"])))
+            per_seed.append(evaluate_trainer(agent.trainer, {**self.config, "eval": ev}, seeds_eval))
             agent.close()
-        return {**runs.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed,
+        return {**stats.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed,
                 "unfinished": unfinished}
 
     def record(self, episodes: int = 1, folder: str | os.PathLike | None = None, seed: int | None = None,
@@ -161,7 +162,7 @@ class Run:
         fps = env.metadata.get("render_fps") or 30
         out = []
         try:
-            for episode_seed in runs.episode_seeds({**self.config, "eval": {**ev, "episodes": episodes}}):
+            for episode_seed in stats.episode_seeds({**self.config, "eval": {**ev, "episodes": episodes}}):
                 obs, _ = env.reset(seed=episode_seed)
                 frames, state, start = [env.render()], None, True
                 while True:

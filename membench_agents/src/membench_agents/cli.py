@@ -149,7 +149,7 @@ def _tracking(args):
     """The --track settings (None without --track); one clear error when wandb is not installed."""
     if not args.track:
         return None
-    from membench_agents.tracking import Tracking, check_available
+    from membench_agents.runs.tracking import Tracking, check_available
 
     check_available()
     return Tracking(project=args.wandb_project, entity=args.wandb_entity)
@@ -157,7 +157,7 @@ def _tracking(args):
 
 def _print_budget_notes(cfgs: list[dict[str, Any]]) -> None:
     """Say it when a run will not train what its config seems to ask (rounded budget, no update at all)."""
-    from membench_agents.trainers import budget_notes
+    from membench_agents.algos.trainer import budget_notes
 
     for cfg in cfgs:
         for note in budget_notes(cfg):
@@ -174,17 +174,17 @@ def _workers(requested: int, n_jobs: int) -> int:
 # ------------------------------------------------------------------------------------------------------
 def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
-    from membench_agents import runs
     from membench_agents.config.resolve import parse_override
     from membench_agents.config.schema import parse_seeds
-    from membench_agents.rundir import diff_text, same_config
+    from membench_agents.runs import cell
+    from membench_agents.runs.folder import diff_text, same_config
 
     fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out))
              if value is not None]
     if fixed:
         raise ConfigError(f"{', '.join(fixed)} cannot be combined with --resume: the run folder's config and place "
                           "are fixed; start a new run instead")
-    cfg = runs.run_config(run_dir)
+    cfg = cell.run_config(run_dir)
     wanted = copy.deepcopy(cfg)
     for key, value in (("env", args.env), ("agent", args.agent), ("obs_variant", args.obs_variant),
                        ("total_steps", args.steps), ("device", args.device)):
@@ -203,13 +203,13 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     if not same_config(wanted, cfg):
         raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
                           f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
-    runs.check_resumable(cfg, run_dir)
+    cell.check_resumable(cfg, run_dir)
     return cfg
 
 
 def cmd_train(args) -> int:
-    from membench_agents import runs
     from membench_agents.config.resolve import resolve
+    from membench_agents.runs import cell, folder, workers
 
     tracking = _tracking(args)
     if args.resume:
@@ -221,33 +221,33 @@ def cmd_train(args) -> int:
                       obs_variant=args.obs_variant, overrides=args.set,
                       device=args.device)
         cfg = res.config
-        run_dir = Path(args.run_dir) if args.run_dir else runs.new_run_dir(args.out or DEFAULT_OUT, cfg)
+        run_dir = Path(args.run_dir) if args.run_dir else folder.new_run_dir(args.out or DEFAULT_OUT, cfg)
         if (run_dir / "config.yaml").exists():
             raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} or another --run-dir")
         print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
         _print_budget_notes([cfg])
     try:
-        results = runs.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
+        results = cell.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
                              resume=bool(args.resume), progress=not args.no_progress, tracking=tracking)
     except KeyboardInterrupt:
         print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}",
               file=sys.stderr)
         return 130
-    except runs.RunFailed as e:
+    except workers.RunFailed as e:
         e.resume = f"membench train --resume {run_dir}"
         raise
-    from membench_agents.report import table
+    from membench_agents.analysis.report import plot_run, table
 
+    plot = plot_run(run_dir)
     print(table([run_dir]))
-    print(f"\nresults: {run_dir / 'results.json'}\nplot:    {run_dir / 'learning_curve.png'}\n"
-          f"tensorboard --logdir {run_dir}")
+    print(f"\nresults: {run_dir / 'results.json'}\nplot:    {plot}\ntensorboard --logdir {run_dir}")
     return 0 if results else 1
 
 
 def cmd_eval(args) -> int:
+    from membench_agents.analysis.report import load_results, mean_text
     from membench_agents.api import Run
-    from membench_agents.report import load_results, mean_text
-    from membench_agents.rundir import RESULTS, RunFolderError, diff_text, same_config
+    from membench_agents.runs.folder import RESULTS, RunFolderError, diff_text, same_config
 
     run = Run(args.run_dir)  # config.yaml, checked against every checkpoint's own config
     run_dir, cfg = run.path, run.config
@@ -322,7 +322,7 @@ def _eval_device(asked: str | None, trained: str) -> str | None:
 
 
 def cmd_report(args) -> int:
-    from membench_agents.report import check_plot_path, report
+    from membench_agents.analysis.report import check_plot_path, report
 
     if args.out is not None:
         check_plot_path(args.out)
@@ -344,7 +344,7 @@ def cmd_report(args) -> int:
 
 
 def _check_aggregate_flags(args) -> None:
-    from membench_agents.aggregate import MAX_REPS
+    from membench_agents.analysis.aggregate import MAX_REPS
 
     if not 1 <= args.reps <= MAX_REPS:
         raise ConfigError(f"--reps must be between 1 and {MAX_REPS} (memory grows with it), got {args.reps}")
@@ -355,8 +355,8 @@ def _check_aggregate_flags(args) -> None:
 
 
 def _report_aggregate(args, plot: Path, skipped) -> None:
-    from membench_agents import aggregate
-    from membench_agents.report import find_runs
+    from membench_agents.analysis import aggregate
+    from membench_agents.analysis.report import find_runs
 
     bad = {p.resolve() for p, _ in skipped}
     run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
@@ -371,7 +371,7 @@ def _report_aggregate(args, plot: Path, skipped) -> None:
 
 def cmd_plan(args) -> int:
     from membench_agents.config.resolve import resolve
-    from membench_agents.protocol import plan_cell
+    from membench_agents.ltm.plan import plan_cell
 
     xi = None
     if args.xi is not None:
@@ -392,7 +392,8 @@ def cmd_plan(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from membench_agents import runs, sweep
+    from membench_agents.ltm import sweep
+    from membench_agents.runs import folder, workers
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
@@ -425,20 +426,20 @@ def cmd_sweep(args) -> int:
         jobs = sweep.prepare(spec, cells, sweep_dir)
         meta = sweep.read_sweep(sweep_dir)
         print(f"sweep folder: {sweep_dir}", file=sys.stderr)
-    workers = _workers(args.jobs, len(jobs))
-    print(f"{len(jobs)} training runs, {workers} at a time", file=sys.stderr)
+    n_workers = _workers(args.jobs, len(jobs))
+    print(f"{len(jobs)} training runs, {n_workers} at a time", file=sys.stderr)
     with contextlib.ExitStack() as held:
         for c in cells:  # one writer per run folder
-            held.enter_context(runs.locked(sweep_dir / "cells" / c.name))
+            held.enter_context(folder.locked(sweep_dir / "cells" / c.name))
         try:
             for job in jobs:
                 job.tracking = tracking
-            runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
+            workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress)
         except KeyboardInterrupt:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
                   file=sys.stderr)
             return 130
-        except runs.RunFailed as e:
+        except workers.RunFailed as e:
             e.resume = f"membench sweep --resume {sweep_dir}"
             raise
         out = sweep.finish(meta, cells, sweep_dir, progress=not args.no_progress)
@@ -488,7 +489,7 @@ def _spec_cell_pairs(spec: dict[str, Any], spec_path: Path) -> list[tuple[str, s
 
 
 def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_dirs: list[Path]) -> list[str]:
-    from membench_agents.report import mean_text
+    from membench_agents.analysis.report import mean_text
 
     lines = []
     for lab, d in zip(labels, cell_dirs, strict=True):
@@ -505,7 +506,7 @@ def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_
 def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from membench_agents.rundir import RunFolderError, folder_name
+    from membench_agents.runs.folder import RunFolderError, folder_name
 
     path = bench_dir / "bench.yaml"
     if not path.is_file():
@@ -539,9 +540,10 @@ def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
 def cmd_bench(args) -> int:
     import yaml
 
-    from membench_agents import runs
+    from membench_agents.algos import trainer
+    from membench_agents.analysis.report import plot_comparison, plot_run, table
     from membench_agents.config.resolve import resolve
-    from membench_agents.report import plot_comparison, table
+    from membench_agents.runs import cell, folder, workers
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
@@ -556,12 +558,12 @@ def cmd_bench(args) -> int:
         meta = _read_bench_meta(bench_dir)
         labels = meta["cells"]
         cell_dirs = [bench_dir / c for c in labels]
-        cfgs = [runs.run_config(d) for d in cell_dirs]
+        cfgs = [cell.run_config(d) for d in cell_dirs]
         for d, c in zip(cell_dirs, cfgs, strict=True):
-            runs.check_resumable(c, d)
+            cell.check_resumable(c, d)
         title = meta.get("title")
         expect = meta.get("expect") or {}
-        jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in runs.jobs_for(c, d, resume=True)]
+        jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in cell.jobs_for(c, d, resume=True)]
         print(f"resuming {bench_dir}", file=sys.stderr)
     else:
         common = {"steps": args.steps, "seeds": args.seeds, "device": args.device}
@@ -595,15 +597,15 @@ def cmd_bench(args) -> int:
         cfgs = [r.config for r in resolved]
         for r in resolved:
             c = r.config
-            print(f"  {runs.run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
+            print(f"  {folder.run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
                   f"{len(c['seeds'])} seeds  <- {r.sources[-1]}", file=sys.stderr)
         one_env = len({(c["env"], json.dumps(c["env_kwargs"], sort_keys=True)) for c in cfgs}) == 1
-        labels = [runs.run_label(c) if one_env else f"{c['env'].replace('/', '__')}__{runs.run_label(c)}"
+        labels = [folder.run_label(c) if one_env else f"{c['env'].replace('/', '__')}__{folder.run_label(c)}"
                   for c in cfgs]
         if len(set(labels)) != len(labels):
             raise ConfigError(f"two bench cells share a label: {labels}")
         for c in cfgs:
-            runs.preflight(c)
+            trainer.preflight(c)
         _print_budget_notes(cfgs)
         bench_dir = Path(args.out or DEFAULT_OUT) / "bench" / time.strftime("%Y%m%d-%H%M%S")
         k = 1
@@ -613,27 +615,28 @@ def cmd_bench(args) -> int:
         cell_dirs = [bench_dir / lab for lab in labels]
         jobs = []
         for d, c in zip(cell_dirs, cfgs, strict=True):
-            jobs += runs.prepare_run(c, d)
+            jobs += cell.prepare_run(c, d)
         (bench_dir / "bench.yaml").write_text(yaml.safe_dump({"cells": labels, "title": title, "expect": expect}))
         print(f"bench folder: {bench_dir}", file=sys.stderr)
-    workers = _workers(args.jobs, len(jobs))
-    print(f"{len(jobs)} training runs, {workers} at a time", file=sys.stderr)
+    n_workers = _workers(args.jobs, len(jobs))
+    print(f"{len(jobs)} training runs, {n_workers} at a time", file=sys.stderr)
     with contextlib.ExitStack() as held:
         for d in cell_dirs:  # one writer per run folder
-            held.enter_context(runs.locked(d))
+            held.enter_context(folder.locked(d))
         try:
             for job in jobs:
                 job.tracking = tracking
-            runs.run_jobs(jobs, workers=workers, progress=not args.no_progress)
+            workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress)
         except KeyboardInterrupt:
             print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
                   file=sys.stderr)
             return 130
-        except runs.RunFailed as e:
+        except workers.RunFailed as e:
             e.resume = f"membench bench --resume {bench_dir}"
             raise
         for d in cell_dirs:
-            runs.finalize_run(d)
+            cell.finalize_run(d)
+            plot_run(d)
     wall = time.perf_counter() - t0
     text = table(cell_dirs)
     checks = _check_expectations(expect, labels, cell_dirs)
@@ -665,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as e:  # a failed run: the message, not a traceback from the orchestrator
-        from membench_agents.runs import RunFailed
+        from membench_agents.runs.workers import RunFailed
 
         if isinstance(e, RunFailed):
             for line in e.failures:

@@ -13,7 +13,7 @@ class ConfigError(ValueError):
 class StopRequested(Exception):
     """Raised inside a long computation (a training iteration, an evaluation) when the ``should_stop``
     callable it was given returns True. Whether the object that raised it can still be saved is the
-    raiser's to document (see :class:`membench_agents.trainers.Trainer`)."""
+    raiser's to document (see :class:`membench_agents.algos.trainer.Trainer`)."""
 
 
 def check_stop(should_stop: Callable[[], bool] | None) -> None:

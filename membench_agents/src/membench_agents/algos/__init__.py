@@ -1,7 +1,2 @@
-"""Training algorithms."""
-
-from membench_agents.algos.dtqn import DTQN, DTQNConfig
-from membench_agents.algos.ppo import PPO, PPOConfig
-from membench_agents.algos.sac import SAC, SACConfig, SACTrainer  # noqa: F401  (re-exported)
-
-__all__ = ["DTQN", "DTQNConfig", "PPO", "PPOConfig"]
+"""Training algorithms: the agent registry, the Trainer interface the run loop drives, what the algorithms share,
+and one file per algorithm (its config, networks, update and Trainer)."""

@@ -18,8 +18,7 @@ import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor
 
-from membench_agents.checkpoint import restore_generator
-from membench_agents.envs import check_autoreset, episode_successes
+from membench_agents.algos.vector import check_autoreset, episode_successes
 
 
 # -- config fields: types and ranges declared once -----------------------------------------------------------
@@ -176,6 +175,30 @@ class EpisodeStats:
         self.lengths = like(d["ep_length"], self.lengths)
 
 
+class GeneratorStateWarning(UserWarning):
+    """A torch generator state saved on another device type than the one it is restored on."""
+
+
+def restore_generator(generator: Any, state: Any) -> bool:
+    """``generator.set_state(state)`` where the state fits the generator; False (and a
+    :class:`GeneratorStateWarning`) where it was saved on another device type.
+
+    A torch generator's state is device-specific (a CPU generator's is 5056 bytes, a CUDA one's 16), so a run
+    trained on a GPU and rebuilt on a CPU (``membench eval`` on a machine without a GPU, or a ``device: auto``
+    run resumed on one) keeps the fresh generator of its seed: evaluation is unaffected (it draws from its own
+    seeded generator), and such a resume continues correctly but not bit for bit.
+    """
+    if state.numel() == generator.get_state().numel():
+        generator.set_state(state)
+        return True
+    import warnings
+
+    warnings.warn(f"a {state.numel()}-byte torch generator state does not fit this {generator.device} generator; "
+                  "it continues from its seed (exact resume holds on the device type a run was trained on)",
+                  GeneratorStateWarning, stacklevel=2)
+    return False
+
+
 def rng_state(generators: dict[str, torch.Generator]) -> dict[str, Any]:
     """The global python / numpy / torch RNG states and those of the algorithm's own generators (by name)."""
     return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
@@ -184,7 +207,7 @@ def rng_state(generators: dict[str, torch.Generator]) -> dict[str, Any]:
 
 def restore_rng(state: dict[str, Any], generators: dict[str, torch.Generator]) -> None:
     """The inverse of :func:`rng_state` (a generator state saved on another device type is skipped, with a
-    warning: see :func:`membench_agents.checkpoint.restore_generator`)."""
+    warning: see :func:`restore_generator`)."""
     torch.set_rng_state(state["torch"])
     np.random.set_state(state["numpy"])
     random.setstate(state["python"])
@@ -207,5 +230,5 @@ def like(value, ref):
                            device=ref.device)
 
 
-__all__ = ["Allowed", "EpisodeStats", "adam", "check_fields", "like", "ranged", "resolve_device", "restore_rng",
-           "rng_state", "set_up", "tree_map"]
+__all__ = ["Allowed", "EpisodeStats", "GeneratorStateWarning", "adam", "check_fields", "like", "ranged",
+           "resolve_device", "restore_generator", "restore_rng", "rng_state", "set_up", "tree_map"]

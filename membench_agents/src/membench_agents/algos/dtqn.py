@@ -80,15 +80,15 @@ from membench_agents.algos.common import (
     set_up,
     tree_map,
 )
-from membench_agents.encoders import make_encoder
-from membench_agents.envs import (
+from membench_agents.algos.trainer import AlgoTrainer
+from membench_agents.algos.vector import (
     final_obs,
     obs_to_tensor,
     take_rows,
     to_numpy,
 )
 from membench_agents.errors import StopRequested
-from membench_agents.trainers import AlgoTrainer
+from membench_agents.nets.encoders import make_encoder
 
 TARGET_WINDOWS = ("acting", "shifted")
 
@@ -230,7 +230,7 @@ def _zeros_like_space(space: gym.Space):
 
 
 class DTQNPolicy(nn.Module):
-    """The acting side of DTQN, for training and for :func:`membench_agents.evaluation.evaluate`.
+    """The acting side of DTQN, for training and for :func:`membench_agents.runs.evaluation.evaluate`.
 
     State: ``(window, length)``: ``window`` ``[n, K, *obs]`` (a dict of such for Dict spaces) holds the current
     episode's observations oldest first in positions ``0 .. length-1`` (zeros after them); ``length`` ``[n]``.
@@ -617,7 +617,7 @@ def _copy_iteration(it: dict[str, Any] | None) -> dict[str, Any] | None:
 
 # -- 5. the run layer's trainer -------------------------------------------------------------------------------------
 class DTQNTrainer(AlgoTrainer):
-    """A DTQN run (one seed) for :mod:`membench_agents.training` (the :class:`membench_agents.trainers.Trainer`
+    """A DTQN run (one seed) for :mod:`membench_agents.runs.loop` (the :class:`membench_agents.algos.trainer.Trainer`
     protocol)."""
 
     kind = "dtqn"

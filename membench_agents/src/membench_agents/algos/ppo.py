@@ -12,8 +12,8 @@ What it does beyond CleanRL:
   of each chunk is stored (any core: a tuple of tensors with the batch on dim 0), and the update re-runs each
   chunk from it. Episode starts inside a chunk reset the state, so no gradient crosses them; the recurrent
   cores run a chunk's episode segments as ONE padded ``nn.LSTM`` / ``nn.GRU`` call
-  (:mod:`membench_agents.memory.rnn`); GTrXL's state is its memory of past steps, so the chunk sees the
-  context the rollout saw (:mod:`membench_agents.memory.gtrxl`). Minibatches are sets of chunks; a memoryless
+  (:mod:`membench_agents.nets.memory.rnn`); GTrXL's state is its memory of past steps, so the chunk sees the
+  context the rollout saw (:mod:`membench_agents.nets.memory.gtrxl`). Minibatches are sets of chunks; a memoryless
   core uses chunks of one step (ordinary shuffled PPO minibatches).
 * Truncation (``truncated`` and not ``terminated``): the reward is bootstrapped with ``gamma *
   V(final_obs)`` (SAME_STEP autoreset: ``info["final_obs"]``).
@@ -24,7 +24,7 @@ What it does beyond CleanRL:
 * Torch environments (ManiSkill's GPU simulation) keep their tensors on their device; numpy environments
   are converted once per step.
 * :meth:`PPO.state_dict` holds everything needed to resume exactly (RNGs, rollout position) except the
-  environments, whose state the run layer saves as plain data (:mod:`membench_agents.envstate`).
+  environments, whose state the run layer saves as plain data (:mod:`membench_agents.runs.envstate`).
 
 Speed: with ``PPOConfig.fast_cpu`` ("auto", the default) Discrete policies on the CPU with a built-in core
 train through :mod:`membench_agents.algos.ppo_fast_cpu` instead of :meth:`PPO._rollout` and
@@ -61,7 +61,8 @@ from membench_agents.algos.common import (
     set_up,
     tree_map,
 )
-from membench_agents.envs import (
+from membench_agents.algos.trainer import AlgoTrainer, ppo_config
+from membench_agents.algos.vector import (
     final_obs,
     first_leaf,
     is_torch,
@@ -69,11 +70,11 @@ from membench_agents.envs import (
     take_rows,
     to_tensor,
 )
-from membench_agents.errors import check_stop
-from membench_agents.memory import CORES
-from membench_agents.memory.gtrxl import OPTIONS as GTRXL_OPTIONS
-from membench_agents.memory.gtrxl import check_options as check_gtrxl_options
-from membench_agents.policy import ActorCritic, RunningMeanStd
+from membench_agents.errors import ConfigError, check_stop
+from membench_agents.nets.actor_critic import ActorCritic, RunningMeanStd
+from membench_agents.nets.memory import CORES
+from membench_agents.nets.memory.gtrxl import OPTIONS as GTRXL_OPTIONS
+from membench_agents.nets.memory.gtrxl import check_options as check_gtrxl_options
 
 FAST_CPU_MODES = ("auto", "on", "off")
 
@@ -105,7 +106,7 @@ class PPOConfig:
     hidden_size: int = ranged(128, at_least=1)
     gtrxl: dict[str, Any] = field(default_factory=dict)
     """options of the gtrxl core (set only with core "gtrxl"): n_layers, n_heads, window (steps each attention
-    layer sees), ff_size, gate_bias; unset ones take :class:`~membench_agents.memory.GTrXLCore`'s defaults"""
+    layer sees), ff_size, gate_bias; unset ones take :class:`~membench_agents.nets.memory.GTrXLCore`'s defaults"""
     encoder_size: int = ranged(0, at_least=0)
     """width of the MLP on vector observations; 0: none (the memory core embeds them; images use a CNN)"""
     norm_obs: bool = False
@@ -446,7 +447,7 @@ class PPO:
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume exactly except the environments: network, optimizer, normalisers, RNGs,
         rollout position. Tensors and plain data only (loadable with ``weights_only=True``); the run layer saves
-        the environments' state itself (:mod:`membench_agents.envstate`)."""
+        the environments' state itself (:mod:`membench_agents.runs.envstate`)."""
         return {
             "config": dataclasses.asdict(self.config),
             "policy": self.policy.state_dict(),
@@ -476,3 +477,53 @@ class PPO:
         self.next_state = tuple(s.to(dev) for s in d["next_state"])
         self.next_episode_start = d["next_episode_start"].to(dev)
         restore_rng(d["rng"], {"generator": self.generator, "shuffle": self.shuffle_generator})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the run layer's interface (membench_agents.algos.trainer.Trainer)
+# ---------------------------------------------------------------------------------------------------------
+def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
+    """Pre-flight: one clear ConfigError when membench PPO has no head or encoder for the spaces."""
+    from gymnasium import spaces
+
+    if not isinstance(action_space, (spaces.Discrete, spaces.MultiDiscrete, spaces.Box)):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the action space {action_space}: membench PPO has categorical "
+            "(Discrete, MultiDiscrete) and diagonal-Gaussian (Box) policy heads only"
+        )
+    bounded = isinstance(action_space, spaces.Box) and np.all(np.isfinite(action_space.low))
+    if isinstance(action_space, spaces.Box) and not (bounded and np.all(np.isfinite(action_space.high))):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
+            "space, so its bounds must be finite"
+        )
+    if not isinstance(obs_space, (spaces.Box, spaces.Dict)):
+        raise ConfigError(
+            f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
+            "(vector or HxWxC image) and Dict observations"
+        )
+
+
+
+class PPOTrainer(AlgoTrainer):
+    """A membench PPO run (one seed). A stop inside an iteration drops it (PPO's update needs the whole rollout)."""
+
+    kind = "ppo"
+    keeps_unfinished_iteration = False
+
+    def build(self, envs, config) -> PPO:
+        return PPO(envs, config)
+
+    @classmethod
+    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
+        """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
+        agent = cfg["agent"]
+        check_ppo_spaces(agent, obs_space, action_space)
+        pc = ppo_config(cfg, cfg["seeds"][0])
+        try:
+            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
+        except ValueError as e:
+            raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
+
+
+__all__ = ["FAST_CPU_MODES", "LOSS_STATS", "PPO", "PPOConfig", "PPOTrainer", "check_ppo_spaces", "ppo_loss"]

@@ -14,7 +14,7 @@ hundred steps, one thread) most of the readable path's time is the fixed cost of
   T calls of N x n in order, so the actions are those of :meth:`ActorCritic.act`); the log-probabilities
   of the taken actions are computed once for the whole rollout.
 * Update (:meth:`FastCPU.update`): a recurrent core's ``nn.LSTM`` / ``nn.GRU`` runs the minibatch's padded
-  episode segments directly (:func:`~membench_agents.memory.rnn.layout_segments`; the final state, which
+  episode segments directly (:func:`~membench_agents.nets.memory.rnn.layout_segments`; the final state, which
   an update never reads, is not computed); the head runs once per padded row and only its narrow outputs
   are put back in step order; head, categorical and PPO loss are ONE autograd node
   (:class:`DiscretePPOLoss`) whose forward and written-out backward run in numpy (a numpy call on a few
@@ -29,16 +29,18 @@ parameters.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
 from membench_agents.algos.common import tree_map
-from membench_agents.algos.ppo import PPO
 from membench_agents.errors import check_stop
-from membench_agents.memory import GRUCore, LSTMCore, MemoryCore, MLPCore, State, layout_segments, plan_segments
+from membench_agents.nets.memory import GRUCore, LSTMCore, MemoryCore, MLPCore, State, layout_segments, plan_segments
+
+if TYPE_CHECKING:  # ppo.py imports this module, never the other way round
+    from membench_agents.algos.ppo import PPO
 
 #: the memory cores whose layout this module knows (the recurrent ones' ``rnn`` module, the MLP's forward)
 SUPPORTED_CORES = (LSTMCore, GRUCore, MLPCore)

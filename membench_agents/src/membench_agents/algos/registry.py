@@ -8,14 +8,16 @@ one row of :data:`ALGORITHMS`:
   ``total_steps`` and ``device`` (and ``core``, from the agent name, when the class has that field); every other
   field is a key of the config section, typed from the dataclass's annotations. ``validate()`` (if defined)
   raises ``ValueError`` for out-of-range values.
-- ``trainer``: ``"module:Class"`` implementing :class:`membench_agents.trainers.Trainer`, built as
+- ``trainer``: ``"module:Class"`` implementing :class:`membench_agents.algos.trainer.Trainer`, built as
   ``Trainer(cfg, seed)`` from the run's plain config dict.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from membench_agents.errors import ConfigError, close_matches
 
@@ -44,13 +46,16 @@ def load(path: str):
     return getattr(importlib.import_module(module), name)
 
 
+#: The Trainer of the stable-baselines3 reference agents (kind ``sb3``).
+SB3_TRAINER = "membench_agents.algos.sb3:SB3Trainer"
+
 #: The membench algorithms by kind. The stable-baselines3 references (kind ``sb3``) are not listed: their
 #: section is typed from the SB3 constructors (:mod:`membench_agents.config.schema`) and their trainer is
-#: :class:`membench_agents.sb3.SB3Trainer`.
+#: :class:`membench_agents.algos.sb3.SB3Trainer`.
 ALGORITHMS: dict[str, Algorithm] = {
     a.kind: a
     for a in (
-        Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.trainers:PPOTrainer",
+        Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.algos.ppo:PPOTrainer",
                   "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
         Algorithm("sac", "membench_agents.algos.sac:SACConfig", "membench_agents.algos.sac:SACTrainer",
                   "membench SAC hyperparameters (fields of membench_agents.algos.sac.SACConfig)"),
@@ -102,6 +107,25 @@ for _a in AGENTS.values():  # a registry mistake fails at import, not in the mid
 del _a
 
 
+#: Config fields that hold an agent's attention window K (DTQN's ``context_len``, GTrXL's window), searched in
+#: this order in the agent's hyperparameter section (``cfg[kind]``) and in ``cfg[kind][core]``.
+CONTEXT_KEYS = ("context_len", "context_length", "window", "memory_window", "mem_len")
+
+def context_field(info: AgentInfo, cfg: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The config path of the agent's attention window (rule 2 of the module docstring), or None."""
+    section = cfg.get(info.kind)
+    if not isinstance(section, Mapping):
+        return None
+    places: list[tuple[tuple[str, ...], Mapping[str, Any]]] = [((info.kind,), section)]
+    if info.core and isinstance(section.get(info.core), Mapping):
+        places.append(((info.kind, info.core), section[info.core]))
+    for path, node in places:
+        for key in CONTEXT_KEYS:
+            if key in node and node[key] is not None:
+                return (*path, key)
+    return None
+
+
 def check_agent(name: object) -> AgentInfo:
     """The registry entry of ``name``, or one error naming close matches and every valid agent."""
     if name is None:
@@ -109,3 +133,7 @@ def check_agent(name: object) -> AgentInfo:
     if not isinstance(name, str) or name not in AGENTS:
         raise ConfigError(f"unknown agent {name!r}.{close_matches(name, AGENTS)} Valid agents: {', '.join(AGENTS)}.")
     return AGENTS[name]
+
+
+__all__ = ["AGENTS", "ALGORITHMS", "CONTEXT_KEYS", "SB3_TRAINER", "AgentInfo", "Algorithm", "check_agent",
+           "context_field", "load"]

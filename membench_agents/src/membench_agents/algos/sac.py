@@ -15,7 +15,7 @@ entropy-coefficient loss, Polyak averaging of the target critics).
   ``target_entropy_scale * log|A|`` with CleanRL's 0.89 (the paper uses 0.98; 0.5 keeps alpha bounded with
   very few actions: see ``SACConfig.target_entropy_scale``).
 * Memory (``core`` "lstm" / "gru"; "mlp" = none): actor and both critics each own an encoder and a memory
-  core from :mod:`membench_agents.memory`. The replay keeps every environment's stream of steps in order
+  core from :mod:`membench_agents.nets.memory`. The replay keeps every environment's stream of steps in order
   (episodes one after another, each ending with its final observation), and an update samples windows of
   ``burn_in + sequence_length + 1`` consecutive slots: the cores start from the initial state at the window
   start, the first ``burn_in`` steps only warm that state (run without gradient, no loss), the loss covers
@@ -59,8 +59,8 @@ from membench_agents.algos.common import (
     set_up,
     tree_map,
 )
-from membench_agents.encoders import make_encoder
-from membench_agents.envs import (
+from membench_agents.algos.trainer import AlgoTrainer, Budget, algo_config
+from membench_agents.algos.vector import (
     final_obs,
     first_leaf,
     is_torch,
@@ -69,8 +69,8 @@ from membench_agents.envs import (
     to_tensor,
 )
 from membench_agents.errors import StopRequested
-from membench_agents.memory import CORES, State, make_core
-from membench_agents.trainers import AlgoTrainer, Budget, algo_config
+from membench_agents.nets.encoders import make_encoder
+from membench_agents.nets.memory import CORES, State, make_core
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
@@ -214,7 +214,7 @@ class Actor(nn.Module):
     """The policy. Box: tanh-squashed Gaussian, actions in [-1, 1] (``env_action`` maps them onto the bounds);
     Discrete: categorical over action indices (``env_action`` adds the space's ``start``).
 
-    It is also the policy :func:`membench_agents.evaluation.evaluate` runs: :meth:`act`, :meth:`initial_state`,
+    It is also the policy :func:`membench_agents.runs.evaluation.evaluate` runs: :meth:`act`, :meth:`initial_state`,
     :meth:`env_action`, :attr:`device`.
     """
 
@@ -727,7 +727,7 @@ def _copy_iteration(it: dict[str, Any] | None, device=None) -> dict[str, Any] | 
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the run layer's interface (membench_agents.trainers.Trainer)
+# the run layer's interface (membench_agents.algos.trainer.Trainer)
 # ---------------------------------------------------------------------------------------------------------
 class SACTrainer(AlgoTrainer):
     """A membench SAC run (one seed): agents ``sac`` (no memory), ``sac-lstm``, ``sac-gru``."""

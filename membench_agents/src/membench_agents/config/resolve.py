@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from membench_agents.algos.registry import AGENTS, AgentInfo, check_agent
 from membench_agents.config.env_facts import (
     check_env_id,

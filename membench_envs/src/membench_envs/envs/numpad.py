@@ -482,7 +482,7 @@ class Numpad(gym.Env):
             renderer.close()
         self._renderers.clear()
 
-    # --- exact resume (membench_agents.envstate) -----------------------------------------------------------------
+    # --- exact resume (membench_agents.runs.envstate) -----------------------------------------------------------------
     #: The ball's state lives in MuJoCo's MjData, outside Python: it is saved through the two methods below (MuJoCo's
     #: full integration state). The model is rebuilt from the kwargs and renderers are caches, so neither is saved;
     #: everything else (sequence, lights, counters) is plain attributes.

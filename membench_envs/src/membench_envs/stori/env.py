@@ -237,7 +237,7 @@ class StoriEnv(gym.Env):
             return self._pooled.copy()
         return None
 
-    # --- exact resume (membench_agents.envstate) -----------------------------------------------------------------
+    # --- exact resume (membench_agents.runs.envstate) -----------------------------------------------------------------
     #: The emulator lives outside Python: its state is saved through the two methods below, the rest of this
     #: object (frames, random generators, counters, the wrapper's state) as plain attributes.
     membench_external_state = ("ale",)

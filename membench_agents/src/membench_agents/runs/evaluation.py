@@ -9,13 +9,15 @@ is ignored until the wave ends, so every episode is exactly the one its seed def
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
-from membench_agents.envs import (
+from membench_agents.algos.vector import (
     episode_successes,
     first_leaf,
     is_torch,
@@ -24,13 +26,32 @@ from membench_agents.envs import (
     process_cap,
     to_tensor,
 )
+from membench_agents.algos.trainer import env_kwargs_of
 from membench_agents.errors import check_stop
-from membench_agents.policy import ActorCritic
+from membench_agents.runs.stats import normalize_eval
+from membench_agents.nets.actor_critic import ActorCritic
 
 #: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
 DEFAULT_EPISODE_SEEDS: tuple[int, ...] = tuple(range(100))
 #: Safety cap on the steps of one wave when neither the env spec nor the catalogue gives a horizon.
 DEFAULT_MAX_STEPS = 100_000
+
+
+@contextlib.contextmanager
+def preserve_rng() -> Iterator[None]:
+    """Leave the python / numpy / torch global RNGs as they were (evaluation must not perturb training)."""
+    import torch
+
+    py, npst, th = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        random.setstate(py)
+        np.random.set_state(npst)
+        torch.set_rng_state(th)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
 
 
 @torch.no_grad()
@@ -48,7 +69,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     (default 100000); an episode cut by it counts with its partial return.
     ``envs``: an existing SAME_STEP vector env to use instead of making one (its num_envs wins).
     ``num_envs`` is how many episodes run at once; where every environment is its own process (MIKASA-Robo
-    without a GPU) it is capped at :func:`membench_agents.envs.process_cap`.
+    without a GPU) it is capped at :func:`membench_agents.algos.vector.process_cap`.
     ``should_stop`` is polled before every step: when it returns True,
     :class:`~membench_agents.errors.StopRequested` is raised (no result).
     """
@@ -134,4 +155,18 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     }
 
 
-__all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate"]
+def evaluate_trainer(trainer, cfg: dict[str, Any], episode_seeds: list[int], deterministic: bool | None = None,
+                     num_envs: int | None = None, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """A trainer's policy (:attr:`membench_agents.algos.trainer.Trainer.policy`) evaluated by the run config's
+    protocol (``deterministic`` and ``num_envs``: the config's ``eval`` unless given) on ``cfg``'s environment,
+    one episode per seed, leaving the global RNGs as they were; the result normalised
+    (:func:`membench_agents.runs.stats.normalize_eval`)."""
+    ev = cfg["eval"]
+    with preserve_rng():
+        return normalize_eval(evaluate(
+            trainer.policy, cfg["env"], env_kwargs_of(cfg), episode_seeds,
+            deterministic=ev["deterministic"] if deterministic is None else deterministic,
+            num_envs=ev["num_envs"] if num_envs is None else num_envs, should_stop=should_stop))
+
+
+__all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate", "evaluate_trainer", "preserve_rng"]

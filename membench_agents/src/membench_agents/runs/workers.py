@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from membench_agents.algos.registry import AGENTS
-from membench_agents.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.errors import ConfigError
-from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError
-from membench_agents.tracking import Tracking
-from membench_agents.training import STOP_SIGNALS, Interrupted, StopFlag, train_seed
+from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError
+from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 
 
 @dataclasses.dataclass
@@ -237,7 +237,10 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
                 bar.write(f"[{job.label}] {e}")
                 _not_started(bar, jobs[i + 1:])
                 raise KeyboardInterrupt from None
-            except (KeyboardInterrupt, RunFolderError):
+            except ConfigError:  # bad input met inside the run (a checkpoint that does not fit, ...): one line
+                _not_started(bar, jobs[i + 1:])
+                raise
+            except KeyboardInterrupt:
                 raise
             except Exception as e:
                 _not_started(bar, jobs[i + 1:])

@@ -1,17 +1,9 @@
-"""A run: one cell (environment, agent, budget, hyperparameters) trained once per seed into one run folder.
+"""A cell (environment, agent, budget, hyperparameters) trained once per seed into one run folder.
 
-:func:`train` prepares (or resumes) the folder, runs one job per seed and aggregates the seeds into
-``results.json`` (:func:`finalize_run`). :func:`run_config` reads a folder's config and checks it against
-what each seed was actually trained with. The pieces live in their own modules:
-
-- :mod:`membench_agents.rundir`: folder layout, provenance, locking, careful reading;
-- :mod:`membench_agents.training`: the training loop of one seed, checkpoints, resume, stop signals;
-- :mod:`membench_agents.checkpoint` / :mod:`membench_agents.envstate`: checkpoints without pickle;
-- :mod:`membench_agents.jobs`: parallel workers and the progress bar;
-- :mod:`membench_agents.stats`: the evaluation protocol's statistics (mean ± SEM over runs);
-- :mod:`membench_agents.trainers`: the :class:`~membench_agents.trainers.Trainer` protocol and its agents.
-
-The names of those modules that scripts used from here before the split are re-exported.
+:func:`train` prepares (or resumes) the folder, runs one job per seed (:mod:`~membench_agents.runs.workers`,
+each one :func:`membench_agents.runs.loop.train_seed`) and aggregates the seeds into ``results.json``
+(:func:`finalize_run`). :func:`run_config` reads a folder's config and checks it against what each seed was
+actually trained with.
 """
 
 from __future__ import annotations
@@ -22,44 +14,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from membench_agents.checkpoint import CHECKPOINT, CHECKPOINT_FORMAT, CheckpointError, load_checkpoint
+from membench_agents.algos.trainer import check_device_available, preflight
 from membench_agents.config.resolve import dump
-from membench_agents.errors import ConfigError
-from membench_agents.jobs import Job, RunFailed, run_jobs
-from membench_agents.rundir import (
+from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.folder import (
     CONFIG,
     RESULTS,
     RunFolderError,
     diff_text,
     git_info,
     locked,
-    new_run_dir,
     read_config,
     run_label,
     same_config,
     versions,
 )
-from membench_agents.stats import aggregate, episode_seeds, normalize_eval, run_metric, sem
-from membench_agents.tracking import Tracking
-from membench_agents.trainers import (
-    PPOTrainer,
-    Trainer,
-    check_device_available,
-    make_trainer,
-    ppo_config,
-    preflight,
-)
-from membench_agents.training import (
-    TIMING_KEYS,
-    Interrupted,
-    StopFlag,
-    _BatchedWriter,
-    load_trainer,
-    preserve_rng,
-    read_eval,
-    resume_point,
-    train_seed,
-)
+from membench_agents.runs.loop import read_eval, resume_point
+from membench_agents.runs.stats import aggregate, episode_seeds
+from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.workers import Job, run_jobs
 
 
 def seed_dir(run_dir: str | os.PathLike, seed: int) -> Path:
@@ -109,8 +82,9 @@ def jobs_for(cfg: dict[str, Any], run_dir: Path, resume: bool, prefix: str = "")
             for s in cfg["seeds"]]
 
 
-def finalize_run(run_dir: str | os.PathLike, plot: bool = True, wall_time: float | None = None) -> dict[str, Any]:
-    """Aggregate the seeds of a finished run into results.json (and the learning-curve PNG)."""
+def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> dict[str, Any]:
+    """Aggregate the seeds of a finished run into results.json (its learning-curve plot:
+    :func:`membench_agents.analysis.report.plot_run`)."""
     run_dir = Path(run_dir)
     cfg = run_config(run_dir)
     summaries = []
@@ -161,10 +135,6 @@ def finalize_run(run_dir: str | os.PathLike, plot: bool = True, wall_time: float
     tmp = run_dir / (RESULTS + ".tmp")
     tmp.write_text(json.dumps(results, indent=1))
     os.replace(tmp, run_dir / RESULTS)
-    if plot:
-        from membench_agents.report import plot_run
-
-        plot_run(run_dir)
     return results
 
 
@@ -177,11 +147,11 @@ def train(
     progress: bool = True,
     tracking: Tracking | None = None,
 ) -> dict[str, Any]:
-    """Train every seed of one cell into ``run_dir``, evaluate, write results.json and the PNG.
+    """Train every seed of one cell into ``run_dir``, evaluate, write results.json.
 
     ``resume``: continue the folder's run; ``cfg`` must be the config its seeds were trained with. The
     folder is locked for the whole call (a second process gets one error). ``tracking``: mirror each seed's
-    scalars to Weights & Biases (:mod:`membench_agents.tracking`)."""
+    scalars to Weights & Biases (:mod:`membench_agents.runs.tracking`)."""
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
     if not resume:
@@ -206,11 +176,4 @@ def train(
         return finalize_run(run_dir, wall_time=time.perf_counter() - t0)
 
 
-__all__ = [
-    "CHECKPOINT", "CHECKPOINT_FORMAT", "CheckpointError", "ConfigError", "Interrupted", "Job", "PPOTrainer",
-    "RunFailed", "RunFolderError", "StopFlag", "TIMING_KEYS", "Trainer", "_BatchedWriter", "aggregate",
-    "check_resumable", "episode_seeds", "finalize_run", "git_info", "jobs_for", "load_checkpoint", "load_trainer",
-    "locked", "make_trainer", "new_run_dir", "normalize_eval", "ppo_config", "prepare_run", "preflight", "preserve_rng",
-    "read_config", "run_config", "run_jobs", "run_label", "run_metric", "seed_dir", "sem", "train", "train_seed",
-    "versions",
-]
+__all__ = ["check_resumable", "finalize_run", "jobs_for", "prepare_run", "run_config", "seed_dir", "train"]

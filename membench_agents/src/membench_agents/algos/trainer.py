@@ -1,8 +1,10 @@
-"""Trainers: the one interface the training loop (:mod:`membench_agents.training`) drives, whatever the agent.
+"""Trainers: the one interface the training loop (:mod:`membench_agents.runs.loop`) drives, whatever the agent.
 
-:class:`Trainer` is the protocol; :class:`PPOTrainer` (membench PPO) and
-:class:`membench_agents.sb3.SB3Trainer` (the stable-baselines3 reference agents) implement it, and so must
-the agents still to come. :func:`make_trainer` picks the implementation from the agent registry.
+:class:`Trainer` is the protocol; :class:`AlgoTrainer` is its base for membench's algorithms (each algorithm file
+ends with its Trainer: :class:`~membench_agents.algos.ppo.PPOTrainer`, ...), and
+:class:`~membench_agents.algos.sb3.SB3Trainer` implements it for the stable-baselines3 reference agents.
+:func:`make_trainer` picks the implementation from the agent registry; :func:`preflight` and
+:func:`budget_notes` say before a run starts what it cannot do and what it will train.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-
-from membench_agents.algos.registry import AGENTS, ALGORITHMS
+from membench_agents.algos.registry import AGENTS, ALGORITHMS, SB3_TRAINER, load
 from membench_agents.config.env_facts import make_kwargs
 from membench_agents.errors import ConfigError
 
@@ -26,7 +26,7 @@ class Trainer(Protocol):
     algorithm, its networks and its training environments.
     """
 
-    #: The vector env the trainer steps. Checkpoints save its state with :mod:`membench_agents.envstate`
+    #: The vector env the trainer steps. Checkpoints save its state with :mod:`membench_agents.runs.envstate`
     #: and restore it in place, so a trainer must keep stepping this same object.
     envs: Any
 
@@ -50,8 +50,8 @@ class Trainer(Protocol):
 
     @property
     def policy(self) -> Any:
-        """The policy, for :func:`membench_agents.evaluation.evaluate` (``initial_state``, ``act``,
-        ``env_action``, ``device``)."""
+        """The policy, for :func:`membench_agents.runs.evaluation.evaluate` (``initial_state``, ``act``,
+        ``env_action``, ``device``; an ``nn.Module``, put in eval mode while it is evaluated)."""
 
     def iterate(self, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         """One iteration (a rollout and an update). Returns ``global_step``, ``sps``, ``episodes`` (a list of
@@ -67,12 +67,6 @@ class Trainer(Protocol):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` into a freshly built trainer of the same config and seed."""
-
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100,
-                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """One episode per seed (episode ``i``: ``reset(seed=seeds[i])``), as
-        :func:`membench_agents.evaluation.evaluate` returns it; must leave the global RNGs as they were.
-        ``should_stop``: as for :meth:`iterate` (an evaluation stopped half-way has no result)."""
 
     def close(self) -> None:
         """Release the environments."""
@@ -122,7 +116,7 @@ class AlgoTrainer:
     keeps_unfinished_iteration = True
 
     def __init__(self, cfg: dict[str, Any], seed: int):
-        from membench_agents.envs import make_vector_env
+        from membench_agents.algos.vector import make_vector_env
 
         self.cfg = cfg
         config = algo_config(cfg, seed)
@@ -184,42 +178,8 @@ class AlgoTrainer:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.algo.load_state_dict(state["algo"])
 
-    def evaluate(self, seeds: list[int], deterministic: bool = True, num_envs: int = 100,
-                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        from membench_agents.evaluation import evaluate
-
-        return evaluate(
-            self.policy, self.cfg["env"], env_kwargs_of(self.cfg), seeds, device=self.algo.device,
-            deterministic=deterministic, num_envs=num_envs, should_stop=should_stop,
-        )
-
     def close(self) -> None:
         self.envs.close()
-
-
-class PPOTrainer(AlgoTrainer):
-    """A membench PPO run (one seed). A stop inside an iteration drops it (PPO's update needs the whole rollout)."""
-
-    kind = "ppo"
-    keeps_unfinished_iteration = False
-
-    def build(self, envs, config):
-        from membench_agents.algos.ppo import PPO
-
-        return PPO(envs, config)
-
-    @classmethod
-    def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
-        """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
-        agent = cfg["agent"]
-        check_ppo_spaces(agent, obs_space, action_space)
-        pc = ppo_config(cfg, cfg["seeds"][0])
-        try:
-            from membench_agents.policy import ActorCritic
-
-            ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)
-        except ValueError as e:
-            raise ConfigError(f"agent {agent!r} cannot handle {cfg['env']}: {e}") from None
 
 
 def budget_notes(cfg: dict[str, Any]) -> list[str]:
@@ -240,11 +200,7 @@ def budget_notes(cfg: dict[str, Any]) -> list[str]:
 def trainer_class(agent: str) -> type:
     """The Trainer class of an agent: its algorithm's (``registry.ALGORITHMS``), or the SB3 reference trainer."""
     kind = AGENTS[agent].kind
-    if kind == "sb3":
-        from membench_agents.sb3 import SB3Trainer
-
-        return SB3Trainer
-    return ALGORITHMS[kind].trainer_class()
+    return load(SB3_TRAINER) if kind == "sb3" else ALGORITHMS[kind].trainer_class()
 
 
 def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
@@ -288,26 +244,5 @@ def preflight(cfg: dict[str, Any]) -> None:
         check(cfg, obs_space, act_space)
 
 
-def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
-    from gymnasium import spaces
-
-    if not isinstance(action_space, (spaces.Discrete, spaces.MultiDiscrete, spaces.Box)):
-        raise ConfigError(
-            f"agent {agent!r} cannot handle the action space {action_space}: membench PPO has categorical "
-            "(Discrete, MultiDiscrete) and diagonal-Gaussian (Box) policy heads only"
-        )
-    bounded = isinstance(action_space, spaces.Box) and np.all(np.isfinite(action_space.low))
-    if isinstance(action_space, spaces.Box) and not (bounded and np.all(np.isfinite(action_space.high))):
-        raise ConfigError(
-            f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
-            "space, so its bounds must be finite"
-        )
-    if not isinstance(obs_space, (spaces.Box, spaces.Dict)):
-        raise ConfigError(
-            f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
-            "(vector or HxWxC image) and Dict observations"
-        )
-
-
-__all__ = ["AlgoTrainer", "Budget", "PPOTrainer", "Trainer", "algo_config", "budget_notes", "check_device_available",
-           "check_ppo_spaces", "env_kwargs_of", "make_trainer", "ppo_config", "preflight", "trainer_class"]
+__all__ = ["AlgoTrainer", "Budget", "Trainer", "algo_config", "budget_notes", "check_device_available", "env_kwargs_of",
+           "make_trainer", "ppo_config", "preflight", "trainer_class"]

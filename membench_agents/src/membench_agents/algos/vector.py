@@ -99,7 +99,7 @@ def check_autoreset(envs: VectorEnv) -> None:
     mode = (getattr(envs, "metadata", None) or {}).get("autoreset_mode")
     if mode is not None and AutoresetMode(mode) != AutoresetMode.SAME_STEP:
         raise ValueError(f"the vector env uses autoreset_mode={AutoresetMode(mode).name}; membench agents need "
-                         "SAME_STEP (use membench_agents.envs.make_vector_env, or pass "
+                         "SAME_STEP (use membench_agents.algos.vector.make_vector_env, or pass "
                          "vector_kwargs={'autoreset_mode': AutoresetMode.SAME_STEP} to gym.make_vec)")
 
 

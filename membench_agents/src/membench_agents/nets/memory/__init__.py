@@ -15,9 +15,16 @@ from collections.abc import Callable
 
 import torch  # noqa: F401  (used in the doctest)
 
-from membench_agents.memory.base import MemoryCore, MLPCore, State
-from membench_agents.memory.gtrxl import GTrXLCore
-from membench_agents.memory.rnn import SEQUENCE_MODES, GRUCore, LSTMCore, SegmentPlan, layout_segments, plan_segments
+from membench_agents.nets.memory.base import MemoryCore, MLPCore, State
+from membench_agents.nets.memory.gtrxl import GTrXLCore
+from membench_agents.nets.memory.rnn import (
+    SEQUENCE_MODES,
+    GRUCore,
+    LSTMCore,
+    SegmentPlan,
+    layout_segments,
+    plan_segments,
+)
 
 #: name -> constructor(input_dim, hidden_size, **options)
 CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore, "gtrxl": GTrXLCore}

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from membench_agents.memory.base import MemoryCore, State, check_sequence
+from membench_agents.nets.memory.base import MemoryCore, State, check_sequence
 
 SEQUENCE_MODES = ("auto", "padded", "loop")
 

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from membench_agents.encoders import image_layout, make_encoder
-from membench_agents.memory import State, make_core
+from membench_agents.nets.encoders import image_layout, make_encoder
+from membench_agents.nets.memory import State, make_core
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -147,7 +147,7 @@ class ActorCritic(nn.Module):
             :meth:`update_obs_stats`; PPO freezes them during a rollout so act and update agree).
         encoder_size: width of the MLP on vector (and one-hot) observations; 0 (default): none, the
             flat vector goes straight into the memory core, whose input layer embeds it.
-        core_kwargs: options of the memory core (:func:`membench_agents.memory.make_core`).
+        core_kwargs: options of the memory core (:func:`membench_agents.nets.memory.make_core`).
         init_log_std: initial log standard deviation of the Gaussian policy (Box actions only).
     """
 

@@ -5,7 +5,7 @@ which accepts tensors, numbers, strings, bytes and plain containers only: a file
 other object (the way a pickle runs code) is refused before anything in it runs. Everything a trainer
 saves is therefore turned into plain data first (:func:`to_plain`): numpy arrays become
 ``{"__ndarray__": bytes, "dtype", "shape"}``; the environments' state is the plain tree of
-:mod:`membench_agents.envstate`.
+:mod:`membench_agents.runs.envstate`.
 
 A checkpoint holds::
 
@@ -14,7 +14,7 @@ A checkpoint holds::
     seed         the training seed
     global_step  environment steps trained
     trainer      the trainer's state_dict (network, optimizer, normalisers, RNG states, rollout cursor)
-    env_state    the environments' state (membench_agents.envstate), or None when it cannot be captured
+    env_state    the environments' state (membench_agents.runs.envstate), or None when it cannot be captured
     env_state_error   why not (None when it could)
     run          the training loop's bookkeeping (history, evaluations, time, finished)
 """
@@ -36,30 +36,6 @@ from membench_agents.errors import ConfigError
 CHECKPOINT = "checkpoint.pt"
 #: 2: no pickled objects (weights_only loading); 1 (before) pickled the environments.
 CHECKPOINT_FORMAT = 2
-
-
-class GeneratorStateWarning(UserWarning):
-    """A torch generator state saved on another device type than the one it is restored on."""
-
-
-def restore_generator(generator: Any, state: Any) -> bool:
-    """``generator.set_state(state)`` where the state fits the generator; False (and a
-    :class:`GeneratorStateWarning`) where it was saved on another device type.
-
-    A torch generator's state is device-specific (a CPU generator's is 5056 bytes, a CUDA one's 16), so a run
-    trained on a GPU and rebuilt on a CPU (``membench eval`` on a machine without a GPU, or a ``device: auto``
-    run resumed on one) keeps the fresh generator of its seed: evaluation is unaffected (it draws from its own
-    seeded generator), and such a resume continues correctly but not bit for bit.
-    """
-    if state.numel() == generator.get_state().numel():
-        generator.set_state(state)
-        return True
-    import warnings
-
-    warnings.warn(f"a {state.numel()}-byte torch generator state does not fit this {generator.device} generator; "
-                  "it continues from its seed (exact resume holds on the device type a run was trained on)",
-                  GeneratorStateWarning, stacklevel=2)
-    return False
 
 
 class CheckpointError(ConfigError):

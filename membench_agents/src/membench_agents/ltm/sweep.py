@@ -3,7 +3,7 @@
 A sweep spec (YAML, see ``experiments/sweeps/``) names one environment and a list of designs:
 
 - ``vary_k`` (design (a), §5.2): hold ξ fixed (one ``length``) and vary the agent's context length K over
-  ``K: [...]`` (for agents whose config sets an attention window; see :mod:`membench_agents.protocol`);
+  ``K: [...]`` (for agents whose config sets an attention window; see :mod:`membench_agents.ltm.plan`);
 - ``vary_length`` (design (b), §5.2): hold K fixed and vary the task's length kwarg (T-Maze's
   ``corridor_length``, so ξ = L + 1) over ``lengths: [...]``;
 - ``length_generalization`` (design (c), §5.3): train on each of ``train_lengths`` and evaluate every trained
@@ -16,7 +16,7 @@ evaluation protocol's mean ± SEM over runs. Design (c) evaluates each seed's fi
 lengths with the same protocol (same episode seeds, deterministic actions, mean ± SEM over runs). The sweep
 folder then holds ``sweep_results.{txt,md,json}`` (every cell with its K, Ξ and regime, the generalisation
 matrix, and the aggregate metrics across the cells: IQM with stratified-bootstrap intervals and performance
-profiles, :mod:`membench_agents.aggregate`), ``generalization.png`` (the heatmap), ``sweep.png`` (success
+profiles, :mod:`membench_agents.analysis.aggregate`), ``generalization.png`` (the heatmap), ``sweep.png`` (success
 against K and against ξ) and ``aggregate.png``.
 """
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from membench_agents.errors import ConfigError, close_matches
-from membench_agents.rundir import RunFolderError, folder_name, same_config
+from membench_agents.runs.folder import RunFolderError, folder_name, same_config
 
 DESIGNS = {
     "vary_k": "(a) fixed ξ, varying K",
@@ -145,7 +145,7 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     from membench_agents.algos.registry import check_agent
     from membench_agents.config.env_facts import check_env_id
     from membench_agents.config.schema import parse_seeds
-    from membench_agents.protocol import _spec, length_rule
+    from membench_agents.ltm.plan import _spec, length_rule
 
     w = _Where(source)
     if not isinstance(data, Mapping):
@@ -269,7 +269,7 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
                   overrides: Mapping[str, Any]) -> dict[str, Any]:
     from membench_agents.algos.registry import AGENTS
     from membench_agents.config.resolve import resolve
-    from membench_agents.protocol import with_context
+    from membench_agents.ltm.plan import with_context
 
     sets = list(spec.set) + list(design.set)
     if spec.episodes is not None:
@@ -287,7 +287,7 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
 
 def expand(spec: SweepSpec, **overrides: Any) -> list[Cell]:
     """Every cell of the spec, each with its resolved run config (same config in two designs: one cell)."""
-    from membench_agents.protocol import _full_kwargs, _spec
+    from membench_agents.ltm.plan import _full_kwargs, _spec
 
     default_length = _full_kwargs(_spec(spec.env), {}).get(spec.length_kwarg)
     cells: dict[str, Cell] = {}
@@ -320,7 +320,7 @@ def expand(spec: SweepSpec, **overrides: Any) -> list[Cell]:
 def cell_plan(spec_env: str, cell_cfg: dict[str, Any]):
     """Algorithm 1 for one cell (None when its regime cannot be computed, with the reason)."""
     from membench_agents.algos.registry import AGENTS
-    from membench_agents.protocol import plan_cell
+    from membench_agents.ltm.plan import plan_cell
 
     return plan_cell(spec_env, AGENTS[cell_cfg["agent"]], cell_cfg, env_kwargs=cell_cfg["env_kwargs"],
                      obs_variant=cell_cfg["obs_variant"])
@@ -358,27 +358,29 @@ def _format(head: list[str], rows: list[list[str]], markdown: bool = False) -> s
 def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, length: int) -> dict[str, Any]:
     """Every seed's final checkpoint of ``run_dir`` evaluated with the run's protocol on ``length``: the
     protocol's aggregate (mean ± SEM over runs) and the mean episode length."""
-    from membench_agents import runs
-    from membench_agents.checkpoint import load_checkpoint, load_trainer_state
-    from membench_agents.training import _check_payload
+    from membench_agents.algos.trainer import make_trainer
+    from membench_agents.runs import checkpoint, stats
+    from membench_agents.runs.cell import seed_dir
+    from membench_agents.runs.checkpoint import load_checkpoint, load_trainer_state
+    from membench_agents.runs.evaluation import evaluate_trainer, preserve_rng
+    from membench_agents.runs.loop import _check_payload
 
     eval_cfg = copy.deepcopy(cfg)
     eval_cfg["env_kwargs"] = {**cfg["env_kwargs"], length_kwarg: length}
-    seeds = runs.episode_seeds(cfg)
+    seeds = stats.episode_seeds(cfg)
     per_seed = []
     for s in cfg["seeds"]:
-        path = runs.seed_dir(run_dir, s) / runs.CHECKPOINT
+        path = seed_dir(run_dir, s) / checkpoint.CHECKPOINT
         payload = load_checkpoint(path)
         _check_payload(payload, cfg, s, path)
-        with runs.preserve_rng():
-            trainer = runs.make_trainer(eval_cfg, s)  # the same agent, built for the evaluation length
-            try:
-                load_trainer_state(trainer, payload["trainer"], path)
-                per_seed.append(runs.normalize_eval(trainer.evaluate(seeds, deterministic=cfg["eval"]["deterministic"],
-                                                                     num_envs=cfg["eval"]["num_envs"])))
-            finally:
-                trainer.close()
-    return {**runs.aggregate(per_seed), "mean_length": float(np.mean([r["mean_length"] for r in per_seed]))}
+        with preserve_rng():
+            trainer = make_trainer(eval_cfg, s)  # the same agent, built for the evaluation length
+        try:
+            load_trainer_state(trainer, payload["trainer"], path)
+            per_seed.append(evaluate_trainer(trainer, eval_cfg, seeds))
+        finally:
+            trainer.close()
+    return {**stats.aggregate(per_seed), "mean_length": float(np.mean([r["mean_length"] for r in per_seed]))}
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -422,7 +424,7 @@ def _is_int(value: Any, low: int = 1) -> bool:
 
 def _check_sweep_meta(meta: dict[str, Any]) -> None:
     """What :func:`finish` and :func:`resume_jobs` read from ``sweep.yaml``, checked as strictly as a new sweep's
-    values: cell names by the same rule as every folder name (:func:`membench_agents.rundir.folder_name`), so a
+    values: cell names by the same rule as every folder name (:func:`membench_agents.runs.folder.folder_name`), so a
     name read back cannot reach outside ``cells/``."""
     from membench_agents.algos.registry import AGENTS
     from membench_agents.config.env_facts import check_env_id
@@ -471,7 +473,7 @@ def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
     agent checked against it, as ``membench train`` does), and with ``spec`` the evaluation lengths of design (c)
     (built once each, with the first cell of the design), which the real run reaches only after training. The
     real run and ``--dry-run`` both call this."""
-    from membench_agents import runs
+    from membench_agents.algos import trainer
 
     checks = [(c.name, c.cfg) for c in cells]
     if spec is not None:
@@ -482,7 +484,7 @@ def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
                 checks.append((f"{first.name} evaluated on {spec.length_kwarg}={L}", cfg))
     for name, cfg in checks:
         try:
-            runs.preflight(cfg)
+            trainer.preflight(cfg)
         except ConfigError as e:
             raise ConfigError(f"cell {name}: {e}") from None
         except MemoryError:
@@ -494,12 +496,12 @@ def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
     """Write the sweep folder (sweep.yaml, one run folder per cell) and return the training jobs."""
     import yaml
 
-    from membench_agents import runs
+    from membench_agents.runs.cell import prepare_run
 
     check_cells(cells, spec)
     jobs = []
     for c in cells:
-        jobs += runs.prepare_run(c.cfg, sweep_dir / "cells" / c.name)
+        jobs += prepare_run(c.cfg, sweep_dir / "cells" / c.name)
     jobs = [_relabel(j, c) for j, c in zip(jobs, [c for c in cells for _ in c.cfg["seeds"]], strict=True)]
     meta = {"spec": _spec_dict(spec), "cells": [c.meta() for c in cells]}
     (sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(meta, sort_keys=False))
@@ -518,27 +520,29 @@ def _spec_dict(spec: SweepSpec) -> dict[str, Any]:
 
 
 def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
-    from membench_agents import runs
+    from membench_agents.runs.cell import check_resumable, jobs_for, run_config
 
     meta = read_sweep(sweep_dir)
     cells, jobs = [], []
     for m in meta["cells"]:
         d = sweep_dir / "cells" / m["name"]
-        cfg = runs.run_config(d)
+        cfg = run_config(d)
         if cfg["agent"] != m["agent"] or cfg["env"] != meta["spec"]["env"]:
             raise RunFolderError(f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
                                  f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
                                  "restore the sweep folder as membench sweep wrote it")
-        runs.check_resumable(cfg, d)
+        check_resumable(cfg, d)
         cell = Cell(m["name"], m["agent"], int(m["length"]), m["K"], list(m["designs"]), cfg)
         cells.append(cell)
-        jobs += [_relabel(j, cell) for j in runs.jobs_for(cfg, d, resume=True)]
+        jobs += [_relabel(j, cell) for j in jobs_for(cfg, d, resume=True)]
     return meta, cells, jobs
 
 
 def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: bool = True) -> dict[str, Any]:
     """After training: results.json of every cell, design (c)'s evaluations, the tables, plots and aggregate."""
-    from membench_agents import aggregate, runs
+    from membench_agents.analysis import aggregate
+    from membench_agents.analysis.report import plot_run
+    from membench_agents.runs.cell import finalize_run
 
     spec = meta["spec"]
     designs = spec["designs"]
@@ -546,7 +550,8 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
     rows = []
     for c in cells:
         d = sweep_dir / "cells" / c.name
-        res = runs.finalize_run(d)
+        res = finalize_run(d)
+        plot_run(d)
         p = cell_plan(spec["env"], c.cfg)
         rows.append({**c.meta(), "design_kinds": [designs[i]["kind"] for i in c.designs], "xi": list(p.xi),
                      "K_agent": p.context.K, "K_eff": None if math.isinf(p.context.K_eff) else p.context.K_eff,
@@ -583,7 +588,7 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
 
 
 def _cell_text(r: dict[str, Any]) -> str:
-    from membench_agents.report import mean_text
+    from membench_agents.analysis.report import mean_text
 
     return mean_text(r["mean"], r["sem"], len(r["per_run"]))
 

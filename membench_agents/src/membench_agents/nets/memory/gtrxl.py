@@ -50,7 +50,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from membench_agents.memory.base import MemoryCore, State, check_sequence
+from membench_agents.nets.memory.base import MemoryCore, State, check_sequence
 
 
 def sinusoid_table(n: int, dim: int) -> Tensor:

@@ -13,9 +13,10 @@ may have different numbers of runs. Every metric pools the runs of all tasks:
   (pooled over tasks) whose score is > τ, with stratified-bootstrap bands.
 
 :func:`aggregate_runs` groups run folders by algorithm (agent, observation variant and, for agents whose
-config sets it, the context length K) and task (environment ID and kwargs); :func:`table` and :func:`plot`
-show the result. The mean ± SEM over runs of each cell stays the protocol's per-cell number
-(:mod:`membench_agents.stats`); these metrics summarise an algorithm across cells.
+config sets it, the context length K; runs of one algorithm with other configs apart:
+:func:`membench_agents.analysis.report.algorithm_names`) and task (environment ID and kwargs); :func:`table` and
+:func:`plot` show the result. The mean ± SEM over runs of each cell stays the protocol's per-cell number
+(:mod:`membench_agents.runs.stats`); these metrics summarise an algorithm across cells.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from membench_agents.analysis.report import algorithm_names, load_results, save_figure, task_name
 
 #: Defaults: 2000 bootstrap resamples, 95 % percentile intervals, resampling seed 0.
 REPS = 2000
@@ -192,92 +195,6 @@ class Aggregate:
         }
 
 
-def algorithm_name(results: dict[str, Any]) -> str:
-    """``agent (variant)``, plus ``K=k`` when the agent's config sets its context length."""
-    from membench_agents.algos.registry import AGENTS
-    from membench_agents.protocol import context_field
-
-    name = f"{results['agent']} ({results['obs_variant']})"
-    cfg = results.get("config") or {}
-    info = AGENTS.get(results["agent"])
-    path = context_field(info, cfg) if info is not None else None
-    if path is not None:
-        node: Any = cfg
-        for k in path:
-            node = node[k]
-        name += f" K={node}"
-    return name
-
-
-#: Config keys that do not make two runs different experiments: which seeds, where, how often checkpointed,
-#: how many evaluation episodes run at once, free text.
-_NOT_THE_EXPERIMENT = ("seeds", "device", "checkpoint", "description", "eval.num_envs", "eval.every_steps")
-
-
-def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(node, dict) and node:
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: json.dumps(node, sort_keys=True)}
-
-
-def _experiment(results: dict[str, Any]) -> dict[str, Any]:
-    """The run's config as dotted keys, less what does not make it another experiment."""
-    flat = _flat(results.get("config") or {})
-    return {k: v for k, v in flat.items()
-            if not any(k == ign or k.startswith(ign + ".") for ign in _NOT_THE_EXPERIMENT)}
-
-
-def _value_text(key: str, value: str) -> str:
-    """``steps=400k``, ``learning_rate=0.001`` (a hyperparameter without its section), ``env_kwargs.x=3``."""
-    from membench_agents.algos.registry import ALGORITHMS
-
-    v = json.loads(value)
-    if key == "total_steps" and isinstance(v, int):
-        from membench_agents.report import steps_text
-
-        return f"steps={steps_text(v)}"
-    section, _, rest = key.partition(".")
-    return f"{rest if rest and section in (*ALGORITHMS, 'sb3') else key}={v}"
-
-
-def algorithm_names(results: Sequence[dict[str, Any]], pool: bool = False) -> tuple[list[str], list[str]]:
-    """Each run's algorithm name (:func:`algorithm_name`) and notes. Runs of one name on one task whose configs
-    differ (budget, hyperparameters, evaluation protocol) are different experiments: their names get the keys
-    that set them apart (``ppo-lstm (partial) [steps=400k]``, ``[learning_rate=0.001]``), so no table, plot or
-    aggregate pools them, unless ``pool`` (then a note says they were)."""
-    base = [algorithm_name(r) for r in results]
-    names = list(base)
-    notes: list[str] = []
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(results):
-        groups.setdefault((base[i], task_name(r)), []).append(i)
-    for (name, task), members in groups.items():
-        configs = [_experiment(results[i]) for i in members]
-        keys = sorted({k for c in configs for k in c} - {k for k in configs[0]
-                                                        if all(c.get(k) == configs[0][k] for c in configs)})
-        if not keys:
-            continue
-        if pool:
-            notes.append(f"{name} on {task}: runs with different configs ({', '.join(keys[:4])}) pooled (--pool)")
-            continue
-        shown = keys[:3]
-        for i, c in zip(members, configs, strict=True):
-            parts = [_value_text(k, c[k]) if k in c else f"{k}=unset" for k in shown]
-            more = f", +{len(keys) - 3} more" if len(keys) > 3 else ""
-            names[i] = f"{name} [{', '.join(parts)}{more}]"
-        notes.append(f"{name} on {task}: runs with different configs are kept apart ({', '.join(keys[:4])}); "
-                     "--pool pools them")
-    return names, notes
-
-
-def task_name(results: dict[str, Any]) -> str:
-    kw = ",".join(f"{k}={v}" for k, v in sorted((results.get("env_kwargs") or {}).items()))
-    return results["env"] + (f"[{kw}]" if kw else "")
-
-
 def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confidence: float = CONFIDENCE,
                       seed: int = 0, points: int = 101, pool: bool = False) -> Aggregate:
     """Group ``results.json`` contents by algorithm and task, then IQM / mean with intervals and profiles. Runs
@@ -315,8 +232,6 @@ def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confi
 
 
 def aggregate_runs(run_dirs: Sequence[str | os.PathLike], **kw: Any) -> Aggregate:
-    from membench_agents.report import load_results
-
     return aggregate_results([load_results(d) for d in run_dirs], **kw)
 
 
@@ -366,8 +281,6 @@ def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Pa
     n_tasks = sorted({len(a.tasks) for a in agg.algorithms})
     fig.suptitle(title or f"aggregate over {'/'.join(map(str, n_tasks))} task(s), stratified bootstrap "
                           f"({agg.reps} resamples)")
-    from membench_agents.report import save_figure
-
     return save_figure(fig, out)
 
 
@@ -378,6 +291,6 @@ def write_json(agg: Aggregate, out: str | os.PathLike) -> Path:
 
 
 __all__ = ["CONFIDENCE", "MAX_REPS", "REPS", "Aggregate", "Algorithm", "Estimate", "aggregate_results",
-           "aggregate_runs", "algorithm_name", "algorithm_names", "estimate", "interval", "iqm", "mean",
+           "aggregate_runs", "estimate", "interval", "iqm", "mean",
            "performance_profile", "performance_profile_ci", "plot", "pooled", "stratified_bootstrap", "table",
-           "task_name", "write_json"]
+           "write_json"]

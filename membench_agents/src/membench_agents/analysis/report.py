@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from membench_agents.rundir import RESULTS, RunFolderError, read_json
-from membench_agents.stats import sem
+from membench_agents.runs.folder import RESULTS, RunFolderError, read_json
+from membench_agents.runs.stats import sem
 
 _RESULT_KEYS = ("env", "agent", "obs_variant", "seeds", "metric", "mean", "sem", "n_runs", "per_run", "runs",
                 "protocol")
@@ -53,11 +53,92 @@ def label(results: dict[str, Any]) -> str:
     return f"{results['agent']} ({results['obs_variant']})"
 
 
+def algorithm_name(results: dict[str, Any]) -> str:
+    """``agent (variant)``, plus ``K=k`` when the agent's config sets its context length."""
+    from membench_agents.algos.registry import AGENTS, context_field
+
+    name = f"{results['agent']} ({results['obs_variant']})"
+    cfg = results.get("config") or {}
+    info = AGENTS.get(results["agent"])
+    path = context_field(info, cfg) if info is not None else None
+    if path is not None:
+        node: Any = cfg
+        for k in path:
+            node = node[k]
+        name += f" K={node}"
+    return name
+
+
+#: Config keys that do not make two runs different experiments: which seeds, where, how often checkpointed,
+#: how many evaluation episodes run at once, free text.
+_NOT_THE_EXPERIMENT = ("seeds", "device", "checkpoint", "description", "eval.num_envs", "eval.every_steps")
+
+
+def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, dict) and node:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: json.dumps(node, sort_keys=True)}
+
+
+def _experiment(results: dict[str, Any]) -> dict[str, Any]:
+    """The run's config as dotted keys, less what does not make it another experiment."""
+    flat = _flat(results.get("config") or {})
+    return {k: v for k, v in flat.items()
+            if not any(k == ign or k.startswith(ign + ".") for ign in _NOT_THE_EXPERIMENT)}
+
+
+def _value_text(key: str, value: str) -> str:
+    """``steps=400k``, ``learning_rate=0.001`` (a hyperparameter without its section), ``env_kwargs.x=3``."""
+    from membench_agents.algos.registry import ALGORITHMS
+
+    v = json.loads(value)
+    if key == "total_steps" and isinstance(v, int):
+        return f"steps={steps_text(v)}"
+    section, _, rest = key.partition(".")
+    return f"{rest if rest and section in (*ALGORITHMS, 'sb3') else key}={v}"
+
+
+def algorithm_names(results: Sequence[dict[str, Any]], pool: bool = False) -> tuple[list[str], list[str]]:
+    """Each run's algorithm name (:func:`algorithm_name`) and notes. Runs of one name on one task whose configs
+    differ (budget, hyperparameters, evaluation protocol) are different experiments: their names get the keys
+    that set them apart (``ppo-lstm (partial) [steps=400k]``, ``[learning_rate=0.001]``), so no table, plot or
+    aggregate pools them, unless ``pool`` (then a note says they were)."""
+    base = [algorithm_name(r) for r in results]
+    names = list(base)
+    notes: list[str] = []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(results):
+        groups.setdefault((base[i], task_name(r)), []).append(i)
+    for (name, task), members in groups.items():
+        configs = [_experiment(results[i]) for i in members]
+        keys = sorted({k for c in configs for k in c} - {k for k in configs[0]
+                                                        if all(c.get(k) == configs[0][k] for c in configs)})
+        if not keys:
+            continue
+        if pool:
+            notes.append(f"{name} on {task}: runs with different configs ({', '.join(keys[:4])}) pooled (--pool)")
+            continue
+        shown = keys[:3]
+        for i, c in zip(members, configs, strict=True):
+            parts = [_value_text(k, c[k]) if k in c else f"{k}=unset" for k in shown]
+            more = f", +{len(keys) - 3} more" if len(keys) > 3 else ""
+            names[i] = f"{name} [{', '.join(parts)}{more}]"
+        notes.append(f"{name} on {task}: runs with different configs are kept apart ({', '.join(keys[:4])}); "
+                     "--pool pools them")
+    return names, notes
+
+
+def task_name(results: dict[str, Any]) -> str:
+    kw = ",".join(f"{k}={v}" for k, v in sorted((results.get("env_kwargs") or {}).items()))
+    return results["env"] + (f"[{kw}]" if kw else "")
+
+
 def labels(results: list[dict[str, Any]]) -> list[str]:
     """The name of each run in tables and plots: agent and variant, and what sets apart runs of one agent on one
-    task that differ in budget or hyperparameters (:func:`membench_agents.aggregate.algorithm_names`)."""
-    from membench_agents.aggregate import algorithm_names
-
+    task that differ in budget or hyperparameters (:func:`algorithm_names`)."""
     return algorithm_names(results)[0]
 
 
@@ -297,8 +378,6 @@ def _finite(v: Any) -> bool:
 def check_run(run_dir: Path) -> None:
     """Read everything the report and its aggregate use from one run folder (results.json, each seed's
     metrics.jsonl); a score that is not a finite number makes the folder unreadable too."""
-    from membench_agents.aggregate import algorithm_name, task_name
-
     res = load_results(run_dir)
     try:
         table([run_dir])

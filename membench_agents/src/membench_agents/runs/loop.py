@@ -1,8 +1,8 @@
 """The training loop of one seed: iterations, logging (TensorBoard, metrics.jsonl), checkpoints, resume, stop.
 
-:func:`train_seed` drives any :class:`membench_agents.trainers.Trainer`. Checkpoints are written at the
+:func:`train_seed` drives any :class:`membench_agents.algos.trainer.Trainer`. Checkpoints are written at the
 start, every ``checkpoint.every_iterations`` iterations / ``checkpoint.every_seconds`` seconds, when asked
-to stop (Ctrl-C, SIGTERM) and at the end; see :mod:`membench_agents.checkpoint` for what they hold.
+to stop (Ctrl-C, SIGTERM) and at the end; see :mod:`membench_agents.runs.checkpoint` for what they hold.
 
 A stop is honoured promptly, not only between iterations: the trainer polls it between environment steps
 and minibatches, and evaluations poll it between steps. What is saved is the last consistent point: the
@@ -11,7 +11,7 @@ before the iteration (PPO, SB3: slow iterations are preceded by one); a stopped 
 the resumed run.
 
 Resume is exact (the same parameters, logs and evaluations as an uninterrupted run, in deterministic mode)
-when the environments' state can be saved as plain data (:mod:`membench_agents.envstate`: membench's
+when the environments' state can be saved as plain data (:mod:`membench_agents.runs.envstate`: membench's
 native tasks, POPGym, MiniGrid, gymnasium's classic-control and toy-text tasks). For environments whose
 state lives outside Python (ManiSkill / the MIKASA-Robo tasks, ``AsyncVectorEnv``), training says so once
 at the start and ``--resume`` is refused with that reason: it could not continue where the run stopped.
@@ -35,15 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from membench_agents import envstate
-from membench_agents.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, load_trainer_state, save_checkpoint
+from membench_agents.runs import envstate
+from membench_agents.runs.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, load_trainer_state, save_checkpoint
 from membench_agents.errors import ConfigError, StopRequested
-from membench_agents.rundir import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
-from membench_agents.stats import episode_seeds, normalize_eval, run_metric
-from membench_agents.trainers import Trainer, make_trainer
+from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
+from membench_agents.runs.evaluation import evaluate_trainer
+from membench_agents.runs.stats import episode_seeds, run_metric
+from membench_agents.algos.trainer import Trainer, make_trainer
 
 if TYPE_CHECKING:
-    from membench_agents.tracking import Tracking
+    from membench_agents.runs.tracking import Tracking
 
 #: History fields that depend on the wall clock (left out when comparing two runs).
 TIMING_KEYS = ("sps", "time")
@@ -63,23 +64,6 @@ def _algo_scalars(metrics: dict[str, Any]) -> dict[str, float]:
             out[k] = float(v)
     return out
 _EVAL_KEYS = ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value", "eval")
-
-
-@contextlib.contextmanager
-def preserve_rng() -> Iterator[None]:
-    """Leave the python / numpy / torch global RNGs as they were (evaluation must not perturb training)."""
-    import torch
-
-    py, npst, th = random.getstate(), np.random.get_state(), torch.get_rng_state()
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    try:
-        yield
-    finally:
-        random.setstate(py)
-        np.random.set_state(npst)
-        torch.set_rng_state(th)
-        if cuda is not None:
-            torch.cuda.set_rng_state_all(cuda)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -156,7 +140,7 @@ class _BatchedWriter:
     """A TensorBoard ``SummaryWriter`` fed in batches: scalars wait here and are handed over at most every
     ``every_s`` seconds, on :meth:`flush` (every checkpoint) and on :meth:`close`. The writer's background
     thread wakes for every scalar it is given; woken several times per training iteration, it competes with
-    the training loop for the GIL between torch calls. ``mirror`` (a :class:`membench_agents.tracking.WandbMirror`)
+    the training loop for the GIL between torch calls. ``mirror`` (a :class:`membench_agents.runs.tracking.WandbMirror`)
     receives the same scalars at the same steps."""
 
     def __init__(self, writer, every_s: float = 2.0, mirror=None):
@@ -272,7 +256,7 @@ def train_seed(
     error, not a silent restart). ``should_stop`` is polled between iterations and inside them (see the
     module docstring): when it returns True the last consistent state is checkpointed and
     :class:`Interrupted` is raised (so does ``stop_after_iterations``, used by tests, between iterations).
-    ``tracking``: mirror the scalars to Weights & Biases (:mod:`membench_agents.tracking`). A failure leaves
+    ``tracking``: mirror the scalars to Weights & Biases (:mod:`membench_agents.runs.tracking`). A failure leaves
     the last periodic checkpoint and its traceback in ``seed_dir/error.txt``. The folder is
     locked while this runs: a second process gets one error.
     """
@@ -318,7 +302,7 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     purge = trainer.global_step + 1 if payload is not None else None
     mirror = None
     if tracking is not None:
-        from membench_agents.tracking import WandbMirror
+        from membench_agents.runs.tracking import WandbMirror
 
         mirror = WandbMirror(tracking, cfg, seed, seed_dir)
     writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge), mirror=mirror)
@@ -357,9 +341,7 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
         return Interrupted(f"stopped at step {trainer.global_step}{where}; checkpoint saved to {ckpt}")
 
     def evaluate() -> dict[str, Any]:
-        with preserve_rng():
-            return normalize_eval(trainer.evaluate(seeds_eval, deterministic=cfg["eval"]["deterministic"],
-                                                   num_envs=cfg["eval"]["num_envs"], should_stop=should_stop))
+        return evaluate_trainer(trainer, cfg, seeds_eval, should_stop=should_stop)
 
     def periodic_eval() -> None:
         """The evaluation due at this step. ``run["eval_due"]`` marks it until it is done, so that a stop in the
@@ -500,5 +482,5 @@ def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
     return trainer, payload
 
 
-__all__ = ["Interrupted", "STOP_SIGNALS", "StopFlag", "TIMING_KEYS", "load_trainer", "preserve_rng", "read_eval",
+__all__ = ["Interrupted", "STOP_SIGNALS", "StopFlag", "TIMING_KEYS", "load_trainer", "read_eval",
            "train_seed"]

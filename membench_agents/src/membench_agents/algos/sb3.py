@@ -8,7 +8,7 @@ update) at a time, the same TensorBoard tags, checkpoints and progress bar, and 
 
 Checkpoints hold the policy and optimizer, the algorithm's rollout cursor (last observation, episode
 starts, LSTM states, step counters) and the python / numpy / torch RNG states, all as plain data; the
-training loop saves the ``DummyVecEnv`` (:attr:`SB3Trainer.envs`) with :mod:`membench_agents.envstate`, so
+training loop saves the ``DummyVecEnv`` (:attr:`SB3Trainer.envs`) with :mod:`membench_agents.runs.envstate`, so
 a resumed SB3 run continues exactly like an uninterrupted one (on CPU) without anything being unpickled.
 """
 
@@ -26,8 +26,8 @@ import torch
 from gymnasium import spaces
 
 from membench_agents.algos.registry import AGENTS
+from membench_agents.algos.vector import to_numpy
 from membench_agents.config.env_facts import make_kwargs, obs_type
-from membench_agents.envs import to_numpy
 from membench_agents.errors import ConfigError, StopRequested, check_stop
 from membench_agents.errors import close_matches as _close
 
@@ -208,19 +208,22 @@ class SB3Trainer:
         self.tracker = EpisodeTracker(n_envs)
         self.num_iterations = 0
 
-    # --- the Trainer protocol (membench_agents.trainers) ------------------------------------------------
+    # --- the Trainer protocol (membench_agents.algos.trainer) ------------------------------------------------
     @property
     def global_step(self) -> int:
         return int(self.model.num_timesteps)
 
     @property
-    def policy(self):
-        return self.model.policy
+    def policy(self) -> SB3Policy:
+        """The model behind membench's policy interface (:class:`SB3Policy`), for evaluation and acting."""
+        if getattr(self, "_policy", None) is None or self._policy.model is not self.model:
+            self._policy = SB3Policy(self.model)
+        return self._policy
 
     @classmethod
     def budget(cls, cfg: dict[str, Any]):
         """SB3 trains whole rollouts: the budget rounded up to a multiple of n_steps x n_envs."""
-        from membench_agents.trainers import Budget
+        from membench_agents.algos.trainer import Budget
 
         sb3cfg = cfg["sb3"]
         n_envs = int(sb3cfg.get("n_envs", 8))
@@ -325,19 +328,12 @@ class SB3Trainer:
         np.random.set_state(state["rng"]["numpy"])
         torch.set_rng_state(state["rng"]["torch"])
 
-    def evaluate(self, episode_seeds: list[int], deterministic: bool = True, num_envs: int = 100,
-                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        return evaluate_model(
-            self.model, self.cfg["env"], self.cfg["obs_variant"], self.cfg["env_kwargs"], episode_seeds,
-            deterministic=deterministic, num_envs=num_envs, should_stop=should_stop,
-        )
-
     def close(self) -> None:
         self.venv.close()
 
 
 class SB3Policy(torch.nn.Module):
-    """An SB3 model behind the policy interface of :func:`membench_agents.evaluation.evaluate`.
+    """An SB3 model behind the policy interface of :func:`membench_agents.runs.evaluation.evaluate`.
 
     So SB3 models are evaluated by exactly the code (episode seeds, waves, success bookkeeping) that
     evaluates the membench agents. ``act`` calls ``model.predict`` (RecurrentPPO: with its LSTM state and
@@ -369,25 +365,4 @@ class SB3Policy(torch.nn.Module):
         return action
 
 
-def evaluate_model(
-    model,
-    env_id: str,
-    obs_variant: str,
-    env_kwargs: dict[str, Any],
-    episode_seeds: list[int],
-    deterministic: bool = True,
-    num_envs: int = 100,
-    should_stop: Callable[[], bool] | None = None,
-) -> dict[str, Any]:
-    """Evaluate an SB3 model with :func:`membench_agents.evaluation.evaluate` (episode ``i``:
-    ``reset(seed=episode_seeds[i])``), leaving the global RNGs as they were."""
-    from membench_agents.evaluation import evaluate
-
-    rng_state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
-    try:
-        return evaluate(SB3Policy(model), env_id, make_kwargs(env_id, obs_variant, env_kwargs), list(episode_seeds),
-                        device="cpu", deterministic=deterministic, num_envs=num_envs, should_stop=should_stop)
-    finally:
-        random.setstate(rng_state[0])
-        np.random.set_state(rng_state[1])
-        torch.set_rng_state(rng_state[2])
+__all__ = ["SB3Policy", "SB3Trainer", "algo_class", "check_image_sizes", "check_spaces", "default_policy"]

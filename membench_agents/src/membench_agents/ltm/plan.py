@@ -10,14 +10,15 @@ Algorithm 1's warnings). This module supplies their two inputs for a run config:
 
   1. a recurrent agent without an attention window (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per
      forward step) and K_eff = μ(K) unbounded (the hidden state carries any past step): the paper's RNN;
-  2. an agent whose config sets an attention window (the first of :data:`CONTEXT_KEYS` found in its
-     hyperparameter section, or in that section's sub-section named after its core): K = that window and
-     K_eff = K (attention over the last K steps only, nothing carried beyond them), except GTrXL, whose
-     ``n_layers`` layers each attend over K steps of the layer below's memory: K_eff = n_layers (K - 1) + 1;
+  2. an agent whose config sets an attention window (the first of
+     :data:`~membench_agents.algos.registry.CONTEXT_KEYS` found in its hyperparameter section, or in that
+     section's sub-section named after its core): K = that window and K_eff = K (attention over the last K
+     steps only, nothing carried beyond them), except GTrXL, whose ``n_layers`` layers each attend over K steps
+     of the layer below's memory: K_eff = n_layers (K - 1) + 1;
   3. a feed-forward agent (MLP core, SB3 PPO): K = K_eff = 1;
   4. anything else: K cannot be read from the config and must be given (``--K``).
 
-:func:`plan_cell` runs Algorithm 1 on both (``membench plan``); the sweep designs (:mod:`membench_agents.sweep`)
+:func:`plan_cell` runs Algorithm 1 on both (``membench plan``); the sweep designs (:mod:`membench_agents.ltm.sweep`)
 use the same functions for every cell.
 """
 
@@ -29,12 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from membench_agents.algos.registry import AGENTS, AgentInfo
+from membench_agents.algos.registry import AGENTS, CONTEXT_KEYS, AgentInfo, context_field
 from membench_agents.errors import ConfigError
-
-#: Config fields that hold an agent's attention window K (DTQN's ``context_len``, GTrXL's window), searched in
-#: this order in the agent's hyperparameter section (``cfg[kind]``) and in ``cfg[kind][core]``.
-CONTEXT_KEYS = ("context_len", "context_length", "window", "memory_window", "mem_len")
 
 #: Unbounded effective context (K_eff of a recurrent agent).
 UNBOUNDED = math.inf
@@ -146,21 +143,6 @@ class AgentContext:
     @property
     def K_eff_text(self) -> str:
         return "unbounded" if math.isinf(self.K_eff) else str(int(self.K_eff))
-
-
-def context_field(info: AgentInfo, cfg: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The config path of the agent's attention window (rule 2 of the module docstring), or None."""
-    section = cfg.get(info.kind)
-    if not isinstance(section, Mapping):
-        return None
-    places: list[tuple[tuple[str, ...], Mapping[str, Any]]] = [((info.kind,), section)]
-    if info.core and isinstance(section.get(info.core), Mapping):
-        places.append(((info.kind, info.core), section[info.core]))
-    for path, node in places:
-        for key in CONTEXT_KEYS:
-            if key in node and node[key] is not None:
-                return (*path, key)
-    return None
 
 
 def _get(cfg: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -306,5 +288,5 @@ def plan_cell(env_id: str, agent: AgentInfo | str, cfg: Mapping[str, Any] | None
                     tuple(warnings), tuple(recs), note)
 
 
-__all__ = ["CONTEXT_KEYS", "LENGTH_RULES", "UNBOUNDED", "AgentContext", "CellPlan", "LengthRule", "agent_context",
-           "context_field", "length_rule", "plan_cell", "task_xi", "with_context"]
+__all__ = ["LENGTH_RULES", "UNBOUNDED", "AgentContext", "CellPlan", "LengthRule", "agent_context",
+           "length_rule", "plan_cell", "task_xi", "with_context"]
