@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import SyncVectorEnv
-from membench_envs.envs._params import Param, check_kwargs
+from membench_envs.envs.core.params import Param, check_kwargs
 
 import membench_envs
 from tests.envs._helpers import SLOW_EXTRAS, extra_installed

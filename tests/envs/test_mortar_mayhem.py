@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs._memory_gym import AGENT_BODY_RGB, AGENT_HAND_RGB, SCREEN, agent_sprites
-from membench_envs.envs.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE_RED, command_symbol
+from membench_envs.envs.memory_gym.common import AGENT_BODY_RGB, AGENT_HAND_RGB, SCREEN, agent_sprites
+from membench_envs.envs.memory_gym.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE_RED, command_symbol
 
 import membench_envs
 

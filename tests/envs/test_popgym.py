@@ -352,7 +352,7 @@ def test_missing_backend_is_one_clear_error(blocked, env_id):
 
 
 def test_unknown_family_or_level_is_a_clear_error():
-    from membench_envs.envs.popgym import POPGymTask
+    from membench_envs.envs.backends.popgym import POPGymTask
 
     with pytest.raises(ValueError, match="family"):
         POPGymTask("RepeatLast", "Easy")

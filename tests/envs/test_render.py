@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from membench_envs.catalogue.popgym import POPGYM_CLASSES
-from membench_envs.envs import _draw
+from membench_envs.envs.core import draw
 
 import membench_envs
 from tests.envs._helpers import SLOW_EXTRAS, extra_installed, ids_with_extra_installed
@@ -103,8 +103,8 @@ def test_tmaze_picture_shows_the_agent_and_the_goal():
     assert end_ok is not None and end_bad is not None and not np.array_equal(end_ok, end_bad)
     env.reset(seed=0)
     running = env.render()
-    assert tuple(end_ok[0, 0]) == _draw.GOOD and tuple(end_bad[0, 0]) == _draw.BAD  # the outcome border
-    assert tuple(running[0, 0]) == _draw.BACKGROUND
+    assert tuple(end_ok[0, 0]) == draw.GOOD and tuple(end_bad[0, 0]) == draw.BAD  # the outcome border
+    assert tuple(running[0, 0]) == draw.BACKGROUND
 
 
 def test_memory_length_and_cards_pictures_show_their_hidden_state():

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from membench_envs.envs.tmaze import DOWN, LEFT, RIGHT, UP
+from membench_envs.envs.native.tmaze import DOWN, LEFT, RIGHT, UP
 
 import membench_envs  # noqa: F401  (registers the IDs)
 from tests.envs._helpers import compare_batched_with_sync
@@ -180,7 +180,7 @@ def test_bad_corridor_length(bad):
 def test_corridor_length_type_and_step_before_reset():
     with pytest.raises(TypeError, match="corridor_length must be an int"):
         gym.make("MIKASA/TMazePassive-v0", corridor_length=2.5)
-    env = membench_envs.envs.tmaze.TMazePassive()
+    env = membench_envs.envs.native.tmaze.TMazePassive()
     with pytest.raises(gym.error.ResetNeeded):
         env.step(RIGHT)
 

@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from membench_envs import catalogue
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 _registered = False
 _NUM_ENVS = Param("num_envs", "int", 1, low=1)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from membench_envs.envs._params import Param
+    from membench_envs.envs.core.params import Param
 
 #: The MIKASA taxonomy of memory (Cherepanov et al., "Memory, Benchmark & Robots", §4.2).
 MEMORY_TYPES = ("object", "spatial", "sequential", "capacity")
@@ -92,7 +92,7 @@ class TaskSpec:
     notes: str = ""
     params: tuple[Param, ...] = ()
     """Every kwarg ``gym.make(id, ...)`` accepts (besides gymnasium's own ``render_mode`` and wrapper kwargs), with
-    its type, range and default: what :func:`membench_envs.envs._params.check_kwargs` enforces at ``make``."""
+    its type, range and default: what :func:`membench_envs.envs.core.params.check_kwargs` enforces at ``make``."""
     vector_params: tuple[Param, ...] = ()
     """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
     stochasticity: int | None = None

@@ -34,13 +34,13 @@ package / MIKASA-Base suffix   kwargs here
 ``-Oracle`` is the package's oracle, not membench's ``obs_variant="oracle"``: it draws the shortest route to the
 prompted target into the picture, so the task needs no memory; ``obs_variant="oracle"`` adds the remembered facts
 as a separate vector and leaves the picture alone. The package's IDs without ``-ExtraObs`` return the picture
-only, ours ``{"image", "target_color"}`` (see :mod:`membench_envs.envs.memory_maze`).
+only, ours ``{"image", "target_color"}`` (see :mod:`membench_envs.envs.backends.memory_maze`).
 """
 
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: The package's control frequency (steps per simulated second).
 CONTROL_FREQ = 4
@@ -91,7 +91,7 @@ def _spec(size: int) -> TaskSpec:
     paper = size in XI_PAPER
     return TaskSpec(
         id=f"MIKASA/MemoryMaze{size}x{size}-v0",
-        entry_point="membench_envs.envs.memory_maze:make_memory_maze",
+        entry_point="membench_envs.envs.backends.memory_maze:make_memory_maze",
         description=(
             f"Memory Maze {size}x{size}: a new 3-D maze with {targets} coloured targets every episode; the prompt "
             "(a border of the 64x64 first-person image) names a colour, +1 for touching that target, then a new "

@@ -52,7 +52,7 @@ ones, ``MEM`` for the paper's size-23 experiment.
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: The paper's time limit (App. F): the episode ends after 95 steps; reward on success 1 − 0.9·t/95.
 TIME_LIMIT = 95
@@ -92,7 +92,7 @@ def _spec(size: int, random_length: bool) -> TaskSpec:
     paper = " (the paper's §5.1 set-up, L = 21)" if size == 23 else ""
     return TaskSpec(
         id=f"MIKASA/MiniGridMemoryS{size}{'Random' if random_length else ''}-v0",
-        entry_point="membench_envs.envs.minigrid:MiniGridMemory",
+        entry_point="membench_envs.envs.backends.minigrid:MiniGridMemory",
         description=(
             f"MiniGrid-Memory {size}x{size}, {mode}{paper}: see the object in the start room, walk the corridor, "
             "enter the arm of the matching object; 3x3 RGB view, 95 steps, reward 1 − 0.9·t/95 on success"

@@ -1,5 +1,5 @@
 """Catalogue entries of Mortar Mayhem (Memory Gym, Pleines et al.; listed by MIKASA-Base), re-implemented in numpy
-(no extra): see :mod:`membench_envs.envs.mortar_mayhem` for the rules and every decision.
+(no extra): see :mod:`membench_envs.envs.memory_gym.mortar_mayhem` for the rules and every decision.
 
 Presets are the ``memory-gym`` 1.0.2 registrations with their default reset parameters (MIKASA-Base vendors
 memory-gym's files unchanged, except that its ``Endless-MortarMayhem-v0`` points at a module
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from membench_envs.catalogue import TaskSpec
 from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
 MAX_B_COMMANDS = 20
@@ -76,8 +76,8 @@ def mortar_episode_length(count: int, show_duration: int, show_delay: int, explo
     return max(frames - 1, 0) + explosion_delay + 1 + (count - 1) * (explosion_delay + explosion_duration)
 
 
-_EP = "membench_envs.envs.mortar_mayhem:MortarMayhem"
-_VEP = "membench_envs.envs.mortar_mayhem:MortarMayhemVector"
+_EP = "membench_envs.envs.memory_gym.mortar_mayhem:MortarMayhem"
+_VEP = "membench_envs.envs.memory_gym.mortar_mayhem:MortarMayhemVector"
 
 
 def _xi(count: int, duration: int, delay: int, ex_delay: int, ex_duration: int) -> tuple[int, int]:

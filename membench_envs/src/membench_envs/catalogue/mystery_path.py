@@ -1,6 +1,6 @@
 """Catalogue entries of Memory Gym's Mystery Path (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark
 Memory Capabilities of Agents"; the ``memory-gym`` package, which MIKASA-Base vendors), re-implemented in numpy in
-:mod:`membench_envs.envs.mystery_path`.
+:mod:`membench_envs.envs.memory_gym.mystery_path`.
 
 Upstream registers ``MysteryPath-v0`` (free movement, 512 steps), ``MysteryPath-Grid-v0`` (grid locomotion, 128
 steps) and ``Endless-MysteryPath-v0`` (a scrolling, stamina-limited path): here ``MIKASA/MysteryPath-v0``,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from membench_envs.catalogue import TaskSpec
 from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: Upstream's defaults that differ between the two finite versions: (max_steps, reward_path_progress).
 MYSTERY_PATH_DEFAULTS = {True: (128, 0.0), False: (512, 0.1)}
@@ -50,8 +50,8 @@ ENDLESS_MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
     Param("reward_step", "float", 0.0, doc="reward added on every step"),
 )
 
-_EP = "membench_envs.envs.mystery_path:MysteryPath"
-_VEP = "membench_envs.envs.mystery_path:MysteryPathVector"
+_EP = "membench_envs.envs.memory_gym.mystery_path:MysteryPath"
+_VEP = "membench_envs.envs.memory_gym.mystery_path:MysteryPathVector"
 
 
 def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
@@ -101,8 +101,8 @@ TASKS = [
     _mystery_path("MIKASA/MysteryPathGrid-v0", True, "MysteryPath-Grid-v0"),
     TaskSpec(
         id="MIKASA/EndlessMysteryPath-v0",
-        entry_point="membench_envs.envs.mystery_path:EndlessMysteryPath",
-        vector_entry_point="membench_envs.envs.mystery_path:EndlessMysteryPathVector",
+        entry_point="membench_envs.envs.memory_gym.endless_mystery_path:EndlessMysteryPath",
+        vector_entry_point="membench_envs.envs.memory_gym.endless_mystery_path:EndlessMysteryPathVector",
         description=(
             "Endless Mystery Path: an endless invisible path scrolls by from left to right; only the last tiles "
             "behind the agent are shown; a fall sends it back to the start, a second fall at the same spot, a fall "

@@ -16,13 +16,13 @@ MIKASA-Base's two pycolab tasks are re-implemented in numpy from the authors' co
 only Ballet's room and view, and lists Passive Visual Match in Table 9 only): ``MIKASA/Ballet*`` (DeepMind's
 ``pycolab_ballet``, MIKASA-Base's ``Ballet*-v0`` presets) and ``MIKASA/PassiveVisualMatch-v0`` (Ni et al.'s
 passive ``visual_match``). Their observations are dicts (an image, plus Ballet's instruction); see
-:mod:`membench_envs.envs.ballet` and :mod:`membench_envs.envs.passive_visual_match` for every decision.
+:mod:`membench_envs.envs.native.ballet` and :mod:`membench_envs.envs.native.passive_visual_match` for every decision.
 """
 
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: ``obs_variant`` of every native task.
 OBS_VARIANT = Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung")
@@ -48,10 +48,10 @@ TMAZE_PARAMS: tuple[Param, ...] = (
           doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down"),
 )
 
-_TMAZE_EP = "membench_envs.envs.tmaze:TMazePassive"
-_TMAZE_VEP = "membench_envs.envs.tmaze:TMazePassiveVector"
-_CLASSIC_EP = "membench_envs.envs.tmaze:TMazeClassic"
-_CLASSIC_VEP = "membench_envs.envs.tmaze:TMazeClassicVector"
+_TMAZE_EP = "membench_envs.envs.native.tmaze:TMazePassive"
+_TMAZE_VEP = "membench_envs.envs.native.tmaze:TMazePassiveVector"
+_CLASSIC_EP = "membench_envs.envs.native.tmaze:TMazeClassic"
+_CLASSIC_VEP = "membench_envs.envs.native.tmaze:TMazeClassicVector"
 
 
 def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
@@ -137,8 +137,8 @@ MEMORY_CARDS_PARAMS: tuple[Param, ...] = (
     Param("time_limit", "int", None, low=1, none_ok=True, doc="T; None: 10 * num_pairs"),
 )
 
-_ML_EP = "membench_envs.envs.memory_length:MemoryLength"
-_ML_VEP = "membench_envs.envs.memory_length:MemoryLengthVector"
+_ML_EP = "membench_envs.envs.native.memory_length:MemoryLength"
+_ML_VEP = "membench_envs.envs.native.memory_length:MemoryLengthVector"
 
 
 def _memory_length(env_id: str, memory_length: int, num_bits: int, preset: str = "") -> TaskSpec:
@@ -174,8 +174,8 @@ def _memory_length(env_id: str, memory_length: int, num_bits: int, preset: str =
     )
 
 
-_MC_EP = "membench_envs.envs.memory_cards:MemoryCards"
-_MC_VEP = "membench_envs.envs.memory_cards:MemoryCardsVector"
+_MC_EP = "membench_envs.envs.native.memory_cards:MemoryCards"
+_MC_VEP = "membench_envs.envs.native.memory_cards:MemoryCardsVector"
 
 
 def _memory_cards(env_id: str, num_pairs: int, preset: str = "") -> TaskSpec:
@@ -242,8 +242,8 @@ def ballet_max_steps(dance_delay: int, max_steps: int | None = None) -> int:
     return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
 
 
-_BALLET_EP = "membench_envs.envs.ballet:Ballet"
-_BALLET_VEP = "membench_envs.envs.ballet:BalletVector"
+_BALLET_EP = "membench_envs.envs.native.ballet:Ballet"
+_BALLET_VEP = "membench_envs.envs.native.ballet:BalletVector"
 
 
 def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, upstream: str) -> TaskSpec:
@@ -317,8 +317,8 @@ def pvm_episode_length(explore_frames: int = 15, distractor_frames: int = 30, re
 TASKS += [
     TaskSpec(
         id="MIKASA/PassiveVisualMatch-v0",
-        entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatch",
-        vector_entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatchVector",
+        entry_point="membench_envs.envs.native.passive_visual_match:PassiveVisualMatch",
+        vector_entry_point="membench_envs.envs.native.passive_visual_match:PassiveVisualMatchVector",
         description=(
             "Passive Visual Match: a colour is shown on the wall next to the agent, then 30 frames of apples "
             "(+1 each), then the agent must step on the pad of that colour among three (+10); 5x5 egocentric image"

@@ -2,7 +2,7 @@
 ships it (the numpad-gym code): ``MIKASA/NumpadDiscrete-v0``, ``MIKASA/NumpadContinuous-v0`` and
 ``MIKASA/NumpadContinuousDiscreteActions-v0``, MIKASA-Base's ``Numpad-Discrete-v0``, ``Numpad-Continuous-v0`` and
 ``Numpad-ContinuousDiscreteActions-v0``. Written by us on MuJoCo (extra ``numpad``); every rule and number is in
-:mod:`membench_envs.envs.numpad`.
+:mod:`membench_envs.envs.backends.numpad`.
 
 The three upstream IDs differ in how the ball moves, not in what is observed:
 
@@ -19,7 +19,7 @@ Upstream has no size or length presets (its defaults: a 3 x 3 pad, a sequence of
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: Upstream's defaults: a 3 x 3 pad, 4 tiles to press, 500 steps (discrete) / 200 steps (the rolling ball).
 NUMPAD_SIZE = 3
@@ -44,7 +44,7 @@ PARAMS: tuple[Param, ...] = (
     Param("image_size", "int", 64, low=16, high=256, doc="side in pixels of the image observation"),
 )
 
-_EP = "membench_envs.envs.numpad:Numpad"
+_EP = "membench_envs.envs.backends.numpad:Numpad"
 
 
 def _numpad(env_id: str, mode: str, upstream: str) -> TaskSpec:

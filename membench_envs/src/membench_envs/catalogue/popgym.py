@@ -18,7 +18,7 @@ quoted in ``xi_note``; it is one step longer than the code (see the notes of Rep
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 LEVELS = ("Easy", "Medium", "Hard")
 
@@ -267,7 +267,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
     args = ", ".join(f"{k}={v}" for k, v in kw.items())
     return TaskSpec(
         id=f"POPGym/{family}{level}-v0",
-        entry_point="membench_envs.envs.popgym:POPGymTask",
+        entry_point="membench_envs.envs.backends.popgym:POPGymTask",
         description=f"{_DESCRIPTION[family]} [popgym {POPGYM_CLASSES[family].split(':')[1]}({args})]",
         suites=("POPGym", "MIKASA-Base") if in_table9 else ("POPGym",),
         memory_types=_TABLE9.get(family) or _NOT_IN_TABLE9[family],

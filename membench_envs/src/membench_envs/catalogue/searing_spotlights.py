@@ -1,7 +1,7 @@
 """Catalogue entry of Memory Gym's Searing Spotlights (Pleines et al., "Memory Gym: Towards Endless Tasks to
 Benchmark Memory Capabilities of Agents"; the ``memory-gym`` package's ``SearingSpotlights-v0``, which MIKASA-Base
-vendors), re-implemented in numpy in :mod:`membench_envs.envs.searing_spotlights`: ``MIKASA/SearingSpotlights-v0``
-with upstream's default reset parameters, and ``Endless-SearingSpotlights-v0`` as
+vendors), re-implemented in numpy in :mod:`membench_envs.envs.memory_gym.searing_spotlights`:
+``MIKASA/SearingSpotlights-v0`` with upstream's default reset parameters, and ``Endless-SearingSpotlights-v0`` as
 ``MIKASA/EndlessSearingSpotlights-v0``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from membench_envs.catalogue import TaskSpec
 from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 SCALE = 0.25
 
@@ -51,8 +51,8 @@ SEARING_SPOTLIGHTS_PARAMS: tuple[Param, ...] = (
 TASKS = [
     TaskSpec(
         id="MIKASA/SearingSpotlights-v0",
-        entry_point="membench_envs.envs.searing_spotlights:SearingSpotlights",
-        vector_entry_point="membench_envs.envs.searing_spotlights:SearingSpotlightsVector",
+        entry_point="membench_envs.envs.memory_gym.searing_spotlights:SearingSpotlights",
+        vector_entry_point="membench_envs.envs.memory_gym.searing_spotlights:SearingSpotlightsVector",
         description=(
             "Searing Spotlights: the arena goes dark within 7 steps; collect the coin, then reach the exit, seen "
             "only at the start, while roaming spotlights (which hurt: 5 hits kill) light the floor around them "
@@ -121,8 +121,8 @@ ENDLESS_SEARING_SPOTLIGHTS_PARAMS: tuple[Param, ...] = (  # (show_last_action=Fa
 
 TASKS.append(TaskSpec(
     id="MIKASA/EndlessSearingSpotlights-v0",
-    entry_point="membench_envs.envs.searing_spotlights:EndlessSearingSpotlights",
-    vector_entry_point="membench_envs.envs.searing_spotlights:EndlessSearingSpotlightsVector",
+    entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlights",
+    vector_entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlightsVector",
     description=(
         "Endless Searing Spotlights: in the dark arena, collect coin after coin (+0.25 each; each new coin is shown "
         "for 5 steps, then only where a spotlight lights it) while spotlights (one more every 50 steps, 10 hits "

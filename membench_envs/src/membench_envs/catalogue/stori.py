@@ -13,7 +13,7 @@ Plain data: importing this module never imports ale-py.
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 from membench_envs.stori.games import GAMES, PRESET_TYPES, TAXONOMY
 
 #: ALE's v5 episode limit, in emulator frames (30 minutes at 60 Hz).

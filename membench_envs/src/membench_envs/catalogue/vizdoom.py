@@ -1,15 +1,15 @@
 """Catalogue entries of ViZDoom-Two-Colors (Sorokin et al. 2022, "Explain My Surprise" / MemUP; wrapped by
 MIKASA-Base as ``ViZDoomTwoColorsBase-v0``, ``ViZDoomTwoColorsHard-v0`` and ``ViZDoomTwoColorsDelay1000-v0``).
 
-The scenario (map, actors) is written by membench itself (:mod:`membench_envs.envs._vizdoom_wad`); the engine is
+The scenario (map, actors) is written by membench itself (:mod:`membench_envs.envs.backends.vizdoom_wad`); the engine is
 the ``vizdoom`` wheel. Plain data: importing this module never imports vizdoom. See
-:mod:`membench_envs.envs.vizdoom_two_colors` for every rule and decision.
+:mod:`membench_envs.envs.backends.vizdoom_two_colors` for every rule and decision.
 """
 
 from __future__ import annotations
 
 from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 #: Upstream's numbers (the authors' ACS script and .cfg, identical in MemUP and MIKASA-Base).
 EPISODE_TIMEOUT = 2100  # tics
@@ -63,7 +63,7 @@ def _spec(env_id: str, layout: str, upstream: str, where: str) -> TaskSpec:
     shown = pillar_steps()
     return TaskSpec(
         id=env_id,
-        entry_point="membench_envs.envs.vizdoom_two_colors:ViZDoomTwoColors",
+        entry_point="membench_envs.envs.backends.vizdoom_two_colors:ViZDoomTwoColors",
         description=(
             f"ViZDoom Two-Colors: acid room (8 HP per 32 tics), red and green items; a pillar ({where}) shows "
             f"which colour heals (+1) and which hurts (-1); it is taken away after {PILLAR_TICS} tics "
@@ -108,7 +108,7 @@ def _delay_spec() -> TaskSpec:
     choice = pillar_steps(FRAME_SKIP, CUE_TICS + DELAY_TICS)  # the first observation in the choice room
     return TaskSpec(
         id="MIKASA/ViZDoomTwoColorsDelay1000-v0",
-        entry_point="membench_envs.envs.vizdoom_two_colors:ViZDoomTwoColors",
+        entry_point="membench_envs.envs.backends.vizdoom_two_colors:ViZDoomTwoColors",
         description=(
             f"ViZDoom Two-Colors with a delay: a pillar (green or red) in a cue room for {CUE_TICS} tics, then "
             f"{DELAY_TICS} tics in the acid room gathering medikits (+0.1), then a room with a green and a red "

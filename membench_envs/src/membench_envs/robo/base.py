@@ -110,7 +110,7 @@ from mani_skill.utils.structs.pose import Pose
 from mani_skill.utils.structs.types import GPUMemoryConfig, SimConfig
 
 from membench_envs.catalogue.robo import DEFAULT_REWARD_MODE, STRICT_HOLD_SECONDS
-from membench_envs.envs._native import check_variant
+from membench_envs.envs.core.native import check_variant
 
 #: Observation variants of the platform; the first three are membench's ladder.
 VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")

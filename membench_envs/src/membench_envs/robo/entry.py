@@ -29,7 +29,7 @@ import importlib
 from typing import Any
 
 from membench_envs._deps import require
-from membench_envs.envs._native import check_variant
+from membench_envs.envs.core.native import check_variant
 
 #: The platform's variants (mirrors ``membench_envs.robo.base.VARIANTS``; kept here so errors need no ManiSkill).
 VARIANTS = ("partial", "oracle", "full", "rgb", "prompt")
@@ -150,7 +150,7 @@ def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, 
     """
     from membench_envs import catalogue
     from membench_envs.catalogue.robo import COMMON_PARAMS
-    from membench_envs.envs._params import check_kwargs
+    from membench_envs.envs.core.params import check_kwargs
 
     specs = [s for s in catalogue.all_tasks() if s.extra == "robo"]
     spec = next((s for s in specs if s.id == membench_id), None) or next(

@@ -2,7 +2,7 @@
 
 A task subclasses :class:`BatchedCore`, whose state is a set of arrays of length N. The single environment
 is the same core with N = 1, so the two can never drift apart; the batched environment steps all N
-environments with one call. Randomness comes from :mod:`membench_envs.envs._rng`, keyed per environment
+environments with one call. Randomness comes from :mod:`membench_envs.envs.core.rng`, keyed per environment
 by its seed, so ``reset(seed=s)`` on the batched env gives environment i exactly the episodes of a single
 env reset with ``seed=s + i`` (gymnasium's ``SyncVectorEnv`` convention).
 """
@@ -15,10 +15,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+
 from membench_envs.catalogue import VARIANTS
 from membench_envs.catalogue.native import VECTOR_PARAMS
-from membench_envs.envs import _rng
-from membench_envs.envs._params import Param, check_kwargs, check_seed
+from membench_envs.envs.core import rng
+from membench_envs.envs.core.params import Param, check_kwargs, check_seed
 
 
 def positive_int(name: str, value: Any) -> int:
@@ -57,7 +58,7 @@ class BatchedCore:
 
     Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`_step` and :meth:`_observe`.
     They draw randomness only through :meth:`uniform` / :meth:`integers`.
-    The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs._params`); the single and
+    The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs.core.params`); the single and
     the batched env check them there before building the core.
     """
 
@@ -79,12 +80,12 @@ class BatchedCore:
     def uniform(self, idx: np.ndarray, stream: int, step=None) -> np.ndarray:
         if self.num_envs == 1 and np.ndim(step) == 0:  # single env: same numbers without numpy overhead
             s = int(self.t[0]) if step is None else int(step)
-            return np.array([_rng.uniform_one(int(self.keys[0]), int(self.episode[0]), s, stream)])
+            return np.array([rng.uniform_one(int(self.keys[0]), int(self.episode[0]), s, stream)])
         step = self.t[idx] if step is None else step
-        return _rng.uniform(self.keys[idx], self.episode[idx], step, stream)
+        return rng.uniform(self.keys[idx], self.episode[idx], step, stream)
 
     def integers(self, idx: np.ndarray, stream: int, low: int, high: int, step=None) -> np.ndarray:
-        return _rng.to_integers(self.uniform(idx, stream, step), low, high)
+        return rng.to_integers(self.uniform(idx, stream, step), low, high)
 
     # --- lifecycle -----------------------------------------------------------------------------------
     def begin(self, idx: np.ndarray) -> None:
@@ -112,7 +113,7 @@ class BatchedCore:
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """Environment ``i`` as a uint8 (H, W, 3) picture whose size depends only on the task parameters;
-        ``done`` draws the outcome border (see :mod:`membench_envs.envs._draw`)."""
+        ``done`` draws the outcome border (see :mod:`membench_envs.envs.core.draw`)."""
         raise NotImplementedError
 
 
@@ -168,10 +169,10 @@ class NativeEnv(gym.Env):
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
         if seed is not None:
-            self.core.keys[0] = _rng.key_from_seed(seed)
+            self.core.keys[0] = rng.key_from_seed(seed)
             self.core.episode[0] = -1
         elif not self._started:
-            self.core.keys[0] = _rng.random_key(self.np_random)
+            self.core.keys[0] = rng.random_key(self.np_random)
         self._started = True
         self.core.begin(self._idx)
         self._done = False
@@ -279,10 +280,10 @@ class NativeVectorEnv(VectorEnv):
         for i in rows:
             s = seeds[i]
             if s is not None:
-                self.core.keys[i] = _rng.key_from_seed(s)
+                self.core.keys[i] = rng.key_from_seed(s)
                 self.core.episode[i] = -1
             elif self.core.episode[i] < 0:  # never reset: a key from the vector env's generator
-                self.core.keys[i] = _rng.random_key(self._rng)
+                self.core.keys[i] = rng.random_key(self._rng)
         self._started = True
         self.core.begin(rows)
         self._needs_reset[rows] = False

@@ -76,17 +76,18 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
 from membench_envs.catalogue.numpad import EPISODE_LENGTH, PARAMS
-from membench_envs.envs._mujoco_gl import (
+from membench_envs.envs.core.mujoco_gl import (
     HeadlessRenderer,
     MissingSystemLibraryError,
     render_error_hint,
     select_mujoco_gl,
 )
-from membench_envs.envs._native import check_can_step
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.envs.core.native import check_can_step
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 
 TILE, SPACING, BALL = 10.0, 5.0, 5.0  # upstream's pixel sizes
 PITCH = TILE + 2 * SPACING  # tile centres are this far apart

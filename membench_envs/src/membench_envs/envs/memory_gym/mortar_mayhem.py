@@ -1,6 +1,7 @@
 """Mortar Mayhem (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
 2023/2025; the ``memory-gym`` package that MIKASA-Base lists), re-implemented in numpy with the authors' rules,
-timing, random draws and pictures (no pygame: ``_memory_gym`` rasterises them as pygame does).
+timing, random draws and pictures (no pygame: :mod:`~membench_envs.envs.memory_gym.common` rasterises them as
+pygame does).
 
 Arena. ``arena_size`` x ``arena_size`` tiles of 14 x 14 pixels, centred on a black 84 x 84 screen (5 x 5: the
 pixels 7 … 76). Tile (x, y) is column x, row y. The agent starts at the centre of a uniformly drawn tile.
@@ -70,13 +71,14 @@ import math
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs.catalogue.mortar_mayhem import (
     ENDLESS_MAX_COMMANDS,
     MAX_B_COMMANDS,
     MORTAR_PARAMS,
     mortar_episode_length,
 )
-from membench_envs.envs._memory_gym import (
+from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
     FACING,

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs.catalogue.native import MEMORY_CARDS_PARAMS
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
 
@@ -70,7 +71,7 @@ class MemoryCardsCore(BatchedCore):
 
     def _new_episodes(self, idx):
         # A uniform shuffle: sort 2P uniforms (one counter per card position).
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._card_ids[None, :], _SHUFFLE_STREAM)
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._card_ids[None, :], _SHUFFLE_STREAM)
         self.values[idx] = self.deck[np.argsort(u, axis=1)]
         self.removed[idx] = False
         self.seen[idx] = False
@@ -143,23 +144,23 @@ class MemoryCardsCore(BatchedCore):
         cols = min(self.C, 10)
         rows = -(-self.C // cols)
         w, h, gap, m = 28, 36, 6, 8
-        canvas = _draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
+        canvas = draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
         cur = int(self.current[i])
         for j in range(self.C):
             x0 = m + (j % cols) * (w + gap)
             y0 = m + (j // cols) * (h + gap)
             value = str(int(self.values[i, j]))
             if self.removed[i, j]:
-                canvas.outline(x0, y0, x0 + w, y0 + h, _draw.WALL, 2)
+                canvas.outline(x0, y0, x0 + w, y0 + h, draw.WALL, 2)
             elif j == cur:
-                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.WHITE)
-                canvas.rect(x0, y0, x0 + w, y0 + 6, _draw.palette(int(value)))
-                canvas.outline(x0 - 2, y0 - 2, x0 + w + 2, y0 + h + 2, _draw.HIGHLIGHT, 2)
-                canvas.text_centered(x0 + w / 2, y0 + h / 2 + 2, value, _draw.TEXT, 2)
+                canvas.rect(x0, y0, x0 + w, y0 + h, draw.WHITE)
+                canvas.rect(x0, y0, x0 + w, y0 + 6, draw.palette(int(value)))
+                canvas.outline(x0 - 2, y0 - 2, x0 + w + 2, y0 + h + 2, draw.HIGHLIGHT, 2)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2 + 2, value, draw.TEXT, 2)
             else:
-                back = _draw.HIDDEN if self.seen[i, j] else _draw.dim(_draw.HIDDEN, 0.7)
+                back = draw.HIDDEN if self.seen[i, j] else draw.dim(draw.HIDDEN, 0.7)
                 canvas.rect(x0, y0, x0 + w, y0 + h, back)
-                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.dim(_draw.WHITE, 0.55), 2)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, draw.dim(draw.WHITE, 0.55), 2)
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()

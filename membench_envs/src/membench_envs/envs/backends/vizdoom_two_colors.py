@@ -1,6 +1,6 @@
 """ViZDoom-Two-Colors (Sorokin et al., "Explain My Surprise", NeurIPS 2022 (MemUP); MIKASA-Base's
 ``ViZDoomTwoColorsBase-v0`` / ``ViZDoomTwoColorsHard-v0``) on the ``vizdoom`` engine, with a scenario membench
-writes itself (:mod:`membench_envs.envs._vizdoom_wad`; upstream's WAD and ACS are not used).
+writes itself (:mod:`membench_envs.envs.backends.vizdoom_wad`; upstream's WAD and ACS are not used).
 
 Upstream's rules (its map, ACS script and .cfg, the same in the MemUP and MIKASA-Base repositories):
 
@@ -64,11 +64,12 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
 from membench_envs.catalogue.vizdoom import PARAMS, steps_per_episode
-from membench_envs.envs import _vizdoom_wad as wad
-from membench_envs.envs._native import check_can_step, check_render_mode
-from membench_envs.envs._params import check_kwargs, check_seed
+from membench_envs.envs.backends import vizdoom_wad as wad
+from membench_envs.envs.core.native import check_can_step, check_render_mode
+from membench_envs.envs.core.params import check_kwargs, check_seed
 
 SCREEN = (180, 320)  # the engine's screen, rows x columns
 IMAGE = (64, 112)  # the observation, rows x columns (upstream's 112x64)

@@ -14,7 +14,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.envs._native import _validate_actions
+
+from membench_envs.envs.core.native import _validate_actions
 
 
 def check_action(space: gym.Space, action: Any) -> Any:

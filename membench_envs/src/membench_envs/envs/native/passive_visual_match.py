@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs.catalogue.native import PVM_PARAMS, pvm_episode_length
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
 
 ROWS, COLS, VIEW = 7, 11, 5
 START = (5, 5)  # the agent's cell in the apple and choice rooms
@@ -123,11 +124,11 @@ class PassiveVisualMatchCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def _new_episodes(self, idx):
         # The pad colours depend on the key only (episode 0 for every episode): fixed along one seed stream.
-        u = _rng.uniform(self.keys[idx][:, None], 0, np.arange(3, dtype=np.uint64)[None, :], _PADS_STREAM)
+        u = rng.uniform(self.keys[idx][:, None], 0, np.arange(3, dtype=np.uint64)[None, :], _PADS_STREAM)
         self.pads[idx] = np.argsort(u, axis=1)
         self.target[idx] = self.integers(idx, _TARGET_STREAM, 0, 3, step=0)
         self.ring[idx] = self.integers(idx, _RING_STREAM, 0, len(RING), step=0)
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
                          np.arange(len(APPLE_CELLS), dtype=np.uint64)[None, :], _APPLE_STREAM)
         chosen = APPLE_CELLS[np.argsort(u, axis=1)[:, : self.num_apples]]  # (m, num_apples, 2)
         self.apples[idx] = False
@@ -251,14 +252,14 @@ class PassiveVisualMatchCore(BatchedCore):
         target colour as a swatch on the right (dim: the agent no longer sees it), and t / T along the bottom."""
         c, m = 16, 8
         board = self.board(np.array([i]))[0]
-        canvas = _draw.Canvas(ROWS * c + 2 * m + 8, COLS * c + 3 * m + 2 * c)
+        canvas = draw.Canvas(ROWS * c + 2 * m + 8, COLS * c + 3 * m + 2 * c)
         canvas.pixels[m:m + ROWS * c, m:m + COLS * c] = PALETTE[board].repeat(c, axis=0).repeat(c, axis=1)
         r0, c0 = self.agent[i] - VIEW // 2
-        canvas.outline(m + c0 * c, m + r0 * c, m + (c0 + VIEW) * c, m + (r0 + VIEW) * c, _draw.HIGHLIGHT, 2)
+        canvas.outline(m + c0 * c, m + r0 * c, m + (c0 + VIEW) * c, m + (r0 + VIEW) * c, draw.HIGHLIGHT, 2)
         colour = tuple(int(v) for v in PALETTE[COLOUR0 + self.target[i]])
         shown = self.phase(self.t[i : i + 1])[0] == 0 or done
         x0 = m * 2 + COLS * c
-        canvas.rect(x0, m, x0 + 2 * c, m + 2 * c, colour if shown else _draw.dim(colour))
+        canvas.rect(x0, m, x0 + 2 * c, m + 2 * c, colour if shown else draw.dim(colour))
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()

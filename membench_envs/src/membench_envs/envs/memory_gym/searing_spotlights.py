@@ -1,7 +1,7 @@
 """Searing Spotlights (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``SearingSpotlights-v0``, which
 MIKASA-Base vendors), re-implemented in numpy with upstream's random draws, rules, rewards and pictures. No pygame:
-the sprites are rasterised the way pygame draws them (in ``_memory_gym``, shared with Mortar Mayhem and Mystery
-Path), and the darkness is pygame's surface-alpha blend of a black layer.
+the sprites are rasterised the way pygame draws them (in :mod:`~membench_envs.envs.memory_gym.common`, shared with
+Mortar Mayhem and Mystery Path), and the darkness is pygame's surface-alpha blend of a black layer.
 
 Arena. An 84 x 84 chessboard of 12 px tiles (white and blue; red on a step the agent is hit, ``visual_feedback``)
 under a 4 px top bar. At the reset, from the episode's ``numpy.random.Generator`` (seeded as gymnasium seeds
@@ -54,11 +54,12 @@ import math
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs.catalogue.searing_spotlights import (
     ENDLESS_SEARING_SPOTLIGHTS_PARAMS,
     SEARING_SPOTLIGHTS_PARAMS,
 )
-from membench_envs.envs._memory_gym import (
+from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
     FREE_FACING,

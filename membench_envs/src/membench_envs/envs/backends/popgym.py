@@ -58,13 +58,14 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
 from membench_envs.catalogue import get as catalogue_entry
 from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES
-from membench_envs.envs import _draw
-from membench_envs.envs._native import check_can_step, check_render_mode
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import Flattener, check_action, null_action
+from membench_envs.envs.core import draw
+from membench_envs.envs.core.native import check_can_step, check_render_mode
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import Flattener, check_action, null_action
 
 _LABYRINTHS = ("LabyrinthExplore", "LabyrinthEscape")
 _CARTPOLES = ("PositionOnlyCartPole", "VelocityOnlyCartPole", "NoisyPositionOnlyCartPole")
@@ -353,18 +354,18 @@ class POPGymTask(gym.Env):
         canvas.progress(self._t / self._horizon)
         if self._done:
             if self._last_success is None:
-                canvas.outline(0, 0, canvas.width, canvas.height, _draw.FLOOR, 3)
+                canvas.outline(0, 0, canvas.width, canvas.height, draw.FLOOR, 3)
             else:
                 canvas.border(True, self._last_success)
         return canvas.image()
 
     @staticmethod
-    def _grid_canvas(rows: int, cols: int, target: int = 384) -> tuple[_draw.Canvas, int, int]:
-        c = _draw.cell_size(max(rows, cols), target, 6, 40)
+    def _grid_canvas(rows: int, cols: int, target: int = 384) -> tuple[draw.Canvas, int, int]:
+        c = draw.cell_size(max(rows, cols), target, 6, 40)
         m = 8
-        return _draw.Canvas(rows * c + 2 * m + 8, cols * c + 2 * m), c, m
+        return draw.Canvas(rows * c + 2 * m + 8, cols * c + 2 * m), c, m
 
-    def _draw_battleship(self, e) -> _draw.Canvas:
+    def _draw_battleship(self, e) -> draw.Canvas:
         """Unknown cells blue (ship cells a little lighter: the hidden board), misses grey, hits red."""
         n = e.board_size
         canvas, c, m = self._grid_canvas(n, n)
@@ -372,13 +373,13 @@ class POPGymTask(gym.Env):
             for k in range(n):
                 ship, shot = bool(e.board[r, k]), bool(e.guesses[r, k])
                 if shot:
-                    color = _draw.AGENT if ship else _draw.FLOOR
+                    color = draw.AGENT if ship else draw.FLOOR
                 else:
-                    color = _draw.dim(_draw.HIDDEN, 0.9) if ship else _draw.dim(_draw.HIDDEN, 0.55)
+                    color = draw.dim(draw.HIDDEN, 0.9) if ship else draw.dim(draw.HIDDEN, 0.55)
                 canvas.rect(m + k * c + 1, m + r * c + 1, m + (k + 1) * c - 1, m + (r + 1) * c - 1, color)
         return canvas
 
-    def _draw_minesweeper(self, e) -> _draw.Canvas:
+    def _draw_minesweeper(self, e) -> draw.Canvas:
         """Revealed cells light with their neighbour count, hidden cells blue, hidden mines dim red."""
         rows, cols = (int(d) for d in e.dims)
         canvas, c, m = self._grid_canvas(rows, cols)
@@ -387,33 +388,33 @@ class POPGymTask(gym.Env):
                 hidden = int(e.hidden_grid[r, k])  # 0 clear, 1 mine, 2 viewed
                 x0, y0 = m + k * c, m + r * c
                 if hidden == 2:
-                    canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, _draw.FLOOR)
-                    canvas.text_centered(x0 + c / 2, y0 + c / 2, str(int(e.neighbor_grid[r, k])), _draw.TEXT,
+                    canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, draw.FLOOR)
+                    canvas.text_centered(x0 + c / 2, y0 + c / 2, str(int(e.neighbor_grid[r, k])), draw.TEXT,
                                          max(c // 12, 1))
                 else:
-                    color = _draw.dim(_draw.BAD, 0.6) if hidden == 1 else _draw.dim(_draw.HIDDEN, 0.7)
+                    color = draw.dim(draw.BAD, 0.6) if hidden == 1 else draw.dim(draw.HIDDEN, 0.7)
                     canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, color)
         return canvas
 
-    def _draw_concentration(self, e) -> _draw.Canvas:
+    def _draw_concentration(self, e) -> draw.Canvas:
         """Cards in rows of 13: face up white with their value, face down blue with the hidden value dim."""
         n = int(e.deck.num_cards)
         cols, w, h, gap, m = 13, 22, 28, 4, 8
         rows = -(-n // cols)
-        canvas = _draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
+        canvas = draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
         visible = np.asarray(e.get_obs())
         for j in range(n):
             x0, y0 = m + (j % cols) * (w + gap), m + (j // cols) * (h + gap)
             value = str(int(e.state[j]))
             if visible[j] != e.facedown_card:
-                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.WHITE)
-                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.TEXT, 2)
+                canvas.rect(x0, y0, x0 + w, y0 + h, draw.WHITE)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, draw.TEXT, 2)
             else:
-                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.dim(_draw.HIDDEN, 0.7))
-                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.dim(_draw.WHITE, 0.5), 2)
+                canvas.rect(x0, y0, x0 + w, y0 + h, draw.dim(draw.HIDDEN, 0.7))
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, draw.dim(draw.WHITE, 0.5), 2)
         return canvas
 
-    def _draw_maze(self, e) -> _draw.Canvas:
+    def _draw_maze(self, e) -> draw.Canvas:
         """Walls dark, unexplored floor grey, explored floor light, the exit green, the agent red."""
         grid = np.asarray(e.maze.grid)
         rows, cols = grid.shape
@@ -423,42 +424,42 @@ class POPGymTask(gym.Env):
             for k in range(cols):
                 if grid[r, k] == 1:
                     continue  # obstacle: background
-                color = _draw.FLOOR if explored[r, k] else _draw.dim(_draw.FLOOR, 0.55)
+                color = draw.FLOOR if explored[r, k] else draw.dim(draw.FLOOR, 0.55)
                 if grid[r, k] == 3:  # Cell.GOAL (the exit of LabyrinthEscape)
-                    color = _draw.GOOD
+                    color = draw.GOOD
                 canvas.rect(m + k * c, m + r * c, m + (k + 1) * c, m + (r + 1) * c, color)
         y, x = e.position
-        canvas.disc(m + (x + 0.5) * c, m + (y + 0.5) * c, c * 0.4, _draw.AGENT)
+        canvas.disc(m + (x + 0.5) * c, m + (y + 0.5) * c, c * 0.4, draw.AGENT)
         return canvas
 
-    def _draw_cartpole(self, e) -> _draw.Canvas:
+    def _draw_cartpole(self, e) -> draw.Canvas:
         """The track (its ends are the failure bounds), the cart and the pole at the true (noiseless) state."""
         width, height = 480, 200
-        canvas = _draw.Canvas(height, width)
+        canvas = draw.Canvas(height, width)
         x, _, theta, _ = (float(v) for v in e.state)
         bound = float(e.x_threshold)
         scale = (width - 80) / (2 * bound)
         ground = height - 50
-        canvas.rect(40, ground, width - 40, ground + 3, _draw.WALL)
+        canvas.rect(40, ground, width - 40, ground + 3, draw.WALL)
         cx = width / 2 + x * scale
-        canvas.rect(cx - 25, ground - 18, cx + 25, ground, _draw.HIDDEN)
+        canvas.rect(cx - 25, ground - 18, cx + 25, ground, draw.HIDDEN)
         pole = 2 * float(e.length) * scale
-        canvas.line(cx, ground - 18, cx + pole * np.sin(theta), ground - 18 - pole * np.cos(theta), _draw.AGENT, 7)
-        canvas.disc(cx, ground - 18, 4, _draw.FLOOR)
+        canvas.line(cx, ground - 18, cx + pole * np.sin(theta), ground - 18 - pole * np.cos(theta), draw.AGENT, 7)
+        canvas.disc(cx, ground - 18, 4, draw.FLOOR)
         return canvas
 
-    def _draw_pendulum(self, e) -> _draw.Canvas:
+    def _draw_pendulum(self, e) -> draw.Canvas:
         """The pendulum at its true angle (0 = upright), drawn from its pivot."""
         size = 240
-        canvas = _draw.Canvas(size + 8, size)
+        canvas = draw.Canvas(size + 8, size)
         theta = float(e.state[0])
         cx = cy = size / 2
         r = size * 0.38
-        canvas.line(cx, cy, cx + r * np.sin(theta), cy - r * np.cos(theta), _draw.AGENT, 12)
-        canvas.disc(cx, cy, 5, _draw.FLOOR)
+        canvas.line(cx, cy, cx + r * np.sin(theta), cy - r * np.cos(theta), draw.AGENT, 12)
+        canvas.disc(cx, cy, 5, draw.FLOOR)
         return canvas
 
-    def _draw_strips(self) -> _draw.Canvas:
+    def _draw_strips(self) -> draw.Canvas:
         obs = self._obs_flat.encode(self._last_obs)
         oracle = self._oracle()
         per_row = 32
@@ -469,7 +470,7 @@ class POPGymTask(gym.Env):
 
         width = min(max(obs.size, oracle.size), per_row) * c + 2 * m
         height = (rows(obs.size) + rows(oracle.size)) * c + gap + 2 * m + 8
-        canvas = _draw.Canvas(height, max(width, 64))
+        canvas = draw.Canvas(height, max(width, 64))
         y = m
         for values, lo, hi in ((obs, self._obs_flat.low, self._obs_flat.high),
                                (oracle, self._oracle_low, self._oracle_high)):
@@ -477,7 +478,7 @@ class POPGymTask(gym.Env):
             level = np.where(np.isfinite(span), values / np.where(np.isfinite(span), span, 1), np.tanh(values))
             for j, v in enumerate(np.clip(level, -1.0, 1.0)):
                 x0, y0 = m + (j % per_row) * c, y + (j // per_row) * c
-                base = _draw.GOOD if v >= 0 else _draw.BAD
+                base = draw.GOOD if v >= 0 else draw.BAD
                 color = tuple(int(30 + (b - 30) * abs(v)) for b in base)
                 canvas.rect(x0, y0, x0 + c - 1, y0 + c - 1, color)
             y += rows(values.size) * c + gap

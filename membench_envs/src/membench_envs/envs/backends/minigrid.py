@@ -36,11 +36,12 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
 from membench_envs.catalogue.minigrid import PARAMS, TILE_SIZE, TIME_LIMIT
-from membench_envs.envs._native import check_can_step
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.envs.core.native import check_can_step
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 
 _OBJECTS = ("key", "ball")
 

@@ -47,9 +47,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs.catalogue.native import BALLET_DANCE_LENGTH, BALLET_PARAMS, ballet_max_steps
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
 
 ROOM = 11
 CELL = 9  # pixels per cell
@@ -186,7 +187,7 @@ class BalletCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def _permutations(self, idx: np.ndarray, stream: int, size: int) -> np.ndarray:
         """A uniform permutation of range(size) per environment (sorted uniforms, one counter per item)."""
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
                          np.arange(size, dtype=np.uint64)[None, :], stream)
         return np.argsort(u, axis=1)
 
@@ -300,15 +301,15 @@ class BalletCore(BatchedCore):
         scale, m = 3, 8
         view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
         size = ROOM * CELL * scale
-        canvas = _draw.Canvas(size + 2 * m + 24, size + 2 * m)
+        canvas = draw.Canvas(size + 2 * m + 24, size + 2 * m)
         canvas.pixels[m:m + size, m:m + size] = view
         code = int(self.instruction(np.array([i]))[0])
         if code:
             home = HOMES[self.home[i, self.target[i]]] - self.agent[i] + CENTRE
             if (0 <= home).all() and (home < ROOM).all():
                 y0, x0 = m + home[0] * CELL * scale, m + home[1] * CELL * scale
-                canvas.outline(x0, y0, x0 + CELL * scale, y0 + CELL * scale, _draw.HIGHLIGHT, 2)
-        canvas.text(m, m + size + 4, str(code) if code else "-", _draw.WHITE, 2)
+                canvas.outline(x0, y0, x0 + CELL * scale, y0 + CELL * scale, draw.HIGHLIGHT, 2)
+        canvas.text(m, m + size + 4, str(code) if code else "-", draw.WHITE, 2)
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
