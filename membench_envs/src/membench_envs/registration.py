@@ -15,7 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from membench_envs import catalogue
+from membench_envs.catalogue import all_tasks
 from membench_envs.envs.core.params import Param
 
 _registered = False
@@ -42,7 +42,7 @@ class SyncVector:
 def register_all() -> list[str]:
     """Register each catalogue ID with gymnasium (idempotent). Returns the IDs."""
     global _registered
-    specs = catalogue.all_tasks()
+    specs = all_tasks()
     if not _registered:
         for spec in specs:
             if spec.id in gym.registry:

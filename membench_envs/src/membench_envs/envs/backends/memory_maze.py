@@ -77,7 +77,7 @@ import gymnasium as gym
 import numpy as np
 
 from membench_envs._deps import require
-from membench_envs.catalogue.memory_maze import CONTROL_FREQ, PARAMS, SIZES, episode_length
+from membench_envs.catalogue.memory_maze import CONTROL_FREQ, PARAMS, SIZES, env_id, episode_length
 from membench_envs.envs.core.mujoco_gl import render_error_hint, select_mujoco_gl
 from membench_envs.envs.core.native import check_can_step, check_render_mode
 from membench_envs.envs.core.params import check_kwargs, check_seed
@@ -162,25 +162,11 @@ class MemoryMaze(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": CONTROL_FREQ}
 
-    def __init__(
-        self,
-        size: int = 9,
-        obs_variant: str = "partial",
-        good_visibility: bool = False,
-        randomize_colors: bool = False,
-        camera_resolution: int = 64,
-        top_camera: bool = False,
-        control_freq: int = CONTROL_FREQ,
-        show_path: bool = False,
-        render_mode: str | None = None,
-    ):
-        p = check_kwargs("MemoryMaze", PARAMS, {
-            "size": size, "obs_variant": obs_variant, "good_visibility": good_visibility,
-            "randomize_colors": randomize_colors, "camera_resolution": camera_resolution,
-            "top_camera": top_camera, "control_freq": control_freq, "show_path": show_path,
-        })
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: see ``catalogue.memory_maze.PARAMS`` (checked and completed there)."""
+        p = check_kwargs("MemoryMaze", PARAMS, kwargs)
         self.size, self.obs_variant = p["size"], p["obs_variant"]
-        self.env_id = f"MIKASA/MemoryMaze{self.size}x{self.size}-v0"
+        self.env_id = env_id(self.size)
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         self.control_freq = p["control_freq"]
         self.metadata = {**self.metadata, "render_fps": self.control_freq}

@@ -61,7 +61,7 @@ import numpy as np
 
 from membench_envs._deps import require
 from membench_envs.catalogue import get as catalogue_entry
-from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES
+from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES, env_id
 from membench_envs.envs.core import draw
 from membench_envs.envs.core.native import check_can_step, check_render_mode
 from membench_envs.envs.core.params import check_kwargs, check_seed
@@ -88,14 +88,15 @@ class POPGymTask(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
-    def __init__(self, family: str, difficulty: str, obs_variant: str = "partial", render_mode: str | None = None):
-        check_kwargs("POPGymTask", PARAMS, {"family": family, "difficulty": difficulty, "obs_variant": obs_variant})
-        self.obs_variant = obs_variant
+    def __init__(self, family: str, difficulty: str, render_mode: str | None = None, **kwargs: Any):
+        """``family`` and ``difficulty`` are set by the ID's registration; ``kwargs``: ``obs_variant``."""
+        p = check_kwargs("POPGymTask", PARAMS, {"family": family, "difficulty": difficulty, **kwargs})
+        self.obs_variant = p["obs_variant"]
         self.render_mode = check_render_mode(render_mode, ("rgb_array",))
         if family in _CARTPOLES or family in _PENDULUMS:  # smooth motion: play videos at the simulation rate
             self.metadata = {**self.metadata, "render_fps": 50 if family in _CARTPOLES else 20}
         self.family, self.difficulty = family, difficulty
-        self.env_id = f"POPGym/{family}{difficulty}-v0"
+        self.env_id = env_id(family, difficulty)
         require("popgym", "popgym", env_id=self.env_id)
         if family in _LABYRINTHS:
             require("mazelib", "popgym", env_id=self.env_id)

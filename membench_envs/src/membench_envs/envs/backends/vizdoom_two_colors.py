@@ -66,7 +66,7 @@ import gymnasium as gym
 import numpy as np
 
 from membench_envs._deps import require
-from membench_envs.catalogue.vizdoom import PARAMS, steps_per_episode
+from membench_envs.catalogue.vizdoom import IDS, PARAMS, steps_per_episode
 from membench_envs.envs.backends import vizdoom_wad as wad
 from membench_envs.envs.core.native import check_can_step, check_render_mode
 from membench_envs.envs.core.params import check_kwargs, check_seed
@@ -81,8 +81,6 @@ ACTIONS = (
 ACTION_NAMES = ("left", "right", "forward", "backward", "left+forward", "left+backward", "right+forward",
                 "right+backward")
 GREEN, RED, MEDIKIT = 0, 1, 2  # item kinds in the full state
-PRESET_IDS = {"base": "MIKASA/ViZDoomTwoColors-v0", "hard": "MIKASA/ViZDoomTwoColorsHard-v0",
-              "delay": "MIKASA/ViZDoomTwoColorsDelay1000-v0"}
 #: "items" rewards per engine counter (AMMO2: good events, ITEMCOUNT: other events), per layout.
 ITEM_REWARDS = {"base": (1.0, -1.0), "hard": (1.0, -1.0), "delay": (5.0, 0.1)}
 
@@ -110,8 +108,8 @@ class ViZDoomTwoColors(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
 
-    def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **kwargs: Any):
-        p = check_kwargs("ViZDoomTwoColors", PARAMS, {"obs_variant": obs_variant, **kwargs})
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        p = check_kwargs("ViZDoomTwoColors", PARAMS, kwargs)
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         self.obs_variant = p["obs_variant"]
         self.layout = p["layout"]
@@ -144,7 +142,7 @@ class ViZDoomTwoColors(gym.Env):
         self.observation_space = gym.spaces.Dict(spaces)
         self.action_space = gym.spaces.Discrete(len(ACTIONS))
 
-        self._vzd = require("vizdoom", "vizdoom", env_id=PRESET_IDS[self.layout])
+        self._vzd = require("vizdoom", "vizdoom", env_id=IDS[self.layout])
         self._wy, self._wx = area_weights(IMAGE[0], SCREEN[0]), area_weights(IMAGE[1], SCREEN[1])
         self._actions = [list(a) for a in ACTIONS]
         self.game = None

@@ -16,10 +16,16 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from membench_envs.catalogue import VARIANTS
-from membench_envs.catalogue.native import VECTOR_PARAMS
 from membench_envs.envs.core import rng
-from membench_envs.envs.core.params import Param, check_kwargs, check_seed
+from membench_envs.envs.core.params import VARIANTS, Param, check_kwargs, check_seed
+
+#: The extra kwargs of ``gym.make_vec`` on the native batched path (:class:`NativeVectorEnv`).
+VECTOR_PARAMS: tuple[Param, ...] = (
+    Param("num_envs", "int", 1, low=1, doc="environments stepped together"),
+    Param("autoreset_mode", "choice", "NextStep", choices=("NextStep", "SameStep", "next_step", "same_step"),
+          doc="gymnasium's AutoresetMode (the enum or its value)"),
+    Param("max_episode_steps", "int", None, low=1, none_ok=True, doc="kept for introspection; T is the task's own"),
+)
 
 
 def positive_int(name: str, value: Any) -> int:
@@ -152,8 +158,9 @@ class NativeEnv(gym.Env):
     core_cls: ClassVar[type[BatchedCore]]
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
-    def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **params: Any):
-        params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: the task's (``core_cls.PARAMS``, ``obs_variant`` included), checked and completed there."""
+        params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, kwargs)
         self.obs_variant = params.pop("obs_variant")
         self.render_mode = check_render_mode(render_mode)
         self.core = self.core_cls(1, **params)
@@ -219,20 +226,16 @@ class NativeVectorEnv(VectorEnv):
 
     core_cls: ClassVar[type[BatchedCore]]
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        obs_variant: str = "partial",
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
-        render_mode: str | None = None,
-        **params: Any,
-    ):
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: :data:`VECTOR_PARAMS` (``num_envs``, ``autoreset_mode``: an ``AutoresetMode`` or its value,
+        ``max_episode_steps``) and the task's (``core_cls.PARAMS``), each checked and completed where declared."""
         owner = type(self).__name__
-        mode_value = autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode
-        check_kwargs(owner, VECTOR_PARAMS, {"num_envs": num_envs, "autoreset_mode": mode_value,
-                                            "max_episode_steps": max_episode_steps})
-        params = check_kwargs(owner, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+        vector = {p.name: kwargs.pop(p.name) for p in VECTOR_PARAMS if p.name in kwargs}
+        if isinstance(vector.get("autoreset_mode"), AutoresetMode):
+            vector["autoreset_mode"] = vector["autoreset_mode"].value
+        vector = check_kwargs(owner, VECTOR_PARAMS, vector)
+        num_envs, mode_value = vector["num_envs"], vector["autoreset_mode"]
+        params = check_kwargs(owner, self.core_cls.PARAMS, kwargs)
         self.obs_variant = params.pop("obs_variant")
         self.render_mode = check_render_mode(render_mode)
         mode = AutoresetMode(_AUTORESET_NAMES.get(mode_value, mode_value))
@@ -249,7 +252,7 @@ class NativeVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._started = False
         self._rng = np.random.default_rng()
-        self.max_episode_steps = max_episode_steps  # the core enforces T itself; kept for introspection
+        self.max_episode_steps = vector["max_episode_steps"]  # the core enforces T itself; kept for introspection
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Reset every environment, or with ``options={"reset_mask": mask}`` only those where ``mask`` is True.

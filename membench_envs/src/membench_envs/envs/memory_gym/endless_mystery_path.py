@@ -30,8 +30,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.mystery_path import ENDLESS_MYSTERY_PATH_PARAMS
 from membench_envs.envs.core import draw
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 from membench_envs.envs.memory_gym.common import (
     AGENT_SPRITE,
     FREE_FACING,
@@ -44,6 +44,23 @@ from membench_envs.envs.memory_gym.common import (
     framed_view,
 )
 from membench_envs.envs.memory_gym.mystery_path import AGENT_XY, CROSS, CROSS_SPRITE, GRID, TILE, generate_path
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (truncation); None: none, as "
+          "upstream (the stamina ends episodes)"),
+    Param("stamina_level", "int", 20, low=1, doc="steps the agent may take without reaching a new path tile"),
+    Param("start_refills_stamina", "bool", False,
+          doc="memory-gym 1.0.2's bug: the start tile refills the stamina like any other path tile (its check "
+              "compares the tile's (x, y) with the start node object, never equal), so the step back on the start "
+              "after a fall refills it; False: MIKASA-Base's fix, the start tile never refills (one step less after "
+              "each fall). True for parity with memory_gym"),
+    Param("show_past_path", "bool", True, doc="draw the path behind the agent (up to 5 columns back)"),
+    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
+    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
+    Param("reward_path_progress", "float", 0.1, doc="reward per path tile reached for the first time"),
+    Param("reward_step", "float", 0.0, doc="reward added on every step"),
+)
 
 SEGMENT = GRID + 1  #: columns per endless segment: a 7 x 7 path, then one transition tile
 _ENDLESS_MOVES = np.array([0, 2 * 3, 1, 2])  #: actions none, right, up, down as free-movement actions h * 3 + v
@@ -62,11 +79,11 @@ _ROW_EDGE = (np.arange(SCREEN) % TILE == 0) | (np.arange(SCREEN) % TILE == TILE 
 
 
 class EndlessMysteryPathCore(MemoryGymCore):
-    PARAMS = ENDLESS_MYSTERY_PATH_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, max_steps: int | None = None, stamina_level: int = 20,
-                 start_refills_stamina: bool = False, show_past_path: bool = True, visual_feedback: bool = True,
-                 reward_fall_off: float = 0.0, reward_path_progress: float = 0.1, reward_step: float = 0.0):
+    def __init__(self, num_envs: int, *, max_steps: int | None, stamina_level: int, start_refills_stamina: bool,
+                 show_past_path: bool, visual_feedback: bool, reward_fall_off: float, reward_path_progress: float,
+                 reward_step: float):
         super().__init__(num_envs)
         n = num_envs
         self.max_steps = max_steps
@@ -321,7 +338,7 @@ class EndlessMysteryPathCore(MemoryGymCore):
 
 
 class EndlessMysteryPath(MemoryGymEnv):
-    """Endless Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.ENDLESS_MYSTERY_PATH_PARAMS``."""
+    """Endless Mystery Path (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = EndlessMysteryPathCore
 

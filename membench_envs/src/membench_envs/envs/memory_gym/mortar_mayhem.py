@@ -72,12 +72,7 @@ import math
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.mortar_mayhem import (
-    ENDLESS_MAX_COMMANDS,
-    MAX_B_COMMANDS,
-    MORTAR_PARAMS,
-    mortar_episode_length,
-)
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
@@ -103,6 +98,62 @@ from membench_envs.envs.memory_gym.common import (
     thick_line,
     tile_centre,
 )
+
+#: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
+MAX_B_COMMANDS = 20
+#: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
+#: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
+ENDLESS_MAX_COMMANDS = 100
+#: The most commands an episode may hold (command_count, max_commands): each environment keeps an array of that
+#: many and the oracle observation is that long (a bound, so that command_count=[10**9] is refused, not allocated).
+MAX_COMMANDS = 1000
+#: The most entries of a "drawn from this list" kwarg.
+MAX_CHOICES = 100
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("grid", "bool", True, doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
+          "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)"),
+    Param("show_commands", "bool", True, doc="show the commands one by one before the execution (False: task B, "
+          "the whole sequence as a one-hot vector in every observation, no command phase)"),
+    Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
+    Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
+          "right_down, right_up, left_down, left_up"),
+    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
+          doc="commands per episode, drawn from this list"),
+    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
+          doc="observations showing each command (drawn from the list)"),
+    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
+          doc="blank observations after each command (drawn from the list)"),
+    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
+          doc="steps the other tiles stay red (drawn from the list)"),
+    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
+          doc="steps to reach each target tile (drawn from the list)"),
+    Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
+          "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
+    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
+          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
+          "grid=False, show_commands=True; command_count is the initial count)"),
+    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
+          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
+              "(None: 100)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
+          "never, the authors' max_steps = -1)"),
+    Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
+    Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
+    Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
+    Param("reward_episode_success", "float", 0.0, doc="extra reward when the last command is executed"),
+)
+
+
+def episode_length(count: int, show_duration: int, show_delay: int, explosion_delay: int,
+                   explosion_duration: int) -> int:
+    """T: the steps of a perfect episode, the longest there is (nothing truncates): the command phase
+    (count · (duration + delay) frames, the reset shows the first), the first verification explosion_delay + 1
+    steps into the execution and the others every explosion_delay + explosion_duration steps."""
+    frames = count * (show_duration + show_delay)
+    return max(frames - 1, 0) + explosion_delay + 1 + (count - 1) * (explosion_delay + explosion_duration)
+
 
 TILE = int(56 * SCALE)  #: 14: pixels per arena tile
 
@@ -190,14 +241,14 @@ _NO_COMMAND = len(COMMANDS)
 
 
 class MortarMayhemCore(MemoryGymCore):
-    PARAMS = MORTAR_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, grid: bool = True, show_commands: bool = True, arena_size: int = 5,
-                 allowed_commands: int = 5, command_count=(10,), command_show_duration=(3,),
-                 command_show_delay=(1,), explosion_duration=(2,), explosion_delay=(6,), visual_feedback: bool = True,
-                 reward_command_failure: float = 0.0, reward_command_success: float = 0.1,
-                 reward_episode_success: float = 0.0, spawn_jitter: int = 0, endless: bool = False,
-                 max_commands: int | None = None, max_steps: int | None = None):
+    def __init__(self, num_envs: int, *, grid: bool, show_commands: bool, arena_size: int, allowed_commands: int,
+                 command_count: tuple[int, ...], command_show_duration: tuple[int, ...],
+                 command_show_delay: tuple[int, ...], explosion_duration: tuple[int, ...],
+                 explosion_delay: tuple[int, ...], visual_feedback: bool, reward_command_failure: float,
+                 reward_command_success: float, reward_episode_success: float, spawn_jitter: int, endless: bool,
+                 max_commands: int | None, max_steps: int | None):
         super().__init__(num_envs)
         if endless and (grid or not show_commands):
             raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
@@ -221,7 +272,7 @@ class MortarMayhemCore(MemoryGymCore):
             self.T = max_steps
         else:
             self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
-            self.T = mortar_episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
+            self.T = episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
                                            max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
                                            max(self.explosion_duration))
         self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
@@ -597,7 +648,7 @@ class MortarMayhemCore(MemoryGymCore):
 
 
 class MortarMayhem(MemoryGymEnv):
-    """Mortar Mayhem (single environment). Kwargs: see ``catalogue.mortar_mayhem.MORTAR_PARAMS``."""
+    """Mortar Mayhem (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MortarMayhemCore
 

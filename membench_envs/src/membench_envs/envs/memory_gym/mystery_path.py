@@ -45,11 +45,8 @@ import math
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.mystery_path import (
-    MYSTERY_PATH_DEFAULTS,
-    MYSTERY_PATH_PARAMS,
-)
 from membench_envs.envs.core import draw
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
@@ -68,6 +65,26 @@ from membench_envs.envs.memory_gym.common import (
     framed_view,
     pixel_tile,
     tile_centre,
+)
+
+#: Upstream's defaults that differ between the two finite versions: (max_steps, reward_path_progress).
+DEFAULTS = {True: (128, 0.0), False: (512, 0.1)}
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
+          "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
+    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3, max_length=100,
+          doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
+    Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
+    Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
+    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
+    Param("reward_goal", "float", 1.0, doc="reward for reaching the goal tile (ends the episode)"),
+    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
+    Param("reward_path_progress", "float", None, none_ok=True,
+          doc="reward per path tile reached for the first time; None: 0.0 (grid) / 0.1 (free)"),
+    Param("reward_step", "float", 0.0, doc="reward added on every step"),
 )
 
 # Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
@@ -169,14 +186,13 @@ def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tu
 
 
 class MysteryPathCore(MemoryGymCore):
-    PARAMS = MYSTERY_PATH_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, grid: bool = False, max_steps: int | None = None,
-                 cardinal_origin_choice=(0, 1, 2, 3), show_origin: bool = False, show_goal: bool = False,
-                 visual_feedback: bool = True, reward_goal: float = 1.0, reward_fall_off: float = 0.0,
-                 reward_path_progress: float | None = None, reward_step: float = 0.0):
+    def __init__(self, num_envs: int, *, grid: bool, max_steps: int | None, cardinal_origin_choice: tuple[int, ...],
+                 show_origin: bool, show_goal: bool, visual_feedback: bool, reward_goal: float,
+                 reward_fall_off: float, reward_path_progress: float | None, reward_step: float):
         super().__init__(num_envs)
-        default_steps, default_progress = MYSTERY_PATH_DEFAULTS[bool(grid)]
+        default_steps, default_progress = DEFAULTS[bool(grid)]
         self.grid = bool(grid)
         self.T = default_steps if max_steps is None else int(max_steps)
         if not cardinal_origin_choice:
@@ -335,7 +351,7 @@ class MysteryPathCore(MemoryGymCore):
 
 
 class MysteryPath(MemoryGymEnv):
-    """Mystery Path (single environment). Kwargs: see ``catalogue.mystery_path.MYSTERY_PATH_PARAMS``.
+    """Mystery Path (single environment). Kwargs: :data:`PARAMS`.
 
     ``reset(seed=s)`` gives upstream's path for seed ``s``; later resets without a seed continue that generator,
     as upstream's ``np_random`` does."""

@@ -48,9 +48,29 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.native import BALLET_DANCE_LENGTH, BALLET_PARAMS, ballet_max_steps
 from membench_envs.envs.core import draw, rng
 from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+#: The dance and its timing, in the authors' pycolab code: every dance is 16 moves; dancer k starts at
+#: observation k * (15 + dance_delay) and the instruction appears at observation num_dancers * (15 + dance_delay).
+DANCE_LENGTH = 16
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
+    Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
+    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
+          "positions and shapes only"),
+    Param("max_steps", "int", None, low=2, none_ok=True,
+          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
+              "dance_delay == 16 else 1024"),
+)
+
+
+def frame_limit(dance_delay: int, max_steps: int | None = None) -> int:
+    """The authors' frame limit: ``max_steps``, or 320 for a delay of 16 and 1024 otherwise (T = limit - 1)."""
+    return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
+
 
 ROOM = 11
 CELL = 9  # pixels per cell
@@ -135,17 +155,16 @@ _FLOOR, _WALL, _AGENT, _DANCER0 = 0, 1, 2, 3  # cell codes of the board; dancer 
 
 
 class BalletCore(BatchedCore):
-    PARAMS = BALLET_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, num_dancers: int = 2, dance_delay: int = 8, easy_mode: bool = False,
-                 max_steps: int | None = None):
+    def __init__(self, num_envs: int, *, num_dancers: int, dance_delay: int, easy_mode: bool, max_steps: int | None):
         super().__init__(num_envs)
         self.n = int(num_dancers)
         self.delay = int(dance_delay)
         self.easy_mode = bool(easy_mode)
-        self.max_steps = ballet_max_steps(self.delay, max_steps)
+        self.max_steps = frame_limit(self.delay, max_steps)
         self.T = self.max_steps - 1
-        self.period = BALLET_DANCE_LENGTH - 1 + self.delay
+        self.period = DANCE_LENGTH - 1 + self.delay
         self.choice_start = self.n * self.period  # the first observation showing the instruction
         if self.T <= self.choice_start:
             raise ValueError(
@@ -209,7 +228,7 @@ class BalletCore(BatchedCore):
     def dancer_cells(self, sl, t: np.ndarray) -> np.ndarray:
         """(rows, n, 2) cells of every dancer in the observation after ``t`` steps."""
         k = np.arange(self.n)
-        moves = np.clip(t[:, None] - k[None, :] * self.period + 1, 0, BALLET_DANCE_LENGTH)
+        moves = np.clip(t[:, None] - k[None, :] * self.period + 1, 0, DANCE_LENGTH)
         return HOMES[self.home[sl]] + DANCE_OFFSETS[self.dance[sl], moves]
 
     def step(self, actions, idx=None):
@@ -268,7 +287,7 @@ class BalletCore(BatchedCore):
     def oracle(self, idx=None):
         sl = slice(None) if idx is None else idx
         t = self.t[sl]
-        finished = t[:, None] >= np.arange(self.n)[None, :] * self.period + BALLET_DANCE_LENGTH - 1
+        finished = t[:, None] >= np.arange(self.n)[None, :] * self.period + DANCE_LENGTH - 1
         return self._per_home(sl, np.where(finished, self.dance[sl] + 1, 0))
 
     def observe(self, variant, idx=None):
@@ -316,7 +335,7 @@ class BalletCore(BatchedCore):
 
 
 class Ballet(NativeEnv):
-    """Ballet (single environment). Kwargs: see ``catalogue.native.BALLET_PARAMS``."""
+    """Ballet (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = BalletCore
 

@@ -36,21 +36,32 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.native import MEMORY_CARDS_PARAMS
 from membench_envs.envs.core import draw, rng
 from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_pairs", "int", 5, low=1, doc="P: pairs of cards (2P cards)"),
+    Param("time_limit", "int", None, low=1, none_ok=True, doc="T; None: 10 * num_pairs"),
+)
+
+
+def episode_length(num_pairs: int, time_limit: int | None = None) -> int:
+    """T: ``time_limit``, or 10 steps per pair (DTQN's Memory-5-v0 limit of 50 for 5 pairs, scaled)."""
+    return 10 * num_pairs if time_limit is None else time_limit
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
 
 
 class MemoryCardsCore(BatchedCore):
-    PARAMS = MEMORY_CARDS_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, num_pairs: int = 5, time_limit: int | None = None):
+    def __init__(self, num_envs: int, *, num_pairs: int, time_limit: int | None):
         super().__init__(num_envs)
         self.P = int(num_pairs)
         self.C = 2 * self.P
-        self.T = 10 * self.P if time_limit is None else int(time_limit)
+        self.T = episode_length(self.P, time_limit)
         self.hidden, self.removed_code = 0, self.P + 1
         self.deck = np.repeat(np.arange(1, self.P + 1, dtype=np.int64), 2)
         self.values = np.zeros((num_envs, self.C), dtype=np.int64)
@@ -167,7 +178,7 @@ class MemoryCardsCore(BatchedCore):
 
 
 class MemoryCards(NativeEnv):
-    """Memory Cards (single environment). Kwargs: ``num_pairs`` (P >= 1), ``time_limit`` (default 10·P)."""
+    """Memory Cards (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MemoryCardsCore
 

@@ -34,21 +34,32 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.native import MEMORY_LENGTH_PARAMS
 from membench_envs.envs.core import draw, rng
 from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("memory_length", "int", 10, low=1, doc="L: steps between the context and the query (T = L + 1)"),
+    Param("num_bits", "int", 1, low=1, doc="B: context bits, one of which is queried"),
+)
+
+
+def episode_length(memory_length: int) -> int:
+    """T = L + 1 actions; the last one, taken on the observation that shows the query, is judged."""
+    return memory_length + 1
 
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
 
 
 class MemoryLengthCore(BatchedCore):
-    PARAMS = MEMORY_LENGTH_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, memory_length: int = 10, num_bits: int = 1):
+    def __init__(self, num_envs: int, *, memory_length: int, num_bits: int):
         super().__init__(num_envs)
         self.L = int(memory_length)
         self.B = int(num_bits)
-        self.T = self.L + 1
+        self.T = episode_length(self.L)
         self.context = np.zeros((num_envs, self.B), dtype=np.int64)
         self.query = np.zeros(num_envs, dtype=np.int64)
         self._bit_ids = np.arange(self.B, dtype=np.uint64)
@@ -139,7 +150,7 @@ class MemoryLengthCore(BatchedCore):
 
 
 class MemoryLength(NativeEnv):
-    """bsuite MemoryLength (single environment). Kwargs: ``memory_length`` (L >= 1), ``num_bits`` (B >= 1)."""
+    """bsuite MemoryLength (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MemoryLengthCore
 

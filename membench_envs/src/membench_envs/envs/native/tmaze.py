@@ -49,9 +49,30 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from membench_envs.catalogue.native import TMAZE_ACTION_ORDERS, TMAZE_PARAMS
 from membench_envs.envs.core import draw, rng
 from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+#: Action orders: per action, (dx, dy). "code" is the authors' (Ni et al.; MIKASA-Base), "paper" the memory paper's
+#: listing "left, up, right, down".
+ACTION_ORDERS = {
+    "code": ((1, 0), (0, 1), (-1, 0), (0, -1)),
+    "paper": ((-1, 0), (0, 1), (1, 0), (0, -1)),
+}
+#: The kwargs of both T-Mazes (the catalogue's IDs set ``corridor_length`` and ``penalty``).
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("corridor_length", "int", 10, low=1, doc="L: cells from the start to the junction (T = L + 1)"),
+    Param("penalty", "bool", False, doc="dense reward: -1/(T-1) on each step that lags behind the optimal one"),
+    Param("action_order", "choice", "code", choices=tuple(ACTION_ORDERS),
+          doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down"),
+)
+
+
+def episode_length(corridor_length: int) -> int:
+    """T = L + 1: L steps to the junction, then the turn."""
+    return corridor_length + 1
+
 
 #: The default (authors' code) action order: 0 = right (towards the junction), 1 = up, 2 = left, 3 = down.
 RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
@@ -59,16 +80,16 @@ _GOAL_STREAM, _NOISE_STREAM = 1, 2
 
 
 class TMazeCore(BatchedCore):
-    PARAMS = TMAZE_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False, action_order: str = "code"):
+    def __init__(self, num_envs: int, *, corridor_length: int, penalty: bool, action_order: str):
         super().__init__(num_envs)
         self.L = int(corridor_length)
-        self.T = self.L + 1
+        self.T = episode_length(self.L)
         self.penalty = bool(penalty)
         self.action_order = action_order
         # Per action: the x move, and the y move (a turn; it only takes effect at the junction).
-        moves = np.array(TMAZE_ACTION_ORDERS[action_order], dtype=np.int64)
+        moves = np.array(ACTION_ORDERS[action_order], dtype=np.int64)
         dx, dy = moves[:, 0], moves[:, 1]
         self.step_penalty = -1.0 / (self.T - 1) if self.penalty else 0.0
         self.x = np.zeros(num_envs, dtype=np.int64)
@@ -211,7 +232,7 @@ class TMazeClassicCore(TMazeCore):
 
 
 class TMazePassive(NativeEnv):
-    """Passive T-Maze, memory paper variant (single environment). Kwargs: see ``catalogue.native.TMAZE_PARAMS``."""
+    """Passive T-Maze, memory paper variant (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = TMazeCore
 
