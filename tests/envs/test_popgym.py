@@ -359,3 +359,9 @@ def test_unknown_family_or_level_is_a_clear_error():
     with pytest.raises(ValueError, match="difficulty"):
         POPGymTask("RepeatFirst", "Insane")
     assert set(DIFFICULTY_KWARGS) == set(POPGYM_CLASSES)
+
+
+def test_the_wrappers_family_table_has_one_row_per_family():
+    from membench_envs.envs.backends.popgym import FAMILIES
+
+    assert list(FAMILIES) == list(POPGYM_CLASSES)
