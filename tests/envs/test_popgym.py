@@ -12,6 +12,7 @@ import pytest
 
 import membench_envs
 from membench_envs import catalogue
+from tests.envs._helpers import on_info, play
 
 pytest.importorskip("popgym")
 
@@ -22,18 +23,10 @@ FIXED_LENGTH = ("RepeatFirst", "RepeatPrevious", "Autoencode", "CountRecall", "H
                 "PositionOnlyPendulum", "NoisyPositionOnlyPendulum", "Concentration")
 
 
-def _episode(env, policy, seed):
-    obs, info = env.reset(seed=seed)
-    total, steps, done = 0.0, 0, False
-    while not done:
-        obs, r, term, trunc, info = env.step(policy(obs, info))
-        total, steps, done = total + r, steps + 1, term or trunc
-    return total, steps, info
-
-
 def _mean_return(env_id, variant, policy, seeds=range(8)):
+    """The mean return of ``policy(obs, info)`` over episodes from ``seeds``."""
     env = gym.make(env_id, obs_variant=variant)
-    return float(np.mean([_episode(env, policy, s)[0] for s in seeds]))
+    return float(np.mean([play(env, on_info(policy), s).total for s in seeds]))
 
 
 # --- the catalogue ---------------------------------------------------------------------------------------
@@ -93,7 +86,7 @@ def test_wrapper_reproduces_popgym_difficulty_subclass(env_id):
     if family in FIXED_LENGTH:
         env = gym.make(env_id)
         env.action_space.seed(0)
-        _, length, _ = _episode(env, lambda o, i: env.action_space.sample(), seed=0)
+        length = play(env, lambda obs, episode: env.action_space.sample(), seed=0).t
         assert length == spec.episode_length
 
 
