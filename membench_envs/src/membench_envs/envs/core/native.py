@@ -28,11 +28,6 @@ VECTOR_PARAMS: tuple[Param, ...] = (
 )
 
 
-def positive_int(name: str, value: Any) -> int:
-    """A task parameter that must be an integer >= 1: one clear TypeError / ValueError otherwise."""
-    return Param(name, "int", low=1).check(value)
-
-
 def check_can_step(started: bool, done: bool) -> None:
     """A single env's step guard: ResetNeeded before the first reset and after the episode ended."""
     if not started:
@@ -54,6 +49,7 @@ def check_render_mode(render_mode: str | None, allowed: tuple[str, ...] = RENDER
 
 
 def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
+    """One of ``allowed`` (for envs whose variants are not a declared ``Param``: MIKASA-Robo's)."""
     if obs_variant not in allowed:
         raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")
     return obs_variant
@@ -123,7 +119,7 @@ class BatchedCore:
         raise NotImplementedError
 
 
-def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
+def validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
     """Return actions as an array, raising one clear ValueError for a wrong shape or an out-of-space value."""
     arr = np.asarray(actions)
     expected = space.shape if batch is None else (batch, *space.shape)
@@ -193,7 +189,7 @@ class NativeEnv(gym.Env):
         ):  # the common case, checked without numpy
             a = np.array([action], dtype=np.int64)
         else:
-            a = _validate_actions(space, action, None)[None]
+            a = validate_actions(space, action, None)[None]
         reward, terminated, truncated = self.core.step(a, self._idx)
         obs = _first(self.core.observe(self.obs_variant, self._idx))
         info = self._info()
@@ -317,7 +313,7 @@ class NativeVectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        a = _validate_actions(self.single_action_space, actions, self.num_envs)
+        a = validate_actions(self.single_action_space, actions, self.num_envs)
         n = self.num_envs
         mode = self.metadata["autoreset_mode"]
         if mode == AutoresetMode.NEXT_STEP and self._needs_reset.any():
