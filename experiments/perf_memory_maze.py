@@ -28,8 +28,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
-from membench_envs.envs._mujoco_gl import select_mujoco_gl  # noqa: E402
-from membench_envs.envs.memory_maze import load_tasks  # noqa: E402
+from membench_envs.envs.backends.memory_maze import load_tasks  # noqa: E402
+from membench_envs.envs.core.mujoco_gl import select_mujoco_gl  # noqa: E402
 
 import membench_envs  # noqa: E402, F401  (registers the IDs)
 

@@ -348,7 +348,7 @@ def test_state_dict_resumes_exactly(fast_cpu):
 
 # -- make_vector_env -------------------------------------------------------------------------------------------
 def test_make_vector_env_native_and_sync():
-    from membench_envs.envs._native import NativeVectorEnv
+    from membench_envs.envs.core.native import NativeVectorEnv
 
     native = make_vector_env(TMAZE, 3, seed=0, env_kwargs={"corridor_length": 4})
     assert isinstance(native, NativeVectorEnv) and native.unwrapped.core.L == 4

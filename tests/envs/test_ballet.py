@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs.ballet import CELL, CENTRE, COLOURS, DANCE_OFFSETS, HOMES, MOVES, SHAPES
+from membench_envs.envs.native.ballet import CELL, CENTRE, COLOURS, DANCE_OFFSETS, HOMES, MOVES, SHAPES
 
 import membench_envs
 

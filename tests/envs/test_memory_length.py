@@ -8,7 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import membench_envs
-from tests.envs._helpers import compare_batched_with_sync
+from tests.envs._helpers import compare_batched_with_sync, play
 
 ENV = "MIKASA/MemoryLength-v0"
 
@@ -104,30 +104,20 @@ def test_context_bits_fair_and_query_uniform():
     assert abs(np.corrcoef(ctx[:, 0], ctx[:, 1])[0, 1]) < 0.1
 
 
-def run_episode(env, policy, seed):
-    obs, info = env.reset(seed=seed)
-    first, total = obs, 0.0
-    while True:
-        obs, r, term, trunc, info = env.step(policy(obs, first))
-        total += r
-        if term or trunc:
-            return total, info["success"]
-
-
-def oracle_policy(obs, first, bits=3):
+def oracle_policy(obs, episode, bits=3):
     # Memoryless: the query (o[1], 0 except on the answer step) indexes the appended context bits.
     return int(obs[2 + bits + int(obs[1])] > 0)
 
 
-def full_policy(obs, first):
+def full_policy(obs, episode):
     return int(obs[2 + int(obs[1])] > 0)
 
 
-def partial_memory_policy(obs, first):
-    return int(first[2 + int(obs[1])] > 0)
+def partial_memory_policy(obs, episode):
+    return int(episode.first[2 + int(obs[1])] > 0)
 
 
-def partial_memoryless_policy(obs, first):
+def partial_memoryless_policy(obs, episode):
     # The context is gone by the time the query shows up: a memoryless policy can only guess (always 1).
     return 1
 
@@ -143,10 +133,10 @@ def partial_memoryless_policy(obs, first):
 )
 def test_memory_improvability_ladder_with_scripted_policies(variant, policy, expected):
     env = gym.make("MIKASA/MemoryLengthHard-v0", obs_variant=variant, memory_length=12)
-    results = [run_episode(env, policy, seed) for seed in range(400)]
-    success = np.mean([s for _, s in results])
+    episodes = [play(env, policy, seed) for seed in range(400)]
+    success = np.mean([e.info["success"] for e in episodes])
     assert expected[0] <= success <= expected[1], success
-    returns = np.array([r for r, _ in results])
+    returns = np.array([e.total for e in episodes])
     assert set(np.unique(returns)) <= {-1.0, 1.0}
     np.testing.assert_allclose(returns.mean(), 2 * success - 1)
 

@@ -10,10 +10,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs._memory_gym import AGENT_BODY_RGB, AGENT_HAND_RGB, SCREEN, agent_sprites
-from membench_envs.envs.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE_RED, command_symbol
+from membench_envs.envs.memory_gym.common import AGENT_BODY_RGB, AGENT_HAND_RGB, SCREEN, agent_sprites
+from membench_envs.envs.memory_gym.mortar_mayhem import COMMAND_MOVES, COMMANDS, TILE, TILE_RED, command_symbol
 
 import membench_envs
+from tests.envs._helpers import on_info, play
 
 PRESETS = {  # ID: (memory_gym ID, grid, show_commands, T, Xi)
     "MIKASA/MortarMayhemGrid-v0": ("MortarMayhem-Grid-v0", True, True, 118, (38, 74)),
@@ -276,16 +277,6 @@ def test_endless_same_seed_same_episode_as_memory_gym():
 
 
 # --- the rules ---------------------------------------------------------------------------------------------------
-def _play(env, policy, seed):
-    obs, info = env.reset(seed=seed)
-    rewards = []
-    while True:
-        obs, r, term, trunc, info = env.step(policy(obs, info))
-        rewards.append(r)
-        if term or trunc:
-            return rewards, term, info
-
-
 def _oracle_policy(env):
     core = env.unwrapped.core
 
@@ -300,10 +291,10 @@ def test_executing_every_command_gives_0_1_each_and_success(env_id):
     env = gym.make(env_id)
     T = PRESETS[env_id][3]
     for seed in range(3):
-        rewards, term, info = _play(env, _oracle_policy(env), seed)
-        assert len(rewards) == T and term and info["success"]
-        assert np.count_nonzero(rewards) == 10 and np.isclose(sum(rewards), 1.0)
-        assert set(np.round(rewards, 6)) == {0.0, 0.1}
+        episode = play(env, on_info(_oracle_policy(env)), seed)
+        assert episode.t == T and episode.terminated and episode.info["success"]
+        assert np.count_nonzero(episode.rewards) == 10 and np.isclose(episode.total, 1.0)
+        assert set(np.round(episode.rewards, 6)) == {0.0, 0.1}
 
 
 def test_a_wrong_tile_ends_the_episode_without_reward():
@@ -423,15 +414,15 @@ def test_b_variant_gives_the_sequence_as_the_authors_one_hot_vector():
 def test_endless_adds_one_command_a_round_and_wraps():
     env = gym.make("MIKASA/EndlessMortarMayhem-v0", max_steps=2000)
     core = env.unwrapped.core
-    rewards, term, info = _play(env, _oracle_policy(env), 0)
-    assert not term and len(rewards) == 2000  # truncated at max_steps
+    episode = play(env, on_info(_oracle_policy(env)), 0)
+    assert not episode.terminated and episode.t == 2000  # truncated at max_steps
     rounds = int(core.num[0])
-    assert rounds >= 5 and np.isclose(sum(rewards), 0.1 * sum(range(1, rounds)) + 0.1 * int(core.current[0]))
+    assert rounds >= 5 and np.isclose(episode.total, 0.1 * sum(range(1, rounds)) + 0.1 * int(core.current[0]))
     moves = COMMAND_MOVES[core.commands[0, :rounds]]
     assert (np.abs(moves) > 0).any() and core.allowed == 9
     capped = gym.make("MIKASA/EndlessMortarMayhem-v0", max_commands=3)
-    rewards, term, _ = _play(capped, _oracle_policy(capped), 0)
-    assert not term and np.isclose(sum(rewards), 0.1 * (1 + 2 + 3))  # truncated when a 4th command would come
+    episode = play(capped, on_info(_oracle_policy(capped)), 0)
+    assert not episode.terminated and np.isclose(episode.total, 0.1 * (1 + 2 + 3))  # truncated before a 4th command
 
 
 # --- variants: memoryless scripted policies ----------------------------------------------------------------------
@@ -444,9 +435,9 @@ def test_oracle_lets_a_memoryless_policy_execute_the_commands(env_id):
     still = 0 if grid else np.array([0, 0])
     returns = {"oracle": [], "partial": []}
     for seed in range(10):
-        returns["oracle"].append(sum(_play(oracle_env, _oracle_policy(oracle_env), seed)[0]))
+        returns["oracle"].append(play(oracle_env, on_info(_oracle_policy(oracle_env)), seed).total)
         # without the oracle a memoryless policy does not know where to go: it stays (right for leading "stay"s)
-        returns["partial"].append(sum(_play(partial_env, lambda obs, info: still, seed)[0]))
+        returns["partial"].append(play(partial_env, lambda obs, episode: still, seed).total)
     mean = {k: float(np.mean(v)) for k, v in returns.items()}
     print(env_id, "mean return over 10 seeds:", mean)
     assert mean["oracle"] > 0.95 and mean["partial"] < 0.2

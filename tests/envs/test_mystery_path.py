@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
-from membench_envs.envs._memory_gym import AGENT_BODY_RGB, AGENT_HAND_RGB, agent_sprites, filled_circle
-from membench_envs.envs.mystery_path import CROSS, TILE, draw_start_and_goal, generate_path
+from membench_envs.envs.memory_gym.common import AGENT_BODY_RGB, AGENT_HAND_RGB, agent_sprites, filled_circle
+from membench_envs.envs.memory_gym.mystery_path import CROSS, TILE, draw_start_and_goal, generate_path
 
 import membench_envs
 from tests.envs._helpers import compare_batched_with_sync

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs.numpad import ACCELERATIONS, LIGHT_OFF, LIGHT_ON, MAX_SPEED, MOVES, PITCH, neighbours
+from membench_envs.envs.backends.numpad import ACCELERATIONS, LIGHT_OFF, LIGHT_ON, MAX_SPEED, MOVES, PITCH, neighbours
 
 import membench_envs
 

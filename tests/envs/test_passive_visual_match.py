@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from membench_envs.envs.passive_visual_match import APPLE_CELLS, COLOUR0, PALETTE
+from membench_envs.envs.native.passive_visual_match import APPLE_CELLS, COLOUR0, PALETTE
 
 import membench_envs
 

@@ -12,6 +12,7 @@ import pytest
 
 import membench_envs
 from membench_envs import catalogue
+from tests.envs._helpers import on_info, play
 
 pytest.importorskip("popgym")
 
@@ -22,18 +23,10 @@ FIXED_LENGTH = ("RepeatFirst", "RepeatPrevious", "Autoencode", "CountRecall", "H
                 "PositionOnlyPendulum", "NoisyPositionOnlyPendulum", "Concentration")
 
 
-def _episode(env, policy, seed):
-    obs, info = env.reset(seed=seed)
-    total, steps, done = 0.0, 0, False
-    while not done:
-        obs, r, term, trunc, info = env.step(policy(obs, info))
-        total, steps, done = total + r, steps + 1, term or trunc
-    return total, steps, info
-
-
 def _mean_return(env_id, variant, policy, seeds=range(8)):
+    """The mean return of ``policy(obs, info)`` over episodes from ``seeds``."""
     env = gym.make(env_id, obs_variant=variant)
-    return float(np.mean([_episode(env, policy, s)[0] for s in seeds]))
+    return float(np.mean([play(env, on_info(policy), s).total for s in seeds]))
 
 
 # --- the catalogue ---------------------------------------------------------------------------------------
@@ -93,7 +86,7 @@ def test_wrapper_reproduces_popgym_difficulty_subclass(env_id):
     if family in FIXED_LENGTH:
         env = gym.make(env_id)
         env.action_space.seed(0)
-        _, length, _ = _episode(env, lambda o, i: env.action_space.sample(), seed=0)
+        length = play(env, lambda obs, episode: env.action_space.sample(), seed=0).t
         assert length == spec.episode_length
 
 
@@ -352,10 +345,16 @@ def test_missing_backend_is_one_clear_error(blocked, env_id):
 
 
 def test_unknown_family_or_level_is_a_clear_error():
-    from membench_envs.envs.popgym import POPGymTask
+    from membench_envs.envs.backends.popgym import POPGymTask
 
     with pytest.raises(ValueError, match="family"):
         POPGymTask("RepeatLast", "Easy")
     with pytest.raises(ValueError, match="difficulty"):
         POPGymTask("RepeatFirst", "Insane")
     assert set(DIFFICULTY_KWARGS) == set(POPGYM_CLASSES)
+
+
+def test_the_wrappers_family_table_has_one_row_per_family():
+    from membench_envs.envs.backends.popgym import FAMILIES
+
+    assert list(FAMILIES) == list(POPGYM_CLASSES)

@@ -1,5 +1,6 @@
-"""``render_mode="rgb_array"`` on every ID: fixed-shape uint8 frames that follow the state, the batched native env's
-frames, gymnasium's render wrappers (RenderCollection, RecordVideo) and clear errors for unknown modes.
+"""``render_mode="rgb_array"``: fixed-shape uint8 frames on every ID; on one ID per family, frames that follow the
+state, the batched native env's frames and gymnasium's render wrappers (RenderCollection, RecordVideo); clear errors
+for unknown modes.
 
 MIKASA-Robo (ManiSkill's own renderer) is covered in tests/envs/robo/ and by the SB3 test there, Memory Maze (MuJoCo)
 in tests/envs/test_memory_maze.py.
@@ -13,10 +14,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from membench_envs.catalogue.popgym import POPGYM_CLASSES
-from membench_envs.envs import _draw
+from membench_envs.envs.core import draw
 
 import membench_envs
-from tests.envs._helpers import SLOW_EXTRAS, extra_installed, ids_with_extra_installed
+from tests.envs._helpers import extra_installed, family_representatives, ids_with_extra_installed
 
 STEPS = 12
 #: IDs whose game shows one still picture at first: STORI's Gopher holds its opening screen for about 240 emulator
@@ -48,8 +49,11 @@ def _make(env_id: str, **kwargs) -> gym.Env:
         return gym.make(env_id, render_mode="rgb_array", **kwargs)
 
 
+FAMILIES = family_representatives()
+
+
 @pytest.mark.parametrize("env_id", ids_with_extra_installed())
-def test_rgb_frames_have_a_fixed_shape_and_follow_the_state(env_id):
+def test_rgb_frames_have_a_fixed_shape_and_change_during_an_episode(env_id):
     env = _make(env_id)
     assert "rgb_array" in env.unwrapped.metadata["render_modes"]
     assert env.unwrapped.metadata["render_fps"] > 0
@@ -59,6 +63,12 @@ def test_rgb_frames_have_a_fixed_shape_and_follow_the_state(env_id):
     for frame in frames:
         assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.shape == shape
     assert len({f.tobytes() for f in frames}) > 1, "the picture never changes while the episode runs"
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_rgb_frames_follow_the_state(env_id):
+    frames = _episode_frames(_make(env_id), seed=0, steps=_steps(env_id, STEPS))
     # The picture is a function of the state: the same seed and actions draw the same frames...
     again = _episode_frames(_make(env_id), seed=0, steps=_steps(env_id, STEPS))
     assert all(np.array_equal(a, b) for a, b in zip(frames, again, strict=True))
@@ -67,10 +77,11 @@ def test_rgb_frames_have_a_fixed_shape_and_follow_the_state(env_id):
     n = _steps(env_id, 5)
     others = [_episode_frames(_make(env_id), seed=s, steps=n) for s in (1, 2, 3)]
     assert any(not np.array_equal(f[k], frames[k]) for f in others for k in range(n + 1)), "frames ignore the state"
-    env.close()
 
 
-NATIVE = [s.id for s in membench_envs.all_tasks() if s.extra is None and s.vector_entry_point is not None]
+NATIVE = family_representatives(native_batched=True)
+#: Every entry point, and every POPGym game (each has its own picture).
+PICTURES = family_representatives(only=("family",))
 
 
 def test_tmaze_picture_shows_the_agent_and_the_goal():
@@ -103,8 +114,8 @@ def test_tmaze_picture_shows_the_agent_and_the_goal():
     assert end_ok is not None and end_bad is not None and not np.array_equal(end_ok, end_bad)
     env.reset(seed=0)
     running = env.render()
-    assert tuple(end_ok[0, 0]) == _draw.GOOD and tuple(end_bad[0, 0]) == _draw.BAD  # the outcome border
-    assert tuple(running[0, 0]) == _draw.BACKGROUND
+    assert tuple(end_ok[0, 0]) == draw.GOOD and tuple(end_bad[0, 0]) == draw.BAD  # the outcome border
+    assert tuple(running[0, 0]) == draw.BACKGROUND
 
 
 def test_memory_length_and_cards_pictures_show_their_hidden_state():
@@ -145,31 +156,20 @@ def test_batched_native_env_renders_each_env_like_the_single_env(env_id):
         venv.unwrapped.render_env(3)
 
 
-def _one_per_family() -> list:
-    """The first ID of each family (entry point, and POPGym game), skipped when the extra is missing (the slow
-    backends' IDs have their own render and SB3 tests)."""
-    seen, params = set(), []
-    for spec in membench_envs.all_tasks():
-        family = (spec.entry_point, spec.kwargs.get("family"))
-        if spec.extra in SLOW_EXTRAS or family in seen:
-            continue
-        seen.add(family)
-        marks = [] if extra_installed(spec.extra) else [pytest.mark.skip(reason=f"extra [{spec.extra}] not installed")]
-        params.append(pytest.param(spec.id, marks=marks, id=spec.id))
-    return params
-
-
-FAMILIES = _one_per_family()
-
-
-def test_one_id_per_family_covers_every_family():
+def test_the_representatives_cover_every_family():
+    """Every entry point (but the slow backends', which have their own render and SB3 tests), every POPGym game,
+    every STORI game and preset, both T-Maze rewards."""
     names = {p.values[0] for p in FAMILIES}
-    assert {"MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0"} <= names
-    assert "MIKASA/MiniGridMemoryS7-v0" in names
+    entry_points = {membench_envs.info(n).entry_point for n in names}
+    assert entry_points == {s.entry_point for s in membench_envs.all_tasks() if s.extra not in ("robo", "memory-maze")}
+    assert {"MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveDense-v0", "MIKASA/MemoryLength-v0"} <= names
     assert sum(n.startswith("POPGym/") for n in names) == len(POPGYM_CLASSES)  # every POPGym game
+    stori = [membench_envs.info(n).kwargs for n in names if n.startswith("STORI/")]
+    assert {k["game"] for k in stori} == {"Breakout", "Boxing", "Gopher", "BankHeist"}
+    assert {k.get("preset") for k in stori} == {"Type1", "Type2", "Type3", "Default", "5A", "5B", "5C", None}
 
 
-@pytest.mark.parametrize("env_id", FAMILIES)
+@pytest.mark.parametrize("env_id", PICTURES)
 def test_render_collection_gathers_an_episode(env_id):
     """``render_mode="rgb_array_list"``: gymnasium wraps the env in RenderCollection (needs no video library)."""
     with warnings.catch_warnings():
@@ -186,7 +186,7 @@ def test_render_collection_gathers_an_episode(env_id):
     assert len({f.shape for f in frames}) == 1 and frames[0].dtype == np.uint8
 
 
-@pytest.mark.parametrize("env_id", FAMILIES)
+@pytest.mark.parametrize("env_id", family_representatives(only=()))  # every entry point
 def test_record_video_writes_a_file(env_id, tmp_path):
     pytest.importorskip("moviepy", reason="gymnasium's RecordVideo writes videos with moviepy (not installed)")
     from gymnasium.wrappers import RecordVideo
@@ -203,8 +203,8 @@ def test_record_video_writes_a_file(env_id, tmp_path):
     assert len(videos) == 1 and videos[0].stat().st_size > 0
 
 
-@pytest.mark.parametrize("env_id", [NATIVE[0], pytest.param("POPGym/RepeatFirstEasy-v0", marks=[] if extra_installed(
-    "popgym") else [pytest.mark.skip(reason="extra [popgym] not installed")])])
+@pytest.mark.parametrize("env_id", ["MIKASA/TMazePassive-v0", pytest.param("POPGym/RepeatFirstEasy-v0", marks=[] if
+                                    extra_installed("popgym") else [pytest.mark.skip(reason="no [popgym]")])])
 def test_unknown_render_mode_is_one_clear_error(env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # gymnasium warns before the env raises

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
-from membench_envs.envs._memory_gym import AGENT_BODY_RGB
-from membench_envs.envs.searing_spotlights import COIN_RGB, EXIT_CLOSED_RGB, EXIT_OPEN_RGB, RED
+from membench_envs.envs.memory_gym.common import AGENT_BODY_RGB
+from membench_envs.envs.memory_gym.searing_spotlights import COIN_RGB, EXIT_CLOSED_RGB, EXIT_OPEN_RGB, RED
 
 import membench_envs
 from tests.envs._helpers import compare_batched_with_sync

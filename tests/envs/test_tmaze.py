@@ -7,28 +7,16 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from membench_envs.envs.tmaze import DOWN, LEFT, RIGHT, UP
+from membench_envs.envs.native.tmaze import DOWN, LEFT, RIGHT, UP
 
 import membench_envs  # noqa: F401  (registers the IDs)
-from tests.envs._helpers import compare_batched_with_sync
+from tests.envs._helpers import compare_batched_with_sync, play
 
 L = 10
 
 
 def make(variant="partial", **kw):
     return gym.make("MIKASA/TMazePassive-v0", obs_variant=variant, **kw)
-
-
-def run_episode(env, policy, seed):
-    obs, info = env.reset(seed=seed)
-    first = obs
-    total, steps = 0.0, 0
-    while True:
-        obs, r, term, trunc, info = env.step(policy(obs, steps, first))
-        total += r
-        steps += 1
-        if term or trunc:
-            return total, steps, info
 
 
 def test_cue_only_at_reset_flag_only_at_junction_and_T_is_L_plus_1():
@@ -104,22 +92,22 @@ def test_dense_penalty_is_minus_one_over_T_minus_1_on_lagging_steps():
     assert term and total == pytest.approx(-1.0)  # T-1 = L lagging non-final steps; the final step scores 0
 
 
-def oracle_policy(obs, t, first):
+def oracle_policy(obs, episode):
     # Memoryless: reads the goal from the oracle channel, turns when the flag is up.
     return (UP if obs[4] > 0 else DOWN) if obs[2] == 1 else RIGHT
 
 
-def full_policy(obs, t, first):
+def full_policy(obs, episode):
     return (UP if obs[2] > 0 else DOWN) if obs[0] == 1.0 else RIGHT
 
 
-def partial_memoryless_policy(obs, t, first):
+def partial_memoryless_policy(obs, episode):
     # The best memoryless policy: it cannot know the clue at the junction, so it always turns up.
     return UP if obs[2] == 1 else RIGHT
 
 
-def partial_memory_policy(obs, t, first):
-    return (UP if first[1] > 0 else DOWN) if obs[2] == 1 else RIGHT
+def partial_memory_policy(obs, episode):
+    return (UP if episode.first[1] > 0 else DOWN) if obs[2] == 1 else RIGHT
 
 
 @pytest.mark.parametrize(
@@ -133,10 +121,10 @@ def partial_memory_policy(obs, t, first):
 )
 def test_memory_improvability_ladder_with_scripted_policies(variant, policy, expected):
     env = make(variant)
-    results = [run_episode(env, policy, seed) for seed in range(200)]
-    success = np.mean([info["success"] for _, _, info in results])
+    episodes = [play(env, policy, seed) for seed in range(200)]
+    success = np.mean([e.info["success"] for e in episodes])
     assert expected[0] <= success <= expected[1], success
-    assert all(steps == L + 1 for _, steps, _ in results)
+    assert all(e.t == L + 1 for e in episodes)
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
@@ -180,7 +168,7 @@ def test_bad_corridor_length(bad):
 def test_corridor_length_type_and_step_before_reset():
     with pytest.raises(TypeError, match="corridor_length must be an int"):
         gym.make("MIKASA/TMazePassive-v0", corridor_length=2.5)
-    env = membench_envs.envs.tmaze.TMazePassive()
+    env = membench_envs.envs.native.tmaze.TMazePassive()
     with pytest.raises(gym.error.ResetNeeded):
         env.step(RIGHT)
 

@@ -14,8 +14,8 @@ import membench_envs
 
 pytest.importorskip("vizdoom", reason="extra [vizdoom] not installed")
 
-from membench_envs.envs import _vizdoom_wad as wad  # noqa: E402
-from membench_envs.envs.vizdoom_two_colors import GREEN, MEDIKIT, RED, area_weights  # noqa: E402
+from membench_envs.envs.backends import vizdoom_wad as wad  # noqa: E402
+from membench_envs.envs.backends.vizdoom_two_colors import GREEN, MEDIKIT, RED, area_weights  # noqa: E402
 
 PRESETS = {"MIKASA/ViZDoomTwoColors-v0": "base", "MIKASA/ViZDoomTwoColorsHard-v0": "hard"}
 DELAY = "MIKASA/ViZDoomTwoColorsDelay1000-v0"

@@ -14,8 +14,9 @@ Without the import, gymnasium's module prefix works too: ``gym.make("membench_en
 from __future__ import annotations
 
 from membench_envs._deps import MissingExtraError
-from membench_envs.catalogue import MEMORY_TYPES, VARIANTS, TaskSpec, all_tasks, suite, suites
+from membench_envs.catalogue import MEMORY_TYPES, TaskSpec, all_tasks, suite, suites
 from membench_envs.catalogue import get as info
+from membench_envs.envs.core.params import VARIANTS
 from membench_envs.registration import register_all
 
 __version__ = "0.1.0"

@@ -15,8 +15,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from membench_envs import catalogue
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import all_tasks
+from membench_envs.envs.core.params import Param
 
 _registered = False
 _NUM_ENVS = Param("num_envs", "int", 1, low=1)
@@ -42,7 +42,7 @@ class SyncVector:
 def register_all() -> list[str]:
     """Register each catalogue ID with gymnasium (idempotent). Returns the IDs."""
     global _registered
-    specs = catalogue.all_tasks()
+    specs = all_tasks()
     if not _registered:
         for spec in specs:
             if spec.id in gym.registry:

@@ -54,11 +54,11 @@ class LengthRule:
 #: Closed forms of Ξ for the families whose horizon is one kwarg, keyed by the catalogue's entry point. They
 #: restate the catalogue's ``xi_note`` (``test_protocol`` checks them against every registered ID).
 LENGTH_RULES: dict[str, LengthRule] = {
-    "membench_envs.envs.tmaze:TMazePassive": LengthRule(
+    "membench_envs.envs.native.tmaze:TMazePassive": LengthRule(
         "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"),
-    "membench_envs.envs.tmaze:TMazeClassic": LengthRule(
+    "membench_envs.envs.native.tmaze:TMazeClassic": LengthRule(
         "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"),
-    "membench_envs.envs.memory_length:MemoryLength": LengthRule(
+    "membench_envs.envs.native.memory_length:MemoryLength": LengthRule(
         "memory_length", lambda n: (n, n), frozenset({"num_bits"}), "ξ = memory_length"),
 }
 

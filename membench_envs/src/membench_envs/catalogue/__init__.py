@@ -4,7 +4,10 @@ Every registered ID has exactly one :class:`TaskSpec` here. The README tables, `
 the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
 
 The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``memory_maze``, ``robo``,
-``stori``); they are plain data and never import a simulator backend.
+``stori``, ...) and never import a simulator backend. An entry holds what the catalogue alone knows (ID, suites,
+memory types, T, Ξ and their derivation, the ID's preset kwargs); a numpy task's kwargs, defaults and rules live in
+its task module (:mod:`membench_envs.envs.native`, :mod:`membench_envs.envs.memory_gym`), which its catalogue module
+imports; a backend wrapper's kwargs are declared in its catalogue module, which the wrapper imports.
 """
 
 from __future__ import annotations
@@ -13,16 +16,12 @@ import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import VARIANTS, Param
 
 #: The MIKASA taxonomy of memory (Cherepanov et al., "Memory, Benchmark & Robots", §4.2).
 MEMORY_TYPES = ("object", "spatial", "sequential", "capacity")
-
-#: The memory-improvability ladder every ID supports (see ARCHITECTURE.md).
-VARIANTS = ("partial", "oracle", "full")
 
 OBS_TYPES = ("vector", "image", "dict")
 ACTION_TYPES = ("discrete", "multi-discrete", "continuous")
@@ -92,7 +91,7 @@ class TaskSpec:
     notes: str = ""
     params: tuple[Param, ...] = ()
     """Every kwarg ``gym.make(id, ...)`` accepts (besides gymnasium's own ``render_mode`` and wrapper kwargs), with
-    its type, range and default: what :func:`membench_envs.envs._params.check_kwargs` enforces at ``make``."""
+    its type, range and default: what :func:`membench_envs.envs.core.params.check_kwargs` enforces at ``make``."""
     vector_params: tuple[Param, ...] = ()
     """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
     stochasticity: int | None = None

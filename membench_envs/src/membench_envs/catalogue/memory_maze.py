@@ -34,13 +34,13 @@ package / MIKASA-Base suffix   kwargs here
 ``-Oracle`` is the package's oracle, not membench's ``obs_variant="oracle"``: it draws the shortest route to the
 prompted target into the picture, so the task needs no memory; ``obs_variant="oracle"`` adds the remembered facts
 as a separate vector and leaves the picture alone. The package's IDs without ``-ExtraObs`` return the picture
-only, ours ``{"image", "target_color"}`` (see :mod:`membench_envs.envs.memory_maze`).
+only, ours ``{"image", "target_color"}`` (see :mod:`membench_envs.envs.backends.memory_maze`).
 """
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 #: The package's control frequency (steps per simulated second).
 CONTROL_FREQ = 4
@@ -52,7 +52,7 @@ SIZES = {9: (3, 250), 11: (4, 500), 13: (5, 750), 15: (6, 1000)}
 XI_PAPER = {9: (28, 1000), 15: (45, 4000)}
 
 PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
     Param("size", "int", 9, low=9, high=15, odd=True, doc="maze side without the outer wall (9, 11, 13, 15)"),
     Param("good_visibility", "bool", False, doc="the package's '-Vis' IDs: lower walls, targets raised above them"),
     Param("randomize_colors", "bool", False,
@@ -69,6 +69,11 @@ PARAMS: tuple[Param, ...] = (
           doc="the package's '-Oracle' IDs: a minimap of the maze with the shortest route to the prompted target "
               "drawn over the image's top-right corner (the task then needs no memory)"),
 )
+
+
+def env_id(size: int) -> str:
+    """The ID of a maze side (also named in the wrapper's errors for other kwargs)."""
+    return f"MIKASA/MemoryMaze{size}x{size}-v0"
 
 
 def episode_length(size: int, control_freq: int = CONTROL_FREQ) -> int:
@@ -90,8 +95,8 @@ def _spec(size: int) -> TaskSpec:
     lo, hi = xi(size)
     paper = size in XI_PAPER
     return TaskSpec(
-        id=f"MIKASA/MemoryMaze{size}x{size}-v0",
-        entry_point="membench_envs.envs.memory_maze:make_memory_maze",
+        id=env_id(size),
+        entry_point="membench_envs.envs.backends.memory_maze:make_memory_maze",
         description=(
             f"Memory Maze {size}x{size}: a new 3-D maze with {targets} coloured targets every episode; the prompt "
             "(a border of the 64x64 first-person image) names a colour, +1 for touching that target, then a new "

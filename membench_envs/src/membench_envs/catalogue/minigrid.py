@@ -51,8 +51,8 @@ ones, ``MEM`` for the paper's size-23 experiment.
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 #: The paper's time limit (App. F): the episode ends after 95 steps; reward on success 1 − 0.9·t/95.
 TIME_LIMIT = 95
@@ -66,7 +66,7 @@ MIKASA_BASE = {(7, False), (13, False), (19, False), (7, True), (13, True), (19,
 MINIGRID = {(7, False), (9, False), (11, False), (13, False), (13, True), (17, True)}
 
 PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
     Param("size", "int", 13, low=7, odd=True, doc="grid size (minigrid's MemoryEnv needs an odd size >= 7)"),
     Param("random_length", "bool", False, doc="variable corridor (hallway end drawn every episode)"),
     Param("max_steps", "int", TIME_LIMIT, low=1, doc="time limit; the success reward is 1 - 0.9 t / max_steps"),
@@ -76,6 +76,11 @@ PARAMS: tuple[Param, ...] = (
           doc="'rgb': the rendered view (authors' code); 'symbolic': minigrid's (object, colour, state) cells"),
     Param("tile_size", "int", TILE_SIZE, low=1, high=64, doc="pixels per cell of the RGB view"),
 )
+
+
+def env_id(size: int, random_length: bool) -> str:
+    """The ID of a size and corridor mode (also named in the wrapper's errors for other kwargs)."""
+    return f"MIKASA/MiniGridMemoryS{size}{'Random' if random_length else ''}-v0"
 
 
 def _suites(size: int, random_length: bool) -> tuple[str, ...]:
@@ -91,8 +96,8 @@ def _spec(size: int, random_length: bool) -> TaskSpec:
     mode = "variable corridor (random_length=True)" if random_length else "fixed corridor"
     paper = " (the paper's §5.1 set-up, L = 21)" if size == 23 else ""
     return TaskSpec(
-        id=f"MIKASA/MiniGridMemoryS{size}{'Random' if random_length else ''}-v0",
-        entry_point="membench_envs.envs.minigrid:MiniGridMemory",
+        id=env_id(size, random_length),
+        entry_point="membench_envs.envs.backends.minigrid:MiniGridMemory",
         description=(
             f"MiniGrid-Memory {size}x{size}, {mode}{paper}: see the object in the start room, walk the corridor, "
             "enter the arm of the matching object; 3x3 RGB view, 95 steps, reward 1 − 0.9·t/95 on success"

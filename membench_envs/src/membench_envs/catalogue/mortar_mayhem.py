@@ -1,5 +1,5 @@
 """Catalogue entries of Mortar Mayhem (Memory Gym, Pleines et al.; listed by MIKASA-Base), re-implemented in numpy
-(no extra): see :mod:`membench_envs.envs.mortar_mayhem` for the rules and every decision.
+(no extra): see :mod:`membench_envs.envs.memory_gym.mortar_mayhem` for the rules and every decision.
 
 Presets are the ``memory-gym`` 1.0.2 registrations with their default reset parameters (MIKASA-Base vendors
 memory-gym's files unchanged, except that its ``Endless-MortarMayhem-v0`` points at a module
@@ -17,67 +17,11 @@ follows memory-gym 1.0.2's ``endless_mortar_mayhem.py``):
 from __future__ import annotations
 
 from membench_envs.catalogue import TaskSpec
-from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.native import VECTOR_PARAMS
+from membench_envs.envs.memory_gym import mortar_mayhem
 
-#: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
-MAX_B_COMMANDS = 20
-#: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
-#: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
-ENDLESS_MAX_COMMANDS = 100
-#: The most commands an episode may hold (command_count, max_commands): each environment keeps an array of that
-#: many and the oracle observation is that long (a bound, so that command_count=[10**9] is refused, not allocated).
-MAX_COMMANDS = 1000
-#: The most entries of a "drawn from this list" kwarg.
-MAX_CHOICES = 100
-
-MORTAR_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("grid", "bool", True, doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
-          "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)"),
-    Param("show_commands", "bool", True, doc="show the commands one by one before the execution (False: task B, "
-          "the whole sequence as a one-hot vector in every observation, no command phase)"),
-    Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
-    Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
-          "right_down, right_up, left_down, left_up"),
-    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
-          doc="commands per episode, drawn from this list"),
-    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
-          doc="observations showing each command (drawn from the list)"),
-    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
-          doc="blank observations after each command (drawn from the list)"),
-    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
-          doc="steps the other tiles stay red (drawn from the list)"),
-    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
-          doc="steps to reach each target tile (drawn from the list)"),
-    Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
-          "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
-    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
-          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
-          "grid=False, show_commands=True; command_count is the initial count)"),
-    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
-          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
-              "(None: 100)"),
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
-          "never, the authors' max_steps = -1)"),
-    Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
-    Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
-    Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
-    Param("reward_episode_success", "float", 0.0, doc="extra reward when the last command is executed"),
-)
-
-
-def mortar_episode_length(count: int, show_duration: int, show_delay: int, explosion_delay: int,
-                          explosion_duration: int) -> int:
-    """T: the steps of a perfect episode, the longest there is (nothing truncates): the command phase
-    (count · (duration + delay) frames, the reset shows the first), the first verification explosion_delay + 1
-    steps into the execution and the others every explosion_delay + explosion_duration steps."""
-    frames = count * (show_duration + show_delay)
-    return max(frames - 1, 0) + explosion_delay + 1 + (count - 1) * (explosion_delay + explosion_duration)
-
-
-_EP = "membench_envs.envs.mortar_mayhem:MortarMayhem"
-_VEP = "membench_envs.envs.mortar_mayhem:MortarMayhemVector"
+_EP = "membench_envs.envs.memory_gym.mortar_mayhem:MortarMayhem"
+_VEP = "membench_envs.envs.memory_gym.mortar_mayhem:MortarMayhemVector"
 
 
 def _xi(count: int, duration: int, delay: int, ex_delay: int, ex_duration: int) -> tuple[int, int]:
@@ -101,7 +45,7 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
               "explosion_duration": (ex_duration,), "explosion_delay": (ex_delay,)}
     if not grid and not show:
         kwargs["spawn_jitter"] = 2  # memory-gym's MortarMayhemB-v0 draws a start offset in [-2, 2) pixels per axis
-    T = mortar_episode_length(10, 3 if show else 0, 1 if show else 0, ex_delay, ex_duration)
+    T = mortar_mayhem.episode_length(10, 3 if show else 0, 1 if show else 0, ex_delay, ex_duration)
     movement = ("grid movement (turn left / right, forward)" if grid
                 else "continuous movement (8 directions, 3 pixels a step)")
     if show:
@@ -141,7 +85,7 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
         action_type="discrete" if grid else "multi-discrete",
         source="MemoryGym",
         kwargs=kwargs,
-        params=MORTAR_PARAMS,
+        params=mortar_mayhem.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("commands_shown", "current_command", "target_tile"),
         xi_note=xi_note,
@@ -173,7 +117,7 @@ def _endless() -> TaskSpec:
         source="MemoryGym",
         kwargs={"grid": False, "endless": True, "arena_size": 6, "allowed_commands": 9, "command_count": (1,),
                 "explosion_duration": (6,), "explosion_delay": (18,), "spawn_jitter": 2},
-        params=MORTAR_PARAMS,
+        params=mortar_mayhem.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("commands_shown", "current_command", "target_tile"),
         xi_note=(

@@ -1,6 +1,6 @@
 """Catalogue entries of Memory Gym's Mystery Path (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark
 Memory Capabilities of Agents"; the ``memory-gym`` package, which MIKASA-Base vendors), re-implemented in numpy in
-:mod:`membench_envs.envs.mystery_path`.
+:mod:`membench_envs.envs.memory_gym.mystery_path`.
 
 Upstream registers ``MysteryPath-v0`` (free movement, 512 steps), ``MysteryPath-Grid-v0`` (grid locomotion, 128
 steps) and ``Endless-MysteryPath-v0`` (a scrolling, stamina-limited path): here ``MIKASA/MysteryPath-v0``,
@@ -10,52 +10,15 @@ steps) and ``Endless-MysteryPath-v0`` (a scrolling, stamina-limited path): here 
 from __future__ import annotations
 
 from membench_envs.catalogue import TaskSpec
-from membench_envs.catalogue.native import OBS_VARIANT, VECTOR_PARAMS
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.native import VECTOR_PARAMS
+from membench_envs.envs.memory_gym import endless_mystery_path, mystery_path
 
-#: Upstream's defaults that differ between the two finite versions: (max_steps, reward_path_progress).
-MYSTERY_PATH_DEFAULTS = {True: (128, 0.0), False: (512, 0.1)}
-
-MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
-          "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
-    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3, max_length=100,
-          doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
-    Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
-    Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
-    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
-    Param("reward_goal", "float", 1.0, doc="reward for reaching the goal tile (ends the episode)"),
-    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
-    Param("reward_path_progress", "float", None, none_ok=True,
-          doc="reward per path tile reached for the first time; None: 0.0 (grid) / 0.1 (free)"),
-    Param("reward_step", "float", 0.0, doc="reward added on every step"),
-)
-
-ENDLESS_MYSTERY_PATH_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (truncation); None: none, as "
-          "upstream (the stamina ends episodes)"),
-    Param("stamina_level", "int", 20, low=1, doc="steps the agent may take without reaching a new path tile"),
-    Param("start_refills_stamina", "bool", False,
-          doc="memory-gym 1.0.2's bug: the start tile refills the stamina like any other path tile (its check "
-              "compares the tile's (x, y) with the start node object, never equal), so the step back on the start "
-              "after a fall refills it; False: MIKASA-Base's fix, the start tile never refills (one step less after "
-              "each fall). True for parity with memory_gym"),
-    Param("show_past_path", "bool", True, doc="draw the path behind the agent (up to 5 columns back)"),
-    Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
-    Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
-    Param("reward_path_progress", "float", 0.1, doc="reward per path tile reached for the first time"),
-    Param("reward_step", "float", 0.0, doc="reward added on every step"),
-)
-
-_EP = "membench_envs.envs.mystery_path:MysteryPath"
-_VEP = "membench_envs.envs.mystery_path:MysteryPathVector"
+_EP = "membench_envs.envs.memory_gym.mystery_path:MysteryPath"
+_VEP = "membench_envs.envs.memory_gym.mystery_path:MysteryPathVector"
 
 
 def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
-    T, progress = MYSTERY_PATH_DEFAULTS[grid]
+    T, progress = mystery_path.DEFAULTS[grid]
     movement = (
         "grid locomotion (0 wait, 1 turn left, 2 turn right, 3 forward one tile)" if grid
         else "free movement (MultiDiscrete([3, 3]): [0 none, 1 left, 2 right], [0 none, 1 up, 2 down]; 3 px per step, "
@@ -78,7 +41,7 @@ def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
         action_type="discrete" if grid else "multi-discrete",
         source="MemoryGym",
         kwargs={"grid": grid},
-        params=MYSTERY_PATH_PARAMS,
+        params=mystery_path.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("path",),
         xi_note=(
@@ -101,8 +64,8 @@ TASKS = [
     _mystery_path("MIKASA/MysteryPathGrid-v0", True, "MysteryPath-Grid-v0"),
     TaskSpec(
         id="MIKASA/EndlessMysteryPath-v0",
-        entry_point="membench_envs.envs.mystery_path:EndlessMysteryPath",
-        vector_entry_point="membench_envs.envs.mystery_path:EndlessMysteryPathVector",
+        entry_point="membench_envs.envs.memory_gym.endless_mystery_path:EndlessMysteryPath",
+        vector_entry_point="membench_envs.envs.memory_gym.endless_mystery_path:EndlessMysteryPathVector",
         description=(
             "Endless Mystery Path: an endless invisible path scrolls by from left to right; only the last tiles "
             "behind the agent are shown; a fall sends it back to the start, a second fall at the same spot, a fall "
@@ -117,7 +80,7 @@ TASKS = [
         action_type="discrete",
         source="MemoryGym",
         kwargs={},
-        params=ENDLESS_MYSTERY_PATH_PARAMS,
+        params=endless_mystery_path.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("path_window",),
         xi_note=(

@@ -1,4 +1,5 @@
-"""Catalogue entries of the native (numpy, no extra) diagnostic tasks, and the kwargs each one takes.
+"""Catalogue entries of the native (numpy, no extra) diagnostic tasks: IDs, suites, memory types and Ξ. Each task's
+kwargs, defaults and rules live in its module under :mod:`membench_envs.envs.native`, imported here.
 
 T-Maze comes in two forms, under separate IDs:
 
@@ -16,46 +17,24 @@ MIKASA-Base's two pycolab tasks are re-implemented in numpy from the authors' co
 only Ballet's room and view, and lists Passive Visual Match in Table 9 only): ``MIKASA/Ballet*`` (DeepMind's
 ``pycolab_ballet``, MIKASA-Base's ``Ballet*-v0`` presets) and ``MIKASA/PassiveVisualMatch-v0`` (Ni et al.'s
 passive ``visual_match``). Their observations are dicts (an image, plus Ballet's instruction); see
-:mod:`membench_envs.envs.ballet` and :mod:`membench_envs.envs.passive_visual_match` for every decision.
+:mod:`membench_envs.envs.native.ballet` and :mod:`membench_envs.envs.native.passive_visual_match` for every
+decision.
 """
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.native import VECTOR_PARAMS
+from membench_envs.envs.native import ballet, memory_cards, memory_length, passive_visual_match, tmaze
 
-#: ``obs_variant`` of every native task.
-OBS_VARIANT = Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung")
-#: The extra kwargs of ``gym.make_vec`` on the native batched path.
-VECTOR_PARAMS: tuple[Param, ...] = (
-    Param("num_envs", "int", 1, low=1, doc="environments stepped together"),
-    Param("autoreset_mode", "choice", "NextStep", choices=("NextStep", "SameStep", "next_step", "same_step"),
-          doc="gymnasium's AutoresetMode (the enum or its value)"),
-    Param("max_episode_steps", "int", None, low=1, none_ok=True, doc="kept for introspection; T is the task's own"),
-)
-
-#: T-Maze action orders: per action, (dx, dy). "code" is the authors' (Ni et al.; MIKASA-Base), "paper" the
-#: memory paper's listing "left, up, right, down".
-TMAZE_ACTION_ORDERS = {
-    "code": ((1, 0), (0, 1), (-1, 0), (0, -1)),
-    "paper": ((-1, 0), (0, 1), (1, 0), (0, -1)),
-}
-TMAZE_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("corridor_length", "int", 10, low=1, doc="L: cells from the start to the junction (T = L + 1)"),
-    Param("penalty", "bool", False, doc="dense reward: -1/(T-1) on each step that lags behind the optimal one"),
-    Param("action_order", "choice", "code", choices=tuple(TMAZE_ACTION_ORDERS),
-          doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down"),
-)
-
-_TMAZE_EP = "membench_envs.envs.tmaze:TMazePassive"
-_TMAZE_VEP = "membench_envs.envs.tmaze:TMazePassiveVector"
-_CLASSIC_EP = "membench_envs.envs.tmaze:TMazeClassic"
-_CLASSIC_VEP = "membench_envs.envs.tmaze:TMazeClassicVector"
+_TMAZE_EP = "membench_envs.envs.native.tmaze:TMazePassive"
+_TMAZE_VEP = "membench_envs.envs.native.tmaze:TMazePassiveVector"
+_CLASSIC_EP = "membench_envs.envs.native.tmaze:TMazeClassic"
+_CLASSIC_VEP = "membench_envs.envs.native.tmaze:TMazeClassicVector"
 
 
 def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
-    T = length + 1
+    T = tmaze.episode_length(length)
     reward = "dense: -1/(T-1) per lagging step, +1 correct turn" if penalty else "sparse: +1 correct turn"
     return TaskSpec(
         id=env_id,
@@ -80,13 +59,13 @@ def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
             "commented out there); actions 0 = towards the junction, 1 = up, 2 = away, 3 = down (authors' code; "
             "action_order='paper' for left, up, right, down)"
         ),
-        params=TMAZE_PARAMS,
+        params=tmaze.PARAMS,
         vector_params=VECTOR_PARAMS,
     )
 
 
 def _tmaze_classic(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
-    T = length + 1
+    T = tmaze.episode_length(length)
     reward = "dense: -1/L per lagging step, +1 correct turn" if penalty else "sparse: +1 correct turn"
     mikasa = "T-Maze-Dense-v0" if penalty else "T-Maze-v0"
     return TaskSpec(
@@ -113,7 +92,7 @@ def _tmaze_classic(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
             + "; actions 0 = towards the junction, 1 = up, 2 = away, 3 = down (action_order='paper': left, up, "
             "right, down). Upstream seeds numpy's global RNG in reset; here each env has its own stream."
         ),
-        params=TMAZE_PARAMS,
+        params=tmaze.PARAMS,
         vector_params=VECTOR_PARAMS,
     )
 
@@ -126,40 +105,29 @@ TASKS: list[TaskSpec] = [
     _tmaze_classic("MIKASA/TMazeClassicDense-v0", 10, penalty=True),
 ]
 
-MEMORY_LENGTH_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("memory_length", "int", 10, low=1, doc="L: steps between the context and the query (T = L + 1)"),
-    Param("num_bits", "int", 1, low=1, doc="B: context bits, one of which is queried"),
-)
-MEMORY_CARDS_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("num_pairs", "int", 5, low=1, doc="P: pairs of cards (2P cards)"),
-    Param("time_limit", "int", None, low=1, none_ok=True, doc="T; None: 10 * num_pairs"),
-)
-
-_ML_EP = "membench_envs.envs.memory_length:MemoryLength"
-_ML_VEP = "membench_envs.envs.memory_length:MemoryLengthVector"
+_ML_EP = "membench_envs.envs.native.memory_length:MemoryLength"
+_ML_VEP = "membench_envs.envs.native.memory_length:MemoryLengthVector"
 
 
-def _memory_length(env_id: str, memory_length: int, num_bits: int, preset: str = "") -> TaskSpec:
-    T = memory_length + 1
+def _memory_length(env_id: str, length: int, num_bits: int, preset: str = "") -> TaskSpec:
+    T = memory_length.episode_length(length)
     return TaskSpec(
         id=env_id,
         entry_point=_ML_EP,
         vector_entry_point=_ML_VEP,
         description=(
             f"bsuite MemoryLength{preset}: {num_bits} context bit(s) shown at the start, the queried one must be "
-            f"answered {memory_length} steps later (reward +1/-1 on the final step)"
+            f"answered {length} steps later (reward +1/-1 on the final step)"
         ),
         suites=("MIKASA-Base",),
         memory_types=("object",),
         episode_length=T,
-        xi=(memory_length, memory_length),
+        xi=(length, length),
         obs_type="vector",
         action_type="discrete",
         source="bsuite",
-        kwargs={"memory_length": memory_length, "num_bits": num_bits},
-        params=MEMORY_LENGTH_PARAMS,
+        kwargs={"memory_length": length, "num_bits": num_bits},
+        params=memory_length.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("context",),
         xi_note=(
@@ -174,12 +142,12 @@ def _memory_length(env_id: str, memory_length: int, num_bits: int, preset: str =
     )
 
 
-_MC_EP = "membench_envs.envs.memory_cards:MemoryCards"
-_MC_VEP = "membench_envs.envs.memory_cards:MemoryCardsVector"
+_MC_EP = "membench_envs.envs.native.memory_cards:MemoryCards"
+_MC_VEP = "membench_envs.envs.native.memory_cards:MemoryCardsVector"
 
 
 def _memory_cards(env_id: str, num_pairs: int, preset: str = "") -> TaskSpec:
-    T = 10 * num_pairs
+    T = memory_cards.episode_length(num_pairs)
     return TaskSpec(
         id=env_id,
         entry_point=_MC_EP,
@@ -196,7 +164,7 @@ def _memory_cards(env_id: str, num_pairs: int, preset: str = "") -> TaskSpec:
         action_type="discrete",
         source="DTQN",
         kwargs={"num_pairs": num_pairs},
-        params=MEMORY_CARDS_PARAMS,
+        params=memory_cards.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("seen_card_values",),
         xi_note=(
@@ -222,33 +190,13 @@ TASKS += [
 ]
 
 # --- Ballet (Lampinen et al. 2021, HCAM; DeepMind's pycolab_ballet, wrapped by MIKASA-Base) -----------------------
-#: The dance and its timing, in the authors' pycolab code: every dance is 16 moves; dancer k starts at
-#: observation k * (15 + dance_delay) and the instruction appears at observation num_dancers * (15 + dance_delay).
-BALLET_DANCE_LENGTH = 16
-BALLET_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
-    Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
-    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
-          "positions and shapes only"),
-    Param("max_steps", "int", None, low=2, none_ok=True,
-          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
-              "dance_delay == 16 else 1024"),
-)
-
-
-def ballet_max_steps(dance_delay: int, max_steps: int | None = None) -> int:
-    """The authors' frame limit: ``max_steps``, or 320 for a delay of 16 and 1024 otherwise."""
-    return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
-
-
-_BALLET_EP = "membench_envs.envs.ballet:Ballet"
-_BALLET_VEP = "membench_envs.envs.ballet:BalletVector"
+_BALLET_EP = "membench_envs.envs.native.ballet:Ballet"
+_BALLET_VEP = "membench_envs.envs.native.ballet:BalletVector"
 
 
 def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, upstream: str) -> TaskSpec:
-    T = ballet_max_steps(dance_delay) - 1
-    period = BALLET_DANCE_LENGTH - 1 + dance_delay
+    T = ballet.frame_limit(dance_delay) - 1
+    period = ballet.DANCE_LENGTH - 1 + dance_delay
     light = "; all dancers red ('Light')" if easy_mode else ""
     return TaskSpec(
         id=env_id,
@@ -262,12 +210,12 @@ def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, up
         suites=("MIKASA-Base",),
         memory_types=("sequential", "object"),
         episode_length=T,
-        xi=(dance_delay, num_dancers * period - BALLET_DANCE_LENGTH + 1),
+        xi=(dance_delay, num_dancers * period - ballet.DANCE_LENGTH + 1),
         obs_type="dict",
         action_type="discrete",
         source="HCAM",
         kwargs={"num_dancers": num_dancers, "dance_delay": dance_delay, "easy_mode": easy_mode},
-        params=BALLET_PARAMS,
+        params=ballet.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("dances_seen",),
         xi_note=(
@@ -275,7 +223,7 @@ def _ballet(env_id: str, num_dancers: int, dance_delay: int, easy_mode: bool, up
             f"(0-based) that dances k-th; recall: the first action that moves the agent, at t_r = "
             f"{num_dancers}*{period} (the instruction's first observation). xi = t_r - t_e - dt + 1 = "
             f"(n-k)*{period} - 15: from the last dancer ({dance_delay}) to the first "
-            f"({num_dancers * period - BALLET_DANCE_LENGTH + 1})"
+            f"({num_dancers * period - ballet.DANCE_LENGTH + 1})"
         ),
         notes=(
             f"MIKASA-Base {upstream} (DeepMind pycolab_ballet, num_dancers={num_dancers}, dance_delay={dance_delay}"
@@ -297,41 +245,24 @@ TASKS += [
 ]
 
 # --- Passive Visual Match (Hung et al. 2019, TVT; Ni et al.'s passive pycolab version, wrapped by MIKASA-Base) -------
-PVM_PARAMS: tuple[Param, ...] = (
-    OBS_VARIANT,
-    Param("num_apples", "int", 10, low=0, high=22, doc="apples in the distractor room (of its 22 apple cells)"),
-    Param("apple_reward", "float", 1.0, doc="reward per apple"),
-    Param("final_reward", "float", 10.0, doc="reward for stepping on the pad of the remembered colour"),
-    Param("respawn_every", "int", 20, low=0, doc="an apple reappears this many frames after it was eaten (0: never)"),
-    Param("explore_frames", "int", 15, low=2, doc="frames of the colour phase (the first one is the reset)"),
-    Param("distractor_frames", "int", 30, low=2, doc="frames of the apple phase"),
-    Param("reward_frames", "int", 15, low=2, doc="frames of the choice phase"),
-)
-
-
-def pvm_episode_length(explore_frames: int = 15, distractor_frames: int = 30, reward_frames: int = 15) -> int:
-    """T in steps: every phase's last frame is replaced by the next phase's first (pycolab's Story), so 3 fewer."""
-    return explore_frames + distractor_frames + reward_frames - 3
-
-
 TASKS += [
     TaskSpec(
         id="MIKASA/PassiveVisualMatch-v0",
-        entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatch",
-        vector_entry_point="membench_envs.envs.passive_visual_match:PassiveVisualMatchVector",
+        entry_point="membench_envs.envs.native.passive_visual_match:PassiveVisualMatch",
+        vector_entry_point="membench_envs.envs.native.passive_visual_match:PassiveVisualMatchVector",
         description=(
             "Passive Visual Match: a colour is shown on the wall next to the agent, then 30 frames of apples "
             "(+1 each), then the agent must step on the pad of that colour among three (+10); 5x5 egocentric image"
         ),
         suites=("MIKASA-Base",),
         memory_types=("object",),
-        episode_length=pvm_episode_length(),
+        episode_length=passive_visual_match.episode_length(15, 30, 15),
         xi=(30, 30),
         obs_type="dict",
         action_type="discrete",
         source="TVT",
         kwargs={},
-        params=PVM_PARAMS,
+        params=passive_visual_match.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("target_colour",),
         xi_note=(

@@ -2,7 +2,7 @@
 ships it (the numpad-gym code): ``MIKASA/NumpadDiscrete-v0``, ``MIKASA/NumpadContinuous-v0`` and
 ``MIKASA/NumpadContinuousDiscreteActions-v0``, MIKASA-Base's ``Numpad-Discrete-v0``, ``Numpad-Continuous-v0`` and
 ``Numpad-ContinuousDiscreteActions-v0``. Written by us on MuJoCo (extra ``numpad``); every rule and number is in
-:mod:`membench_envs.envs.numpad`.
+:mod:`membench_envs.envs.backends.numpad`.
 
 The three upstream IDs differ in how the ball moves, not in what is observed:
 
@@ -18,17 +18,22 @@ Upstream has no size or length presets (its defaults: a 3 x 3 pad, a sequence of
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 #: Upstream's defaults: a 3 x 3 pad, 4 tiles to press, 500 steps (discrete) / 200 steps (the rolling ball).
 NUMPAD_SIZE = 3
 SEQUENCE_LENGTH = 4
 MODES = ("discrete", "continuous", "continuous_discrete_actions")
 EPISODE_LENGTH = {"discrete": 500, "continuous": 200, "continuous_discrete_actions": 200}
+#: The ID of each mode (the wrapper names it in its errors) and its upstream twin.
+IDS = {"discrete": "MIKASA/NumpadDiscrete-v0", "continuous": "MIKASA/NumpadContinuous-v0",
+       "continuous_discrete_actions": "MIKASA/NumpadContinuousDiscreteActions-v0"}
+UPSTREAM = {"discrete": "Numpad-Discrete-v0", "continuous": "Numpad-Continuous-v0",
+            "continuous_discrete_actions": "Numpad-ContinuousDiscreteActions-v0"}
 
 PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
     Param("mode", "choice", "continuous", choices=MODES,
           doc="how the ball moves: tile by tile, or rolling under continuous / 8 discrete accelerations"),
     Param("numpad_size", "int", NUMPAD_SIZE, low=2, high=8, doc="N: the pad is N x N tiles"),
@@ -44,10 +49,10 @@ PARAMS: tuple[Param, ...] = (
     Param("image_size", "int", 64, low=16, high=256, doc="side in pixels of the image observation"),
 )
 
-_EP = "membench_envs.envs.numpad:Numpad"
+_EP = "membench_envs.envs.backends.numpad:Numpad"
 
 
-def _numpad(env_id: str, mode: str, upstream: str) -> TaskSpec:
+def _numpad(mode: str) -> TaskSpec:
     T = EPISODE_LENGTH[mode]
     moves = {
         "discrete": "one tile per action (4 actions: up, right, down, left)",
@@ -55,7 +60,7 @@ def _numpad(env_id: str, mode: str, upstream: str) -> TaskSpec:
         "continuous_discrete_actions": "a ball rolled by 8 fixed accelerations (4 directions, 4 diagonals)",
     }[mode]
     return TaskSpec(
-        id=env_id,
+        id=IDS[mode],
         entry_point=_EP,
         description=(
             f"Numpad: press a hidden sequence of {SEQUENCE_LENGTH} neighbouring tiles of a {NUMPAD_SIZE}x"
@@ -80,16 +85,11 @@ def _numpad(env_id: str, mode: str, upstream: str) -> TaskSpec:
             "heads back, up to T - 1 for a tile lit by the first action and needed by the last"
         ),
         notes=(
-            f"MIKASA-Base {upstream} (numpad-gym, Humplik et al.'s task without the jump action); "
+            f"MIKASA-Base {UPSTREAM[mode]} (numpad-gym, Humplik et al.'s task without the jump action); "
             f"{NUMPAD_SIZE}x{NUMPAD_SIZE} pad, {SEQUENCE_LENGTH} tiles, T = {T} (terminated at T, as upstream). "
             "Ball physics run in MuJoCo in upstream's pixel units; obs_mode='image' renders the pad top-down"
         ),
     )
 
 
-TASKS: list[TaskSpec] = [
-    _numpad("MIKASA/NumpadDiscrete-v0", "discrete", "Numpad-Discrete-v0"),
-    _numpad("MIKASA/NumpadContinuous-v0", "continuous", "Numpad-Continuous-v0"),
-    _numpad("MIKASA/NumpadContinuousDiscreteActions-v0", "continuous_discrete_actions",
-            "Numpad-ContinuousDiscreteActions-v0"),
-]
+TASKS: list[TaskSpec] = [_numpad(mode) for mode in MODES]

@@ -17,8 +17,8 @@ quoted in ``xi_note``; it is one step longer than the code (see the notes of Rep
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 LEVELS = ("Easy", "Medium", "Hard")
 
@@ -46,7 +46,7 @@ POPGYM_CLASSES: dict[str, str] = {
 PARAMS: tuple[Param, ...] = (
     Param("family", "choice", None, choices=tuple(POPGYM_CLASSES), doc="the popgym environment class"),
     Param("difficulty", "choice", None, choices=LEVELS, doc="popgym's difficulty preset"),
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
 )
 
 #: family -> level -> constructor kwargs (exactly popgym 1.0.7's difficulty subclasses).
@@ -257,6 +257,11 @@ def _xi(family: str, level: int, T: int) -> tuple[tuple[int, int] | None, str]:
     return None, "undefined: POPGym §2.3 / popgym's deprecation warning: the mazes are solvable without memory"
 
 
+def env_id(family: str, level: str) -> str:
+    """``POPGym/<family><level>-v0``."""
+    return f"POPGym/{family}{level}-v0"
+
+
 def _spec(family: str, level_idx: int) -> TaskSpec:
     level = LEVELS[level_idx]
     T = EPISODE_LENGTH[family][level_idx]
@@ -266,8 +271,8 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
     kw = DIFFICULTY_KWARGS[family][level]
     args = ", ".join(f"{k}={v}" for k, v in kw.items())
     return TaskSpec(
-        id=f"POPGym/{family}{level}-v0",
-        entry_point="membench_envs.envs.popgym:POPGymTask",
+        id=env_id(family, level),
+        entry_point="membench_envs.envs.backends.popgym:POPGymTask",
         description=f"{_DESCRIPTION[family]} [popgym {POPGYM_CLASSES[family].split(':')[1]}({args})]",
         suites=("POPGym", "MIKASA-Base") if in_table9 else ("POPGym",),
         memory_types=_TABLE9.get(family) or _NOT_IN_TABLE9[family],

@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any
 
 from membench_envs.catalogue import TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.envs.core.params import Param
 
 _EP = "membench_envs.robo.entry:make_robo_env"
 _VEP = "membench_envs.robo.entry:make_robo_vec"

@@ -12,8 +12,8 @@ Plain data: importing this module never imports ale-py.
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 from membench_envs.stori.games import GAMES, PRESET_TYPES, TAXONOMY
 
 #: ALE's v5 episode limit, in emulator frames (30 minutes at 60 Hz).
@@ -24,7 +24,7 @@ PARAMS: tuple[Param, ...] = (
     Param("game", "choice", "Breakout", choices=tuple(GAMES), doc="the Atari game (fixed by the ID)"),
     Param("preset", "choice", None, choices=tuple(PRESET_TYPES), none_ok=True,
           doc="the paper's experiment preset (fixed by the ID); None: the `config` kwarg (default: type 4)"),
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
     Param("frame_skip", "int", FRAME_SKIP, low=1, high=16,
           doc="emulator frames per agent step, the action repeated (the paper's agents: 4)"),
     Param("max_pool", "bool", True,

@@ -1,15 +1,15 @@
 """Catalogue entries of ViZDoom-Two-Colors (Sorokin et al. 2022, "Explain My Surprise" / MemUP; wrapped by
 MIKASA-Base as ``ViZDoomTwoColorsBase-v0``, ``ViZDoomTwoColorsHard-v0`` and ``ViZDoomTwoColorsDelay1000-v0``).
 
-The scenario (map, actors) is written by membench itself (:mod:`membench_envs.envs._vizdoom_wad`); the engine is
+The scenario (map, actors) is written by membench itself (:mod:`membench_envs.envs.backends.vizdoom_wad`); the engine is
 the ``vizdoom`` wheel. Plain data: importing this module never imports vizdoom. See
-:mod:`membench_envs.envs.vizdoom_two_colors` for every rule and decision.
+:mod:`membench_envs.envs.backends.vizdoom_two_colors` for every rule and decision.
 """
 
 from __future__ import annotations
 
-from membench_envs.catalogue import VARIANTS, TaskSpec
-from membench_envs.envs._params import Param
+from membench_envs.catalogue import TaskSpec
+from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 #: Upstream's numbers (the authors' ACS script and .cfg, identical in MemUP and MIKASA-Base).
 EPISODE_TIMEOUT = 2100  # tics
@@ -17,10 +17,13 @@ PILLAR_TICS = 90  # the pillar is taken away 90 tics after the map starts (both 
 FRAME_SKIP = 2  # MemUP's training set-up (MIKASA-Base's class default is 4)
 LAYOUTS = ("base", "hard", "delay")
 DELAY_TICS = 2000  # the delay layout's time in the acid room
+#: The ID of each layout (the wrapper names it in its errors).
+IDS = {"base": "MIKASA/ViZDoomTwoColors-v0", "hard": "MIKASA/ViZDoomTwoColorsHard-v0",
+       "delay": "MIKASA/ViZDoomTwoColorsDelay1000-v0"}
 CUE_TICS = 100  # the delay layout's time in the cue room
 
 PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung"),
+    OBS_VARIANT,
     Param("layout", "choice", "base", choices=LAYOUTS,
           doc="upstream's map: 'base' (two_colors.wad: the pillar right in front of the start), 'hard' "
               "(two_colors_hard.wad: the pillar far off to the side) or 'delay' (two_colors_delay_1000.wad: a cue "
@@ -58,12 +61,12 @@ def pillar_steps(frame_skip: int = FRAME_SKIP, pillar_tics: int = PILLAR_TICS) -
     return -(-pillar_tics // frame_skip)
 
 
-def _spec(env_id: str, layout: str, upstream: str, where: str) -> TaskSpec:
+def _spec(layout: str, upstream: str, where: str) -> TaskSpec:
     T = steps_per_episode()
     shown = pillar_steps()
     return TaskSpec(
-        id=env_id,
-        entry_point="membench_envs.envs.vizdoom_two_colors:ViZDoomTwoColors",
+        id=IDS[layout],
+        entry_point="membench_envs.envs.backends.vizdoom_two_colors:ViZDoomTwoColors",
         description=(
             f"ViZDoom Two-Colors: acid room (8 HP per 32 tics), red and green items; a pillar ({where}) shows "
             f"which colour heals (+1) and which hurts (-1); it is taken away after {PILLAR_TICS} tics "
@@ -107,8 +110,8 @@ def _delay_spec() -> TaskSpec:
     shown = pillar_steps(FRAME_SKIP, CUE_TICS)  # observations in the cue room
     choice = pillar_steps(FRAME_SKIP, CUE_TICS + DELAY_TICS)  # the first observation in the choice room
     return TaskSpec(
-        id="MIKASA/ViZDoomTwoColorsDelay1000-v0",
-        entry_point="membench_envs.envs.vizdoom_two_colors:ViZDoomTwoColors",
+        id=IDS["delay"],
+        entry_point="membench_envs.envs.backends.vizdoom_two_colors:ViZDoomTwoColors",
         description=(
             f"ViZDoom Two-Colors with a delay: a pillar (green or red) in a cue room for {CUE_TICS} tics, then "
             f"{DELAY_TICS} tics in the acid room gathering medikits (+0.1), then a room with a green and a red "
@@ -142,7 +145,7 @@ def _delay_spec() -> TaskSpec:
 
 
 TASKS: list[TaskSpec] = [
-    _spec("MIKASA/ViZDoomTwoColors-v0", "base", "ViZDoomTwoColorsBase-v0", "in front of the start"),
-    _spec("MIKASA/ViZDoomTwoColorsHard-v0", "hard", "ViZDoomTwoColorsHard-v0", "far off to the side"),
+    _spec("base", "ViZDoomTwoColorsBase-v0", "in front of the start"),
+    _spec("hard", "ViZDoomTwoColorsHard-v0", "far off to the side"),
     _delay_spec(),
 ]

@@ -128,7 +128,7 @@ from membench_envs.catalogue.robo import (
     Timing,
     family_of_class,
 )
-from membench_envs.envs._native import check_variant
+from membench_envs.envs.core.native import check_variant
 
 #: The ManiSkill ``obs_mode`` each variant (:data:`~membench_envs.catalogue.robo.VARIANTS`) needs.
 VARIANT_OBS_MODE = {"partial": "rgb", "oracle": "rgb", "rgb": "rgb", "prompt": "rgb", "full": "state"}

@@ -30,7 +30,7 @@ from typing import Any
 
 from membench_envs._deps import require
 from membench_envs.catalogue.robo import DEFAULT_VARIANT, PAPER_OBS_MODES, VARIANTS
-from membench_envs.envs._native import check_variant
+from membench_envs.envs.core.native import check_variant
 
 #: ManiSkill's render modes: "rgb_array" (the 512x512 human camera), "sensors" (the observation cameras), "all"
 #: (both side by side), "human" (a GUI viewer).
@@ -133,7 +133,7 @@ def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, 
     """
     from membench_envs import catalogue
     from membench_envs.catalogue.robo import COMMON_PARAMS
-    from membench_envs.envs._params import check_kwargs
+    from membench_envs.envs.core.params import check_kwargs
 
     specs = [s for s in catalogue.all_tasks() if s.extra == "robo"]
     spec = next((s for s in specs if s.id == membench_id), None) or next(

@@ -30,7 +30,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from membench_envs.envs._params import check_seed
+from membench_envs.envs.core.params import check_seed
 
 _FONT_CACHE: dict[int, Any] = {}
 

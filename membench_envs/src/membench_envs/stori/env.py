@@ -41,9 +41,9 @@ import numpy as np
 
 from membench_envs._deps import require
 from membench_envs.catalogue.stori import PARAMS
-from membench_envs.envs._native import check_render_mode
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.envs.core.native import check_render_mode
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 from membench_envs.stori.config import StoriConfig, parse_config, preset_config
 from membench_envs.stori.games import GAMES
 from membench_envs.stori.preprocess import Preprocess

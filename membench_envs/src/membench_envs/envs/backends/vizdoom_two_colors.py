@@ -1,6 +1,6 @@
 """ViZDoom-Two-Colors (Sorokin et al., "Explain My Surprise", NeurIPS 2022 (MemUP); MIKASA-Base's
 ``ViZDoomTwoColorsBase-v0`` / ``ViZDoomTwoColorsHard-v0``) on the ``vizdoom`` engine, with a scenario membench
-writes itself (:mod:`membench_envs.envs._vizdoom_wad`; upstream's WAD and ACS are not used).
+writes itself (:mod:`membench_envs.envs.backends.vizdoom_wad`; upstream's WAD and ACS are not used).
 
 Upstream's rules (its map, ACS script and .cfg, the same in the MemUP and MIKASA-Base repositories):
 
@@ -64,11 +64,12 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
-from membench_envs.catalogue.vizdoom import PARAMS, steps_per_episode
-from membench_envs.envs import _vizdoom_wad as wad
-from membench_envs.envs._native import check_can_step, check_render_mode
-from membench_envs.envs._params import check_kwargs, check_seed
+from membench_envs.catalogue.vizdoom import IDS, PARAMS, steps_per_episode
+from membench_envs.envs.backends import vizdoom_wad as wad
+from membench_envs.envs.core.native import check_can_step, check_render_mode
+from membench_envs.envs.core.params import check_kwargs, check_seed
 
 SCREEN = (180, 320)  # the engine's screen, rows x columns
 IMAGE = (64, 112)  # the observation, rows x columns (upstream's 112x64)
@@ -80,8 +81,6 @@ ACTIONS = (
 ACTION_NAMES = ("left", "right", "forward", "backward", "left+forward", "left+backward", "right+forward",
                 "right+backward")
 GREEN, RED, MEDIKIT = 0, 1, 2  # item kinds in the full state
-PRESET_IDS = {"base": "MIKASA/ViZDoomTwoColors-v0", "hard": "MIKASA/ViZDoomTwoColorsHard-v0",
-              "delay": "MIKASA/ViZDoomTwoColorsDelay1000-v0"}
 #: "items" rewards per engine counter (AMMO2: good events, ITEMCOUNT: other events), per layout.
 ITEM_REWARDS = {"base": (1.0, -1.0), "hard": (1.0, -1.0), "delay": (5.0, 0.1)}
 
@@ -109,8 +108,8 @@ class ViZDoomTwoColors(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
 
-    def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **kwargs: Any):
-        p = check_kwargs("ViZDoomTwoColors", PARAMS, {"obs_variant": obs_variant, **kwargs})
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        p = check_kwargs("ViZDoomTwoColors", PARAMS, kwargs)
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         self.obs_variant = p["obs_variant"]
         self.layout = p["layout"]
@@ -143,7 +142,7 @@ class ViZDoomTwoColors(gym.Env):
         self.observation_space = gym.spaces.Dict(spaces)
         self.action_space = gym.spaces.Discrete(len(ACTIONS))
 
-        self._vzd = require("vizdoom", "vizdoom", env_id=PRESET_IDS[self.layout])
+        self._vzd = require("vizdoom", "vizdoom", env_id=IDS[self.layout])
         self._wy, self._wx = area_weights(IMAGE[0], SCREEN[0]), area_weights(IMAGE[1], SCREEN[1])
         self._actions = [list(a) for a in ACTIONS]
         self.game = None

@@ -1,7 +1,7 @@
 """Searing Spotlights (Pleines et al., "Memory Gym"; the ``memory-gym`` package's ``SearingSpotlights-v0``, which
 MIKASA-Base vendors), re-implemented in numpy with upstream's random draws, rules, rewards and pictures. No pygame:
-the sprites are rasterised the way pygame draws them (in ``_memory_gym``, shared with Mortar Mayhem and Mystery
-Path), and the darkness is pygame's surface-alpha blend of a black layer.
+the sprites are rasterised the way pygame draws them (in :mod:`~membench_envs.envs.memory_gym.common`, shared with
+Mortar Mayhem and Mystery Path), and the darkness is pygame's surface-alpha blend of a black layer.
 
 Arena. An 84 x 84 chessboard of 12 px tiles (white and blue; red on a step the agent is hit, ``visual_feedback``)
 under a 4 px top bar. At the reset, from the episode's ``numpy.random.Generator`` (seeded as gymnasium seeds
@@ -54,11 +54,9 @@ import math
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.searing_spotlights import (
-    ENDLESS_SEARING_SPOTLIGHTS_PARAMS,
-    SEARING_SPOTLIGHTS_PARAMS,
-)
-from membench_envs.envs._memory_gym import (
+
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
     FREE_FACING,
@@ -74,6 +72,72 @@ from membench_envs.envs._memory_gym import (
     flat_index,
     framed_view,
     rotate_vector,
+)
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("max_steps", "int", 256, low=1, doc="episode limit in steps (a truncation here; upstream: done=True)"),
+    Param("initial_spawns", "int", 4, low=0, high=64, doc="spotlights spawned at the reset"),
+    Param("num_spawns", "int", 30, low=0, high=256, doc="spotlights spawned later, one every "
+          "initial_spawn_interval + spawn_interval_threshold steps (upstream's decay never applies: it compares "
+          "with the first interval and pops the last)"),
+    Param("initial_spawn_interval", "int", 30, low=1, doc="see num_spawns"),
+    Param("spawn_interval_threshold", "int", 10, low=0, doc="see num_spawns"),
+    Param("spot_min_radius", "float", 30.0 * SCALE, low=1.0, high=30.0, doc="smallest spotlight radius "
+          "(px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)"),
+    Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
+    Param("spot_min_speed", "float", 0.0025, low=0.0, low_open=True, high=1.0,
+          doc="slowest spotlight (fraction of its path per step)"),
+    Param("spot_max_speed", "float", 0.0075, low=0.0, low_open=True, high=1.0, doc="fastest spotlight"),
+    Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
+    Param("agent_health", "int", 5, low=1, doc="the agent's health: it dies (episode ends) at 0"),
+    Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
+    Param("light_dim_off_duration", "int", 6, low=1, doc="steps over which the light dims off: the darkness's "
+          "alpha grows by int(255 / duration) per step from 0"),
+    Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
+    Param("num_coins", "ints", (1,), low=0, high=8, max_length=100, doc="coins per episode, drawn from this list"),
+    Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
+    Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
+    Param("coins_visible", "bool", False, doc="draw the coins above the darkness"),
+    Param("exit_visible", "bool", False, doc="draw the exit above the darkness"),
+    Param("show_last_action", "bool", True, doc="the top bar shows the previous action's two components"),
+    Param("show_last_positive_reward", "bool", True, doc="the top bar shows a yellow mark after a positive reward"),
+    Param("reward_inside_spotlight", "float", 0.0, doc="reward on a step inside a spotlight"),
+    Param("reward_outside_spotlight", "float", 0.0, doc="reward on a step outside every spotlight"),
+    Param("reward_death", "float", 0.0, doc="reward when the health runs out"),
+    Param("reward_exit", "float", 1.0, doc="reward for reaching the open exit (ends the episode)"),
+    Param("reward_coin", "float", 0.25, doc="reward per coin collected"),
+)
+
+ENDLESS_PARAMS: tuple[Param, ...] = (  # (show_last_action=False crashes upstream: not offered)
+    OBS_VARIANT,
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (a truncation); None: none, as "
+          "upstream (max_steps = -1)"),
+    Param("steps_per_coin", "int", 160, low=1, doc="the episode ends when this many steps pass without a coin"),
+    Param("initial_spawns", "int", 3, low=0, high=64, doc="spotlights spawned at the reset"),
+    Param("spawn_interval", "int", 50, low=1, doc="a new spotlight every this many steps, without end"),
+    Param("spot_min_radius", "float", 30.0 * SCALE, low=1.0, high=30.0, doc="smallest spotlight radius "
+          "(px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)"),
+    Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
+    Param("spot_min_speed", "float", 0.0025, low=0.001, high=1.0,
+          doc="slowest spotlight (fraction of its path per step)"),
+    Param("spot_max_speed", "float", 0.0075, low=0.001, high=1.0, doc="fastest spotlight"),
+    Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
+    Param("agent_health", "int", 10, low=1, doc="the agent's health: it dies (episode ends) at 0"),
+    Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
+    Param("light_dim_off_duration", "int", 6, low=1, doc="steps over which the light dims off: the darkness's "
+          "alpha grows by int(255 / duration) per step from 0"),
+    Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
+    Param("coin_show_duration", "int", 6, low=0, doc="a new coin is drawn above the darkness while fewer steps "
+          "than this have passed since the last coin (5 observations after a collection, 6 at the start)"),
+    Param("coins_visible", "bool", False, doc="always draw the coin above the darkness"),
+    Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
+    Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
+    Param("show_last_positive_reward", "bool", True, doc="the top bar shows a yellow mark after a positive reward"),
+    Param("reward_inside_spotlight", "float", 0.0, doc="reward on a step inside a spotlight"),
+    Param("reward_outside_spotlight", "float", 0.0, doc="reward on a step outside every spotlight"),
+    Param("reward_death", "float", 0.0, doc="reward when the health runs out"),
+    Param("reward_coin", "float", 0.25, doc="reward per coin collected (a new one appears elsewhere)"),
 )
 
 # Every picture is indexed [x, y] like pygame's surfarray, which is what Memory Gym returns as its observation.
@@ -167,18 +231,16 @@ class GridSampler:
 
 
 class SearingSpotlightsCore(MemoryGymCore):
-    PARAMS = SEARING_SPOTLIGHTS_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, max_steps: int = 256, initial_spawns: int = 4, num_spawns: int = 30,
-                 initial_spawn_interval: int = 30, spawn_interval_threshold: int = 10,
-                 spot_min_radius: float = 30.0 * SCALE, spot_max_radius: float = 55.0 * SCALE,
-                 spot_min_speed: float = 0.0025, spot_max_speed: float = 0.0075, spot_damage: float = 1.0,
-                 agent_health: int = 5, visual_feedback: bool = True, light_dim_off_duration: int = 6,
-                 light_threshold: int = 255, num_coins=(1,), sample_agent_position: bool = True,
-                 agent_visible: bool = False, coins_visible: bool = False, exit_visible: bool = False,
-                 show_last_action: bool = True, show_last_positive_reward: bool = True,
-                 reward_inside_spotlight: float = 0.0, reward_outside_spotlight: float = 0.0,
-                 reward_death: float = 0.0, reward_exit: float = 1.0, reward_coin: float = 0.25):
+    def __init__(self, num_envs: int, *, max_steps: int, initial_spawns: int, num_spawns: int,
+                 initial_spawn_interval: int, spawn_interval_threshold: int, spot_min_radius: float,
+                 spot_max_radius: float, spot_min_speed: float, spot_max_speed: float, spot_damage: float,
+                 agent_health: int, visual_feedback: bool, light_dim_off_duration: int, light_threshold: int,
+                 num_coins: tuple[int, ...], sample_agent_position: bool, agent_visible: bool, coins_visible: bool,
+                 exit_visible: bool, show_last_action: bool, show_last_positive_reward: bool,
+                 reward_inside_spotlight: float, reward_outside_spotlight: float, reward_death: float,
+                 reward_exit: float, reward_coin: float):
         super().__init__(num_envs)
         if int(spot_max_radius + 1) <= int(spot_min_radius):
             raise ValueError(f"SearingSpotlights: spot_max_radius ({spot_max_radius}) must be >= spot_min_radius "
@@ -625,7 +687,7 @@ class SearingSpotlightsCore(MemoryGymCore):
 
 
 class SearingSpotlights(MemoryGymEnv):
-    """Searing Spotlights (single environment). Kwargs: see ``catalogue.searing_spotlights``.
+    """Searing Spotlights (single environment). Kwargs: :data:`PARAMS`.
 
     ``reset(seed=s)`` gives upstream's episode for seed ``s``; later resets without a seed continue that generator,
     as upstream's ``np_random`` does."""
@@ -647,17 +709,15 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
     first steps) each time it is collected; no exit; a spotlight every ``spawn_interval`` steps without end; the
     episode ends on death or after ``steps_per_coin`` steps without a coin."""
 
-    PARAMS = ENDLESS_SEARING_SPOTLIGHTS_PARAMS
+    PARAMS = ENDLESS_PARAMS
 
-    def __init__(self, num_envs: int, max_steps: int | None = None, steps_per_coin: int = 160,
-                 initial_spawns: int = 3, spawn_interval: int = 50, spot_min_radius: float = 30.0 * SCALE,
-                 spot_max_radius: float = 55.0 * SCALE, spot_min_speed: float = 0.0025,
-                 spot_max_speed: float = 0.0075, spot_damage: float = 1.0, agent_health: int = 10,
-                 visual_feedback: bool = True, light_dim_off_duration: int = 6, light_threshold: int = 255,
-                 coin_show_duration: int = 6, coins_visible: bool = False, sample_agent_position: bool = True,
-                 agent_visible: bool = False, show_last_positive_reward: bool = True,
-                 reward_inside_spotlight: float = 0.0, reward_outside_spotlight: float = 0.0,
-                 reward_death: float = 0.0, reward_coin: float = 0.25):
+    def __init__(self, num_envs: int, *, max_steps: int | None, steps_per_coin: int, initial_spawns: int,
+                 spawn_interval: int, spot_min_radius: float, spot_max_radius: float, spot_min_speed: float,
+                 spot_max_speed: float, spot_damage: float, agent_health: int, visual_feedback: bool,
+                 light_dim_off_duration: int, light_threshold: int, coin_show_duration: int, coins_visible: bool,
+                 sample_agent_position: bool, agent_visible: bool, show_last_positive_reward: bool,
+                 reward_inside_spotlight: float, reward_outside_spotlight: float, reward_death: float,
+                 reward_coin: float):
         # the most spotlights in a list: the initial ones and those spawned while the slowest one travels (it is
         # removed a step after it arrives, or later when the one before it leaves at the same step)
         lifetime = math.ceil(1 / spot_min_speed) + 2 + initial_spawns
@@ -669,11 +729,11 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
                          agent_health=agent_health, visual_feedback=visual_feedback,
                          light_dim_off_duration=light_dim_off_duration, light_threshold=light_threshold,
                          num_coins=(1,), sample_agent_position=sample_agent_position, agent_visible=agent_visible,
-                         coins_visible=coins_visible, show_last_action=True,
+                         coins_visible=coins_visible, exit_visible=False, show_last_action=True,
                          show_last_positive_reward=show_last_positive_reward,
                          reward_inside_spotlight=reward_inside_spotlight,
                          reward_outside_spotlight=reward_outside_spotlight, reward_death=reward_death,
-                         reward_coin=reward_coin)
+                         reward_exit=1.0, reward_coin=reward_coin)  # (no exit: has_exit is False below)
         self.max_steps = max_steps
         self.T = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
         self.steps_per_coin, self.coin_show_duration = int(steps_per_coin), int(coin_show_duration)
@@ -771,8 +831,7 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
 
 
 class EndlessSearingSpotlights(SearingSpotlights):
-    """Endless Searing Spotlights (single environment). Kwargs: see
-    ``catalogue.searing_spotlights.ENDLESS_SEARING_SPOTLIGHTS_PARAMS``."""
+    """Endless Searing Spotlights (single environment). Kwargs: :data:`ENDLESS_PARAMS`."""
 
     core_cls = EndlessSearingSpotlightsCore
 

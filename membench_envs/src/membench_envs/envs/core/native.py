@@ -2,7 +2,7 @@
 
 A task subclasses :class:`BatchedCore`, whose state is a set of arrays of length N. The single environment
 is the same core with N = 1, so the two can never drift apart; the batched environment steps all N
-environments with one call. Randomness comes from :mod:`membench_envs.envs._rng`, keyed per environment
+environments with one call. Randomness comes from :mod:`membench_envs.envs.core.rng`, keyed per environment
 by its seed, so ``reset(seed=s)`` on the batched env gives environment i exactly the episodes of a single
 env reset with ``seed=s + i`` (gymnasium's ``SyncVectorEnv`` convention).
 """
@@ -15,15 +15,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from membench_envs.catalogue import VARIANTS
-from membench_envs.catalogue.native import VECTOR_PARAMS
-from membench_envs.envs import _rng
-from membench_envs.envs._params import Param, check_kwargs, check_seed
 
+from membench_envs.envs.core import rng
+from membench_envs.envs.core.params import VARIANTS, Param, check_kwargs, check_seed
 
-def positive_int(name: str, value: Any) -> int:
-    """A task parameter that must be an integer >= 1: one clear TypeError / ValueError otherwise."""
-    return Param(name, "int", low=1).check(value)
+#: The extra kwargs of ``gym.make_vec`` on the native batched path (:class:`NativeVectorEnv`).
+VECTOR_PARAMS: tuple[Param, ...] = (
+    Param("num_envs", "int", 1, low=1, doc="environments stepped together"),
+    Param("autoreset_mode", "choice", "NextStep", choices=("NextStep", "SameStep", "next_step", "same_step"),
+          doc="gymnasium's AutoresetMode (the enum or its value)"),
+    Param("max_episode_steps", "int", None, low=1, none_ok=True, doc="kept for introspection; T is the task's own"),
+)
 
 
 def check_can_step(started: bool, done: bool) -> None:
@@ -47,6 +49,7 @@ def check_render_mode(render_mode: str | None, allowed: tuple[str, ...] = RENDER
 
 
 def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
+    """One of ``allowed`` (for envs whose variants are not a declared ``Param``: MIKASA-Robo's)."""
     if obs_variant not in allowed:
         raise ValueError(f"unknown obs_variant {obs_variant!r}; valid values: {', '.join(allowed)}")
     return obs_variant
@@ -57,7 +60,7 @@ class BatchedCore:
 
     Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`_step` and :meth:`_observe`.
     They draw randomness only through :meth:`uniform` / :meth:`integers`.
-    The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs._params`); the single and
+    The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs.core.params`); the single and
     the batched env check them there before building the core.
     """
 
@@ -79,12 +82,12 @@ class BatchedCore:
     def uniform(self, idx: np.ndarray, stream: int, step=None) -> np.ndarray:
         if self.num_envs == 1 and np.ndim(step) == 0:  # single env: same numbers without numpy overhead
             s = int(self.t[0]) if step is None else int(step)
-            return np.array([_rng.uniform_one(int(self.keys[0]), int(self.episode[0]), s, stream)])
+            return np.array([rng.uniform_one(int(self.keys[0]), int(self.episode[0]), s, stream)])
         step = self.t[idx] if step is None else step
-        return _rng.uniform(self.keys[idx], self.episode[idx], step, stream)
+        return rng.uniform(self.keys[idx], self.episode[idx], step, stream)
 
     def integers(self, idx: np.ndarray, stream: int, low: int, high: int, step=None) -> np.ndarray:
-        return _rng.to_integers(self.uniform(idx, stream, step), low, high)
+        return rng.to_integers(self.uniform(idx, stream, step), low, high)
 
     # --- lifecycle -----------------------------------------------------------------------------------
     def begin(self, idx: np.ndarray) -> None:
@@ -112,11 +115,11 @@ class BatchedCore:
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """Environment ``i`` as a uint8 (H, W, 3) picture whose size depends only on the task parameters;
-        ``done`` draws the outcome border (see :mod:`membench_envs.envs._draw`)."""
+        ``done`` draws the outcome border (see :mod:`membench_envs.envs.core.draw`)."""
         raise NotImplementedError
 
 
-def _validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
+def validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
     """Return actions as an array, raising one clear ValueError for a wrong shape or an out-of-space value."""
     arr = np.asarray(actions)
     expected = space.shape if batch is None else (batch, *space.shape)
@@ -151,8 +154,9 @@ class NativeEnv(gym.Env):
     core_cls: ClassVar[type[BatchedCore]]
     metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
-    def __init__(self, obs_variant: str = "partial", render_mode: str | None = None, **params: Any):
-        params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: the task's (``core_cls.PARAMS``, ``obs_variant`` included), checked and completed there."""
+        params = check_kwargs(type(self).__name__, self.core_cls.PARAMS, kwargs)
         self.obs_variant = params.pop("obs_variant")
         self.render_mode = check_render_mode(render_mode)
         self.core = self.core_cls(1, **params)
@@ -168,10 +172,10 @@ class NativeEnv(gym.Env):
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
         if seed is not None:
-            self.core.keys[0] = _rng.key_from_seed(seed)
+            self.core.keys[0] = rng.key_from_seed(seed)
             self.core.episode[0] = -1
         elif not self._started:
-            self.core.keys[0] = _rng.random_key(self.np_random)
+            self.core.keys[0] = rng.random_key(self.np_random)
         self._started = True
         self.core.begin(self._idx)
         self._done = False
@@ -185,7 +189,7 @@ class NativeEnv(gym.Env):
         ):  # the common case, checked without numpy
             a = np.array([action], dtype=np.int64)
         else:
-            a = _validate_actions(space, action, None)[None]
+            a = validate_actions(space, action, None)[None]
         reward, terminated, truncated = self.core.step(a, self._idx)
         obs = _first(self.core.observe(self.obs_variant, self._idx))
         info = self._info()
@@ -218,20 +222,16 @@ class NativeVectorEnv(VectorEnv):
 
     core_cls: ClassVar[type[BatchedCore]]
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        obs_variant: str = "partial",
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        max_episode_steps: int | None = None,
-        render_mode: str | None = None,
-        **params: Any,
-    ):
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: :data:`VECTOR_PARAMS` (``num_envs``, ``autoreset_mode``: an ``AutoresetMode`` or its value,
+        ``max_episode_steps``) and the task's (``core_cls.PARAMS``), each checked and completed where declared."""
         owner = type(self).__name__
-        mode_value = autoreset_mode.value if isinstance(autoreset_mode, AutoresetMode) else autoreset_mode
-        check_kwargs(owner, VECTOR_PARAMS, {"num_envs": num_envs, "autoreset_mode": mode_value,
-                                            "max_episode_steps": max_episode_steps})
-        params = check_kwargs(owner, self.core_cls.PARAMS, {"obs_variant": obs_variant, **params})
+        vector = {p.name: kwargs.pop(p.name) for p in VECTOR_PARAMS if p.name in kwargs}
+        if isinstance(vector.get("autoreset_mode"), AutoresetMode):
+            vector["autoreset_mode"] = vector["autoreset_mode"].value
+        vector = check_kwargs(owner, VECTOR_PARAMS, vector)
+        num_envs, mode_value = vector["num_envs"], vector["autoreset_mode"]
+        params = check_kwargs(owner, self.core_cls.PARAMS, kwargs)
         self.obs_variant = params.pop("obs_variant")
         self.render_mode = check_render_mode(render_mode)
         mode = AutoresetMode(_AUTORESET_NAMES.get(mode_value, mode_value))
@@ -248,7 +248,7 @@ class NativeVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._started = False
         self._rng = np.random.default_rng()
-        self.max_episode_steps = max_episode_steps  # the core enforces T itself; kept for introspection
+        self.max_episode_steps = vector["max_episode_steps"]  # the core enforces T itself; kept for introspection
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Reset every environment, or with ``options={"reset_mask": mask}`` only those where ``mask`` is True.
@@ -279,10 +279,10 @@ class NativeVectorEnv(VectorEnv):
         for i in rows:
             s = seeds[i]
             if s is not None:
-                self.core.keys[i] = _rng.key_from_seed(s)
+                self.core.keys[i] = rng.key_from_seed(s)
                 self.core.episode[i] = -1
             elif self.core.episode[i] < 0:  # never reset: a key from the vector env's generator
-                self.core.keys[i] = _rng.random_key(self._rng)
+                self.core.keys[i] = rng.random_key(self._rng)
         self._started = True
         self.core.begin(rows)
         self._needs_reset[rows] = False
@@ -313,7 +313,7 @@ class NativeVectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        a = _validate_actions(self.single_action_space, actions, self.num_envs)
+        a = validate_actions(self.single_action_space, actions, self.num_envs)
         n = self.num_envs
         mode = self.metadata["autoreset_mode"]
         if mode == AutoresetMode.NEXT_STEP and self._needs_reset.any():

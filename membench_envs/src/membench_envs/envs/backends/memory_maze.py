@@ -56,7 +56,7 @@ Render modes: ``"rgb_array"`` (the agent's picture) and gymnasium's ``"rgb_array
 ``ValueError`` (:func:`make_memory_maze`, the registered entry point, says why), where the other IDs get gymnasium's
 ``HumanRendering`` window.
 
-Rendering. MuJoCo needs a headless OpenGL: :func:`~membench_envs.envs._mujoco_gl.select_mujoco_gl` picks EGL or
+Rendering. MuJoCo needs a headless OpenGL: :func:`~membench_envs.envs.core.mujoco_gl.select_mujoco_gl` picks EGL or
 OSMesa (or keeps the user's ``MUJOCO_GL``) before ``memory_maze`` is imported, which would otherwise force
 ``MUJOCO_GL=egl``; no library at all is a ``MissingSystemLibraryError`` at ``make``. When the chosen backend fails
 to render at run time, :class:`MujocoRenderError` names the system packages that fix it. ``close()`` frees the
@@ -75,12 +75,13 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
-from membench_envs.catalogue.memory_maze import CONTROL_FREQ, PARAMS, SIZES, episode_length
-from membench_envs.envs._mujoco_gl import render_error_hint, select_mujoco_gl
-from membench_envs.envs._native import check_can_step, check_render_mode
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.catalogue.memory_maze import CONTROL_FREQ, PARAMS, SIZES, env_id, episode_length
+from membench_envs.envs.core.mujoco_gl import render_error_hint, select_mujoco_gl
+from membench_envs.envs.core.native import check_can_step, check_render_mode
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 
 #: What the ``full`` variant adds to ``partial`` (see the module docstring).
 FULL_KEYS = ("agent_pos", "agent_dir", "target_pos", "target_vec", "targets_pos", "targets_vec", "targets_color",
@@ -98,7 +99,7 @@ def _legacy_gym_standin():
         yield
         return
     gym_ = types.ModuleType("gym")
-    gym_.__doc__ = "membench's stand-in for legacy gym while memory_maze is imported (see envs/memory_maze.py)"
+    gym_.__doc__ = "membench's stand-in for legacy gym while memory_maze is imported (see envs/backends/memory_maze.py)"
     gym_.Env = type("Env", (), {})
     gym_.Space = type("Space", (), {})
     spaces = types.ModuleType("gym.spaces")
@@ -161,25 +162,11 @@ class MemoryMaze(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": CONTROL_FREQ}
 
-    def __init__(
-        self,
-        size: int = 9,
-        obs_variant: str = "partial",
-        good_visibility: bool = False,
-        randomize_colors: bool = False,
-        camera_resolution: int = 64,
-        top_camera: bool = False,
-        control_freq: int = CONTROL_FREQ,
-        show_path: bool = False,
-        render_mode: str | None = None,
-    ):
-        p = check_kwargs("MemoryMaze", PARAMS, {
-            "size": size, "obs_variant": obs_variant, "good_visibility": good_visibility,
-            "randomize_colors": randomize_colors, "camera_resolution": camera_resolution,
-            "top_camera": top_camera, "control_freq": control_freq, "show_path": show_path,
-        })
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: see ``catalogue.memory_maze.PARAMS`` (checked and completed there)."""
+        p = check_kwargs("MemoryMaze", PARAMS, kwargs)
         self.size, self.obs_variant = p["size"], p["obs_variant"]
-        self.env_id = f"MIKASA/MemoryMaze{self.size}x{self.size}-v0"
+        self.env_id = env_id(self.size)
         self.render_mode = check_render_mode(render_mode, tuple(self.metadata["render_modes"]))
         self.control_freq = p["control_freq"]
         self.metadata = {**self.metadata, "render_fps": self.control_freq}

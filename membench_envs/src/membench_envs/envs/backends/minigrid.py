@@ -36,11 +36,12 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
-from membench_envs.catalogue.minigrid import PARAMS, TILE_SIZE, TIME_LIMIT
-from membench_envs.envs._native import check_can_step
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.catalogue.minigrid import PARAMS, env_id
+from membench_envs.envs.core.native import check_can_step
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 
 _OBJECTS = ("key", "ball")
 
@@ -50,27 +51,13 @@ class MiniGridMemory(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
 
-    def __init__(
-        self,
-        size: int = 13,
-        random_length: bool = False,
-        obs_variant: str = "partial",
-        max_steps: int = TIME_LIMIT,
-        agent_view_size: int = 3,
-        full_action_space: bool = False,
-        obs_encoding: str = "rgb",
-        tile_size: int = TILE_SIZE,
-        render_mode: str | None = None,
-    ):
-        p = check_kwargs("MiniGridMemory", PARAMS, {
-            "size": size, "random_length": random_length, "obs_variant": obs_variant, "max_steps": max_steps,
-            "agent_view_size": agent_view_size, "full_action_space": full_action_space,
-            "obs_encoding": obs_encoding, "tile_size": tile_size,
-        })
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        """``kwargs``: see ``catalogue.minigrid.PARAMS`` (checked and completed there)."""
+        p = check_kwargs("MiniGridMemory", PARAMS, kwargs)
         size, random_length, agent_view_size = p["size"], p["random_length"], p["agent_view_size"]
         self.obs_variant = p["obs_variant"]
         self.obs_encoding, self.tile_size = p["obs_encoding"], p["tile_size"]
-        self.env_id = f"MIKASA/MiniGridMemoryS{size}{'Random' if random_length else ''}-v0"
+        self.env_id = env_id(size, random_length)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # minigrid imports pygame

@@ -14,7 +14,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.envs._native import _validate_actions
+
+from membench_envs.envs.core.native import validate_actions
 
 
 def check_action(space: gym.Space, action: Any) -> Any:
@@ -25,7 +26,7 @@ def check_action(space: gym.Space, action: Any) -> Any:
             if space.start <= a < space.start + space.n:
                 return a
             raise ValueError(f"action {action!r} is outside the action space {space}")
-        return int(_validate_actions(space, action, None))
+        return int(validate_actions(space, action, None))
     if isinstance(space, gym.spaces.Box):
         arr = np.asarray(action)
         if arr.shape != space.shape:
@@ -41,7 +42,7 @@ def check_action(space: gym.Space, action: Any) -> Any:
             if (arr >= space.start).all() and (arr < space.start + space.nvec).all():
                 return arr.astype(np.int64)
             raise ValueError(f"action {action!r} is outside the action space {space}")
-    return _validate_actions(space, action, None)
+    return validate_actions(space, action, None)
 
 
 def null_action(space: gym.Space) -> Any:

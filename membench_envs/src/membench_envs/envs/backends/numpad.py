@@ -76,17 +76,18 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+
 from membench_envs._deps import require
-from membench_envs.catalogue.numpad import EPISODE_LENGTH, PARAMS
-from membench_envs.envs._mujoco_gl import (
+from membench_envs.catalogue.numpad import EPISODE_LENGTH, IDS, PARAMS
+from membench_envs.envs.core.mujoco_gl import (
     HeadlessRenderer,
     MissingSystemLibraryError,
     render_error_hint,
     select_mujoco_gl,
 )
-from membench_envs.envs._native import check_can_step
-from membench_envs.envs._params import check_kwargs, check_seed
-from membench_envs.envs._wrap import check_action
+from membench_envs.envs.core.native import check_can_step
+from membench_envs.envs.core.params import check_kwargs, check_seed
+from membench_envs.envs.core.wrap import check_action
 
 TILE, SPACING, BALL = 10.0, 5.0, 5.0  # upstream's pixel sizes
 PITCH = TILE + 2 * SPACING  # tile centres are this far apart
@@ -186,9 +187,8 @@ class Numpad(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
 
-    def __init__(self, mode: str = "continuous", obs_variant: str = "partial", render_mode: str | None = None,
-                 **params: Any):
-        p = check_kwargs("Numpad", PARAMS, {"mode": mode, "obs_variant": obs_variant, **params})
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        p = check_kwargs("Numpad", PARAMS, kwargs)
         self.mode, self.obs_variant = p["mode"], p["obs_variant"]
         self.size, self.n = p["numpad_size"], p["sequence_length"]
         self.tiles = self.size * self.size
@@ -200,8 +200,7 @@ class Numpad(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {', '.join(self.metadata['render_modes'])}")
         self.render_mode = render_mode
-        self.env_id = {"discrete": "MIKASA/NumpadDiscrete-v0", "continuous": "MIKASA/NumpadContinuous-v0",
-                       "continuous_discrete_actions": "MIKASA/NumpadContinuousDiscreteActions-v0"}[self.mode]
+        self.env_id = IDS[self.mode]
         self._mujoco = self._import_mujoco(needs_gl=self.obs_mode == "image" or render_mode is not None)
         mj = self._mujoco
         self.model = mj.MjModel.from_xml_string(model_xml(self.size))

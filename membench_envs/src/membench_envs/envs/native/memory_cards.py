@@ -35,21 +35,33 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.native import MEMORY_CARDS_PARAMS
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_pairs", "int", 5, low=1, doc="P: pairs of cards (2P cards)"),
+    Param("time_limit", "int", None, low=1, none_ok=True, doc="T; None: 10 * num_pairs"),
+)
+
+
+def episode_length(num_pairs: int, time_limit: int | None = None) -> int:
+    """T: ``time_limit``, or 10 steps per pair (DTQN's Memory-5-v0 limit of 50 for 5 pairs, scaled)."""
+    return 10 * num_pairs if time_limit is None else time_limit
 
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
 
 
 class MemoryCardsCore(BatchedCore):
-    PARAMS = MEMORY_CARDS_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, num_pairs: int = 5, time_limit: int | None = None):
+    def __init__(self, num_envs: int, *, num_pairs: int, time_limit: int | None):
         super().__init__(num_envs)
         self.P = int(num_pairs)
         self.C = 2 * self.P
-        self.T = 10 * self.P if time_limit is None else int(time_limit)
+        self.T = episode_length(self.P, time_limit)
         self.hidden, self.removed_code = 0, self.P + 1
         self.deck = np.repeat(np.arange(1, self.P + 1, dtype=np.int64), 2)
         self.values = np.zeros((num_envs, self.C), dtype=np.int64)
@@ -70,7 +82,7 @@ class MemoryCardsCore(BatchedCore):
 
     def _new_episodes(self, idx):
         # A uniform shuffle: sort 2P uniforms (one counter per card position).
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._card_ids[None, :], _SHUFFLE_STREAM)
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._card_ids[None, :], _SHUFFLE_STREAM)
         self.values[idx] = self.deck[np.argsort(u, axis=1)]
         self.removed[idx] = False
         self.seen[idx] = False
@@ -143,30 +155,30 @@ class MemoryCardsCore(BatchedCore):
         cols = min(self.C, 10)
         rows = -(-self.C // cols)
         w, h, gap, m = 28, 36, 6, 8
-        canvas = _draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
+        canvas = draw.Canvas(rows * (h + gap) - gap + 2 * m + 8, cols * (w + gap) - gap + 2 * m)
         cur = int(self.current[i])
         for j in range(self.C):
             x0 = m + (j % cols) * (w + gap)
             y0 = m + (j // cols) * (h + gap)
             value = str(int(self.values[i, j]))
             if self.removed[i, j]:
-                canvas.outline(x0, y0, x0 + w, y0 + h, _draw.WALL, 2)
+                canvas.outline(x0, y0, x0 + w, y0 + h, draw.WALL, 2)
             elif j == cur:
-                canvas.rect(x0, y0, x0 + w, y0 + h, _draw.WHITE)
-                canvas.rect(x0, y0, x0 + w, y0 + 6, _draw.palette(int(value)))
-                canvas.outline(x0 - 2, y0 - 2, x0 + w + 2, y0 + h + 2, _draw.HIGHLIGHT, 2)
-                canvas.text_centered(x0 + w / 2, y0 + h / 2 + 2, value, _draw.TEXT, 2)
+                canvas.rect(x0, y0, x0 + w, y0 + h, draw.WHITE)
+                canvas.rect(x0, y0, x0 + w, y0 + 6, draw.palette(int(value)))
+                canvas.outline(x0 - 2, y0 - 2, x0 + w + 2, y0 + h + 2, draw.HIGHLIGHT, 2)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2 + 2, value, draw.TEXT, 2)
             else:
-                back = _draw.HIDDEN if self.seen[i, j] else _draw.dim(_draw.HIDDEN, 0.7)
+                back = draw.HIDDEN if self.seen[i, j] else draw.dim(draw.HIDDEN, 0.7)
                 canvas.rect(x0, y0, x0 + w, y0 + h, back)
-                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, _draw.dim(_draw.WHITE, 0.55), 2)
+                canvas.text_centered(x0 + w / 2, y0 + h / 2, value, draw.dim(draw.WHITE, 0.55), 2)
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
 
 
 class MemoryCards(NativeEnv):
-    """Memory Cards (single environment). Kwargs: ``num_pairs`` (P >= 1), ``time_limit`` (default 10·P)."""
+    """Memory Cards (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MemoryCardsCore
 

@@ -48,9 +48,31 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.native import TMAZE_ACTION_ORDERS, TMAZE_PARAMS
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+#: Action orders: per action, (dx, dy). "code" is the authors' (Ni et al.; MIKASA-Base), "paper" the memory paper's
+#: listing "left, up, right, down".
+ACTION_ORDERS = {
+    "code": ((1, 0), (0, 1), (-1, 0), (0, -1)),
+    "paper": ((-1, 0), (0, 1), (1, 0), (0, -1)),
+}
+#: The kwargs of both T-Mazes (the catalogue's IDs set ``corridor_length`` and ``penalty``).
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("corridor_length", "int", 10, low=1, doc="L: cells from the start to the junction (T = L + 1)"),
+    Param("penalty", "bool", False, doc="dense reward: -1/(T-1) on each step that lags behind the optimal one"),
+    Param("action_order", "choice", "code", choices=tuple(ACTION_ORDERS),
+          doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down"),
+)
+
+
+def episode_length(corridor_length: int) -> int:
+    """T = L + 1: L steps to the junction, then the turn."""
+    return corridor_length + 1
+
 
 #: The default (authors' code) action order: 0 = right (towards the junction), 1 = up, 2 = left, 3 = down.
 RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
@@ -58,16 +80,16 @@ _GOAL_STREAM, _NOISE_STREAM = 1, 2
 
 
 class TMazeCore(BatchedCore):
-    PARAMS = TMAZE_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, corridor_length: int = 10, penalty: bool = False, action_order: str = "code"):
+    def __init__(self, num_envs: int, *, corridor_length: int, penalty: bool, action_order: str):
         super().__init__(num_envs)
         self.L = int(corridor_length)
-        self.T = self.L + 1
+        self.T = episode_length(self.L)
         self.penalty = bool(penalty)
         self.action_order = action_order
         # Per action: the x move, and the y move (a turn; it only takes effect at the junction).
-        moves = np.array(TMAZE_ACTION_ORDERS[action_order], dtype=np.int64)
+        moves = np.array(ACTION_ORDERS[action_order], dtype=np.int64)
         dx, dy = moves[:, 0], moves[:, 1]
         self.step_penalty = -1.0 / (self.T - 1) if self.penalty else 0.0
         self.x = np.zeros(num_envs, dtype=np.int64)
@@ -94,7 +116,7 @@ class TMazeCore(BatchedCore):
         self.x[idx] = 0
         self.y[idx] = 0
         self.goal[idx] = np.where(self.uniform(idx, _GOAL_STREAM, step=0) < 0.5, 1, -1)
-        self.noise_table[idx] = _rng.integers(
+        self.noise_table[idx] = rng.integers(
             self.keys[idx, None], self.episode[idx, None], self._steps, _NOISE_STREAM, -1, 2
         )
 
@@ -158,28 +180,28 @@ class TMazeCore(BatchedCore):
         """The corridor (grey) with the two arms above and below the junction, the agent (red), the goal arm
         (bright green while the agent can see the clue, i.e. at t = 0, and once the episode is over; dim green
         otherwise), the junction outlined in yellow when the flag is on, and t / T along the bottom."""
-        c = _draw.cell_size(self.L + 1, 480, 3, 32)
+        c = draw.cell_size(self.L + 1, 480, 3, 32)
         m = max(c // 2, 4)
-        canvas = _draw.Canvas(3 * c + 2 * m + 8, (self.L + 1) * c + 2 * m)
+        canvas = draw.Canvas(3 * c + 2 * m + 8, (self.L + 1) * c + 2 * m)
         row_y = {1: m, 0: m + c, -1: m + 2 * c}  # pixel top of the arm up / corridor / arm down
-        canvas.rect(m, row_y[0], m + (self.L + 1) * c, row_y[0] + c, _draw.FLOOR)
+        canvas.rect(m, row_y[0], m + (self.L + 1) * c, row_y[0] + c, draw.FLOOR)
         x_j = m + self.L * c
         goal = int(self.goal[i])
         shown = self.t[i] == 0 or done
         for arm in (1, -1):
-            color = (_draw.GOOD if shown else _draw.dim(_draw.GOOD)) if arm == goal else _draw.FLOOR
+            color = (draw.GOOD if shown else draw.dim(draw.GOOD)) if arm == goal else draw.FLOOR
             canvas.rect(x_j, row_y[arm], x_j + c, row_y[arm] + c, color)
         grid = 1 if c >= 6 else 0  # thin lines between cells when there is room
         for k in range(1, self.L + 1):
-            canvas.rect(m + k * c - grid, row_y[0], m + k * c, row_y[0] + c, _draw.WALL)
+            canvas.rect(m + k * c - grid, row_y[0], m + k * c, row_y[0] + c, draw.WALL)
         x, y = int(self.x[i]), int(self.y[i])
         if x == self.L and y == 0:  # the flag: the turn must be taken now
-            canvas.outline(x_j, row_y[0], x_j + c, row_y[0] + c, _draw.HIGHLIGHT, max(c // 8, 1))
+            canvas.outline(x_j, row_y[0], x_j + c, row_y[0] + c, draw.HIGHLIGHT, max(c // 8, 1))
         ax, ay = m + x * c, row_y[y]
         if c >= 8:
-            canvas.disc(ax + c / 2, ay + c / 2, c * 0.35, _draw.AGENT)
+            canvas.disc(ax + c / 2, ay + c / 2, c * 0.35, draw.AGENT)
         else:
-            canvas.rect(ax, ay, ax + c, ay + c, _draw.AGENT)
+            canvas.rect(ax, ay, ax + c, ay + c, draw.AGENT)
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
@@ -210,7 +232,7 @@ class TMazeClassicCore(TMazeCore):
 
 
 class TMazePassive(NativeEnv):
-    """Passive T-Maze, memory paper variant (single environment). Kwargs: see ``catalogue.native.TMAZE_PARAMS``."""
+    """Passive T-Maze, memory paper variant (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = TMazeCore
 

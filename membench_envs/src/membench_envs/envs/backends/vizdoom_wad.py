@@ -1,7 +1,7 @@
 """The ViZDoom-Two-Colors scenario, written by membench: a UDMF map and DECORATE actors packed in a PWAD.
 
 Nothing here is taken from upstream's WAD: the map is the room upstream describes (its numbers are in
-:mod:`membench_envs.envs.vizdoom_two_colors`), written as UDMF text (ZDoom builds the nodes itself), and the
+:mod:`membench_envs.envs.backends.vizdoom_two_colors`), written as UDMF text (ZDoom builds the nodes itself), and the
 game logic of upstream's ACS script is done by DECORATE actors:
 
 - ``TwoColorsDirector<Good>`` stands on the pillar's spot. At map start it puts up the pillar of the good colour

@@ -41,9 +41,26 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.native import PVM_PARAMS, pvm_episode_length
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_apples", "int", 10, low=0, high=22, doc="apples in the distractor room (of its 22 apple cells)"),
+    Param("apple_reward", "float", 1.0, doc="reward per apple"),
+    Param("final_reward", "float", 10.0, doc="reward for stepping on the pad of the remembered colour"),
+    Param("respawn_every", "int", 20, low=0, doc="an apple reappears this many frames after it was eaten (0: never)"),
+    Param("explore_frames", "int", 15, low=2, doc="frames of the colour phase (the first one is the reset)"),
+    Param("distractor_frames", "int", 30, low=2, doc="frames of the apple phase"),
+    Param("reward_frames", "int", 15, low=2, doc="frames of the choice phase"),
+)
+
+
+def episode_length(explore_frames: int, distractor_frames: int, reward_frames: int) -> int:
+    """T in steps: every phase's last frame is replaced by the next phase's first (pycolab's Story), so 3 fewer."""
+    return explore_frames + distractor_frames + reward_frames - 3
 
 ROWS, COLS, VIEW = 7, 11, 5
 START = (5, 5)  # the agent's cell in the apple and choice rooms
@@ -81,18 +98,17 @@ _NEVER = np.iinfo(np.int64).max // 2
 
 
 class PassiveVisualMatchCore(BatchedCore):
-    PARAMS = PVM_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, num_apples: int = 10, apple_reward: float = 1.0, final_reward: float = 10.0,
-                 respawn_every: int = 20, explore_frames: int = 15, distractor_frames: int = 30,
-                 reward_frames: int = 15):
+    def __init__(self, num_envs: int, *, num_apples: int, apple_reward: float, final_reward: float,
+                 respawn_every: int, explore_frames: int, distractor_frames: int, reward_frames: int):
         super().__init__(num_envs)
         self.num_apples = int(num_apples)
         self.apple_reward = float(apple_reward)
         self.final_reward = float(final_reward)
         self.respawn_every = int(respawn_every)
         self.E, self.D, self.R = int(explore_frames), int(distractor_frames), int(reward_frames)
-        self.T = pvm_episode_length(self.E, self.D, self.R)
+        self.T = episode_length(self.E, self.D, self.R)
         self.apple_start = self.E - 1  # the first observation of each phase
         self.choice_start = self.E + self.D - 2
         self.target = np.zeros(num_envs, dtype=np.int64)  # colour index
@@ -123,11 +139,11 @@ class PassiveVisualMatchCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def _new_episodes(self, idx):
         # The pad colours depend on the key only (episode 0 for every episode): fixed along one seed stream.
-        u = _rng.uniform(self.keys[idx][:, None], 0, np.arange(3, dtype=np.uint64)[None, :], _PADS_STREAM)
+        u = rng.uniform(self.keys[idx][:, None], 0, np.arange(3, dtype=np.uint64)[None, :], _PADS_STREAM)
         self.pads[idx] = np.argsort(u, axis=1)
         self.target[idx] = self.integers(idx, _TARGET_STREAM, 0, 3, step=0)
         self.ring[idx] = self.integers(idx, _RING_STREAM, 0, len(RING), step=0)
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
                          np.arange(len(APPLE_CELLS), dtype=np.uint64)[None, :], _APPLE_STREAM)
         chosen = APPLE_CELLS[np.argsort(u, axis=1)[:, : self.num_apples]]  # (m, num_apples, 2)
         self.apples[idx] = False
@@ -251,21 +267,21 @@ class PassiveVisualMatchCore(BatchedCore):
         target colour as a swatch on the right (dim: the agent no longer sees it), and t / T along the bottom."""
         c, m = 16, 8
         board = self.board(np.array([i]))[0]
-        canvas = _draw.Canvas(ROWS * c + 2 * m + 8, COLS * c + 3 * m + 2 * c)
+        canvas = draw.Canvas(ROWS * c + 2 * m + 8, COLS * c + 3 * m + 2 * c)
         canvas.pixels[m:m + ROWS * c, m:m + COLS * c] = PALETTE[board].repeat(c, axis=0).repeat(c, axis=1)
         r0, c0 = self.agent[i] - VIEW // 2
-        canvas.outline(m + c0 * c, m + r0 * c, m + (c0 + VIEW) * c, m + (r0 + VIEW) * c, _draw.HIGHLIGHT, 2)
+        canvas.outline(m + c0 * c, m + r0 * c, m + (c0 + VIEW) * c, m + (r0 + VIEW) * c, draw.HIGHLIGHT, 2)
         colour = tuple(int(v) for v in PALETTE[COLOUR0 + self.target[i]])
         shown = self.phase(self.t[i : i + 1])[0] == 0 or done
         x0 = m * 2 + COLS * c
-        canvas.rect(x0, m, x0 + 2 * c, m + 2 * c, colour if shown else _draw.dim(colour))
+        canvas.rect(x0, m, x0 + 2 * c, m + 2 * c, colour if shown else draw.dim(colour))
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
 
 
 class PassiveVisualMatch(NativeEnv):
-    """Passive Visual Match (single environment). Kwargs: see ``catalogue.native.PVM_PARAMS``."""
+    """Passive Visual Match (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = PassiveVisualMatchCore
 

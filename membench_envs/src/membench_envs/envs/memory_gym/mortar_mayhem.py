@@ -1,6 +1,7 @@
 """Mortar Mayhem (Pleines et al., "Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
 2023/2025; the ``memory-gym`` package that MIKASA-Base lists), re-implemented in numpy with the authors' rules,
-timing, random draws and pictures (no pygame: ``_memory_gym`` rasterises them as pygame does).
+timing, random draws and pictures (no pygame: :mod:`~membench_envs.envs.memory_gym.common` rasterises them as
+pygame does).
 
 Arena. ``arena_size`` x ``arena_size`` tiles of 14 x 14 pixels, centred on a black 84 x 84 screen (5 x 5: the
 pixels 7 … 76). Tile (x, y) is column x, row y. The agent starts at the centre of a uniformly drawn tile.
@@ -59,27 +60,20 @@ Randomness is the authors': environment i of a batch reset with seed s draws fro
 i)`` exactly what ``memory_gym`` draws after ``reset(seed=s + i)`` (tile, count, commands, show duration and
 delay, explosion duration and delay, in their order), so seeds give the same episodes as the reference.
 
-The batched core steps N environments with numpy; a single environment (N = 1) steps on Python scalars with the
-same rules in the authors' order of checks (numpy's per-call overhead dominates at N = 1); the tests play both
-against each other and against ``memory_gym``.
+One core steps N environments with numpy; a single environment is the same core with N = 1. (A scalar copy of the
+step rules for N = 1 made the single env only 1.3-1.8x faster, below the 2x a second copy must buy, so it went.)
+The tests play the batched env against single envs and both against ``memory_gym``.
 """
 
 from __future__ import annotations
 
-import math
-
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.mortar_mayhem import (
-    ENDLESS_MAX_COMMANDS,
-    MAX_B_COMMANDS,
-    MORTAR_PARAMS,
-    mortar_episode_length,
-)
-from membench_envs.envs._memory_gym import (
+
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
     AGENT_SPRITE,
-    FACING,
     FREE_FACING,
     FREE_STEP,
     FREE_VELOCITY,
@@ -87,7 +81,6 @@ from membench_envs.envs._memory_gym import (
     GRID_STEP,
     SCALE,
     SCREEN,
-    SPEED,
     MemoryGymCore,
     MemoryGymEnv,
     MemoryGymVectorEnv,
@@ -101,6 +94,62 @@ from membench_envs.envs._memory_gym import (
     thick_line,
     tile_centre,
 )
+
+#: The B variants' one-hot vector holds 20 commands (the authors' ``max_num_commands``).
+MAX_B_COMMANDS = 20
+#: Endless Mortar Mayhem: the oracle's capacity, and the sequence length at which an episode is truncated (the
+#: authors' sequence grows without bound; a perfect agent needs about 120k steps to reach 100 commands).
+ENDLESS_MAX_COMMANDS = 100
+#: The most commands an episode may hold (command_count, max_commands): each environment keeps an array of that
+#: many and the oracle observation is that long (a bound, so that command_count=[10**9] is refused, not allocated).
+MAX_COMMANDS = 1000
+#: The most entries of a "drawn from this list" kwarg.
+MAX_CHOICES = 100
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("grid", "bool", True, doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
+          "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)"),
+    Param("show_commands", "bool", True, doc="show the commands one by one before the execution (False: task B, "
+          "the whole sequence as a one-hot vector in every observation, no command phase)"),
+    Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
+    Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
+          "right_down, right_up, left_down, left_up"),
+    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
+          doc="commands per episode, drawn from this list"),
+    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
+          doc="observations showing each command (drawn from the list)"),
+    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
+          doc="blank observations after each command (drawn from the list)"),
+    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
+          doc="steps the other tiles stay red (drawn from the list)"),
+    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
+          doc="steps to reach each target tile (drawn from the list)"),
+    Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
+          "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
+    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
+          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
+          "grid=False, show_commands=True; command_count is the initial count)"),
+    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
+          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
+              "(None: 100)"),
+    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
+          "never, the authors' max_steps = -1)"),
+    Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
+    Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
+    Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
+    Param("reward_episode_success", "float", 0.0, doc="extra reward when the last command is executed"),
+)
+
+
+def episode_length(count: int, show_duration: int, show_delay: int, explosion_delay: int,
+                   explosion_duration: int) -> int:
+    """T: the steps of a perfect episode, the longest there is (nothing truncates): the command phase
+    (count · (duration + delay) frames, the reset shows the first), the first verification explosion_delay + 1
+    steps into the execution and the others every explosion_delay + explosion_duration steps."""
+    frames = count * (show_duration + show_delay)
+    return max(frames - 1, 0) + explosion_delay + 1 + (count - 1) * (explosion_delay + explosion_duration)
+
 
 TILE = int(56 * SCALE)  #: 14: pixels per arena tile
 
@@ -188,14 +237,14 @@ _NO_COMMAND = len(COMMANDS)
 
 
 class MortarMayhemCore(MemoryGymCore):
-    PARAMS = MORTAR_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, grid: bool = True, show_commands: bool = True, arena_size: int = 5,
-                 allowed_commands: int = 5, command_count=(10,), command_show_duration=(3,),
-                 command_show_delay=(1,), explosion_duration=(2,), explosion_delay=(6,), visual_feedback: bool = True,
-                 reward_command_failure: float = 0.0, reward_command_success: float = 0.1,
-                 reward_episode_success: float = 0.0, spawn_jitter: int = 0, endless: bool = False,
-                 max_commands: int | None = None, max_steps: int | None = None):
+    def __init__(self, num_envs: int, *, grid: bool, show_commands: bool, arena_size: int, allowed_commands: int,
+                 command_count: tuple[int, ...], command_show_duration: tuple[int, ...],
+                 command_show_delay: tuple[int, ...], explosion_duration: tuple[int, ...],
+                 explosion_delay: tuple[int, ...], visual_feedback: bool, reward_command_failure: float,
+                 reward_command_success: float, reward_episode_success: float, spawn_jitter: int, endless: bool,
+                 max_commands: int | None, max_steps: int | None):
         super().__init__(num_envs)
         if endless and (grid or not show_commands):
             raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
@@ -219,7 +268,7 @@ class MortarMayhemCore(MemoryGymCore):
             self.T = max_steps
         else:
             self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
-            self.T = mortar_episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
+            self.T = episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
                                            max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
                                            max(self.explosion_duration))
         self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
@@ -337,9 +386,6 @@ class MortarMayhemCore(MemoryGymCore):
     def step(self, actions, idx=None):
         rows = self._rows if idx is None else np.asarray(idx)
         n = rows.size
-        if n == 1:  # the same rules on Python scalars: a single env spends its time in numpy's per-call overhead
-            reward, terminated, truncated = self._step_one(int(rows[0]), actions[0])
-            return np.array([reward]), np.array([terminated]), np.array([truncated])
         reward = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=bool)
         showing = self.shown[rows] < self.frames[rows]
@@ -391,88 +437,6 @@ class MortarMayhemCore(MemoryGymCore):
             full = self.num[rows] > self.max_commands
             truncated = ~terminated & (full | ((self.t[rows] >= self.max_steps) if self.max_steps else False))
         return reward, terminated, truncated
-
-    def _move_one(self, i: int, action) -> None:
-        x, y = int(self.pos[i, 0]), int(self.pos[i, 1])
-        rot = int(self.rot[i])
-        if self.grid:
-            a = int(action)
-            rot = (rot + 2) % 8 if a == 1 else (rot - 2) % 8 if a == 2 else rot
-            if a == 3:
-                dx, dy = GRID_STEP[rot, 3]
-                tx = min(max((x - self.left) // TILE + int(dx), 0), self.size - 1)
-                ty = min(max((y - self.left) // TILE + int(dy), 0), self.size - 1)
-                x, y = self.left + TILE * tx + TILE // 2, self.left + TILE * ty + TILE // 2
-        else:
-            h, v = int(action[0]), int(action[1])
-            vx = -1 if h == 1 else 1 if h == 2 else 0
-            vy = -1 if v == 1 else 1 if v == 2 else 0
-            if vx or vy:
-                rot = FACING[(vx, vy)]
-                speed = SPEED * (1 / math.sqrt(2)) if vx and vy else SPEED  # pygame's Vector2.normalize() * speed
-                if self.endless:
-                    low, high = self.left - AGENT_RADIUS // 2, self.left + TILE * self.size + AGENT_RADIUS // 2
-                    x, y = int(x + vx * speed), int(y + vy * speed)  # int() truncates towards zero
-                    x = low if x > high else high if x < low else x
-                    y = low if y > high else high if y < low else y
-                else:
-                    lo, hi = self.left + AGENT_RADIUS, self.left + TILE * self.size - AGENT_RADIUS
-                    x = min(max(x + int(vx * speed), lo), hi)
-                    y = min(max(y + int(vy * speed), lo), hi)
-        self.pos[i] = x, y
-        self.rot[i] = rot
-
-    def _step_one(self, i: int, action) -> tuple[float, bool, bool]:
-        """:meth:`step` for one environment, in the authors' order of checks."""
-        self.t[i] += 1
-        reward, done = 0.0, False
-        if self.shown[i] < self.frames[i]:  # the command phase: nothing moves
-            self.shown[i] += 1
-            self.in_command_phase[i] = True
-        else:
-            self.in_command_phase[i] = False
-            self._move_one(i, action)
-            x, y = (int(v) for v in self.pos[i])
-            on_target = ((x - self.left) // TILE, (y - self.left) // TILE) == tuple(int(v) for v in self.target[i])
-            steps = int(self.cmd_steps[i])
-            if steps % int(self.ex_delay[i]) == 0 and steps > 0 and not self.tiles_on[i]:
-                if self.current[i] < self.num[i]:
-                    self.current[i] += 1
-                    self.tiles_on[i] = True
-                    if on_target:
-                        reward += self.r_ok
-                        self.done_total[i] += 1
-                    else:
-                        done = True
-                        reward += self.r_fail
-                if self.current[i] >= self.num[i]:
-                    if self.endless:
-                        self.current[i] = 0
-                        self._next_round(i)
-                    else:
-                        done = True
-                        self.success[i] = on_target
-                        reward += self.r_done
-                self.cmd_steps[i] = 1
-            if self.tiles_on[i]:
-                vstep = int(self.verify_step[i])
-                if vstep % int(self.ex_duration[i]) == 0 and vstep > 0:
-                    self.tiles_on[i] = False
-                    self.verify_step[i] = 0
-                    if self.current[i] < self.num[i]:
-                        move = COMMAND_MOVES[self.commands[i, min(int(self.current[i]), self.max_commands - 1)]]
-                        self.target[i] = (self.target[i] + move) % self.size
-                else:
-                    if not on_target:
-                        done = True
-                        reward = self.r_fail
-                    self.verify_step[i] = vstep + 1
-            else:
-                self.cmd_steps[i] += 1
-        truncated = False
-        if self.endless and not done:
-            truncated = bool(self.num[i] > self.max_commands or (self.max_steps and self.t[i] >= self.max_steps))
-        return reward, done, truncated
 
     def _next_round(self, i: int) -> None:
         """Endless: draw one more command and show it alone (the red tiles stay on while it is shown)."""
@@ -595,7 +559,7 @@ class MortarMayhemCore(MemoryGymCore):
 
 
 class MortarMayhem(MemoryGymEnv):
-    """Mortar Mayhem (single environment). Kwargs: see ``catalogue.mortar_mayhem.MORTAR_PARAMS``."""
+    """Mortar Mayhem (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MortarMayhemCore
 

@@ -24,6 +24,9 @@ import numpy as np
 
 KINDS = ("bool", "int", "float", "choice", "ints", "floats")
 
+#: The memory-improvability ladder every ID supports (its ``obs_variant`` kwarg).
+VARIANTS = ("partial", "oracle", "full")
+
 
 @dataclass(frozen=True)
 class Param:
@@ -144,6 +147,10 @@ class Param:
         if wrong_length or not all(self._in_bounds(v) for v in items):
             raise self._fail(owner, value, ValueError)
         return tuple(items)
+
+
+#: ``obs_variant``, the kwarg of every ID but MIKASA-Robo's (whose variants are its own).
+OBS_VARIANT = Param("obs_variant", "choice", "partial", choices=VARIANTS, doc="the observation ladder rung")
 
 
 class _Long:

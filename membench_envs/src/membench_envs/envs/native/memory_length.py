@@ -33,21 +33,33 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.native import MEMORY_LENGTH_PARAMS
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("memory_length", "int", 10, low=1, doc="L: steps between the context and the query (T = L + 1)"),
+    Param("num_bits", "int", 1, low=1, doc="B: context bits, one of which is queried"),
+)
+
+
+def episode_length(memory_length: int) -> int:
+    """T = L + 1 actions; the last one, taken on the observation that shows the query, is judged."""
+    return memory_length + 1
 
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
 
 
 class MemoryLengthCore(BatchedCore):
-    PARAMS = MEMORY_LENGTH_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, memory_length: int = 10, num_bits: int = 1):
+    def __init__(self, num_envs: int, *, memory_length: int, num_bits: int):
         super().__init__(num_envs)
         self.L = int(memory_length)
         self.B = int(num_bits)
-        self.T = self.L + 1
+        self.T = episode_length(self.L)
         self.context = np.zeros((num_envs, self.B), dtype=np.int64)
         self.query = np.zeros(num_envs, dtype=np.int64)
         self._bit_ids = np.arange(self.B, dtype=np.uint64)
@@ -68,7 +80,7 @@ class MemoryLengthCore(BatchedCore):
 
     def _new_episodes(self, idx):
         # One counter per bit (the bit index stands in for the step), drawn once per episode.
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._bit_ids[None, :], _CONTEXT_STREAM)
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None], self._bit_ids[None, :], _CONTEXT_STREAM)
         self.context[idx] = (u < 0.5).astype(np.int64)
         self.query[idx] = self.integers(idx, _QUERY_STREAM, 0, self.B, step=0)
 
@@ -116,21 +128,21 @@ class MemoryLengthCore(BatchedCore):
         """The B context bits as cells labelled 0 / 1 (green for 1, blue for 0), bright while the observation
         shows them (t <= 1) and dim afterwards; the queried bit outlined in yellow, bright once the query is
         shown (t >= L) and dim before; t / T along the bottom."""
-        c = _draw.cell_size(self.B, 320, 12, 48)
+        c = draw.cell_size(self.B, 320, 12, 48)
         m = 8
-        canvas = _draw.Canvas(c + 2 * m + 8, max(self.B * c + 2 * m, 64))
+        canvas = draw.Canvas(c + 2 * m + 8, max(self.B * c + 2 * m, 64))
         t = int(self.t[i])
         bits_shown = t <= 1
         query_shown = t >= self.L
         scale = max(c // 12, 1)
         for b in range(self.B):
             x0 = m + b * c
-            color = _draw.GOOD if self.context[i, b] else _draw.HIDDEN
-            canvas.rect(x0 + 1, m + 1, x0 + c - 1, m + c - 1, color if bits_shown else _draw.dim(color))
-            label = _draw.WHITE if bits_shown else _draw.dim(_draw.WHITE)
+            color = draw.GOOD if self.context[i, b] else draw.HIDDEN
+            canvas.rect(x0 + 1, m + 1, x0 + c - 1, m + c - 1, color if bits_shown else draw.dim(color))
+            label = draw.WHITE if bits_shown else draw.dim(draw.WHITE)
             canvas.text_centered(x0 + c / 2, m + c / 2, str(int(self.context[i, b])), label, scale)
         q = int(self.query[i])
-        highlight = _draw.HIGHLIGHT if query_shown else _draw.dim(_draw.HIGHLIGHT)
+        highlight = draw.HIGHLIGHT if query_shown else draw.dim(draw.HIGHLIGHT)
         canvas.outline(m + q * c, m, m + (q + 1) * c, m + c, highlight, max(c // 10, 2))
         canvas.progress(t / self.T)
         canvas.border(done, bool(self.success[i]))
@@ -138,7 +150,7 @@ class MemoryLengthCore(BatchedCore):
 
 
 class MemoryLength(NativeEnv):
-    """bsuite MemoryLength (single environment). Kwargs: ``memory_length`` (L >= 1), ``num_bits`` (B >= 1)."""
+    """bsuite MemoryLength (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = MemoryLengthCore
 

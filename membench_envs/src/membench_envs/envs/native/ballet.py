@@ -47,9 +47,30 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from membench_envs.catalogue.native import BALLET_DANCE_LENGTH, BALLET_PARAMS, ballet_max_steps
-from membench_envs.envs import _draw, _rng
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
+
+from membench_envs.envs.core import draw, rng
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import OBS_VARIANT, Param
+
+#: The dance and its timing, in the authors' pycolab code: every dance is 16 moves; dancer k starts at
+#: observation k * (15 + dance_delay) and the instruction appears at observation num_dancers * (15 + dance_delay).
+DANCE_LENGTH = 16
+PARAMS: tuple[Param, ...] = (
+    OBS_VARIANT,
+    Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
+    Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
+    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
+          "positions and shapes only"),
+    Param("max_steps", "int", None, low=2, none_ok=True,
+          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
+              "dance_delay == 16 else 1024"),
+)
+
+
+def frame_limit(dance_delay: int, max_steps: int | None = None) -> int:
+    """The authors' frame limit: ``max_steps``, or 320 for a delay of 16 and 1024 otherwise (T = limit - 1)."""
+    return (320 if dance_delay == 16 else 1024) if max_steps is None else max_steps
+
 
 ROOM = 11
 CELL = 9  # pixels per cell
@@ -134,17 +155,16 @@ _FLOOR, _WALL, _AGENT, _DANCER0 = 0, 1, 2, 3  # cell codes of the board; dancer 
 
 
 class BalletCore(BatchedCore):
-    PARAMS = BALLET_PARAMS
+    PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, num_dancers: int = 2, dance_delay: int = 8, easy_mode: bool = False,
-                 max_steps: int | None = None):
+    def __init__(self, num_envs: int, *, num_dancers: int, dance_delay: int, easy_mode: bool, max_steps: int | None):
         super().__init__(num_envs)
         self.n = int(num_dancers)
         self.delay = int(dance_delay)
         self.easy_mode = bool(easy_mode)
-        self.max_steps = ballet_max_steps(self.delay, max_steps)
+        self.max_steps = frame_limit(self.delay, max_steps)
         self.T = self.max_steps - 1
-        self.period = BALLET_DANCE_LENGTH - 1 + self.delay
+        self.period = DANCE_LENGTH - 1 + self.delay
         self.choice_start = self.n * self.period  # the first observation showing the instruction
         if self.T <= self.choice_start:
             raise ValueError(
@@ -186,7 +206,7 @@ class BalletCore(BatchedCore):
     # --- episodes ----------------------------------------------------------------------------------------------
     def _permutations(self, idx: np.ndarray, stream: int, size: int) -> np.ndarray:
         """A uniform permutation of range(size) per environment (sorted uniforms, one counter per item)."""
-        u = _rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
+        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
                          np.arange(size, dtype=np.uint64)[None, :], stream)
         return np.argsort(u, axis=1)
 
@@ -208,7 +228,7 @@ class BalletCore(BatchedCore):
     def dancer_cells(self, sl, t: np.ndarray) -> np.ndarray:
         """(rows, n, 2) cells of every dancer in the observation after ``t`` steps."""
         k = np.arange(self.n)
-        moves = np.clip(t[:, None] - k[None, :] * self.period + 1, 0, BALLET_DANCE_LENGTH)
+        moves = np.clip(t[:, None] - k[None, :] * self.period + 1, 0, DANCE_LENGTH)
         return HOMES[self.home[sl]] + DANCE_OFFSETS[self.dance[sl], moves]
 
     def step(self, actions, idx=None):
@@ -267,7 +287,7 @@ class BalletCore(BatchedCore):
     def oracle(self, idx=None):
         sl = slice(None) if idx is None else idx
         t = self.t[sl]
-        finished = t[:, None] >= np.arange(self.n)[None, :] * self.period + BALLET_DANCE_LENGTH - 1
+        finished = t[:, None] >= np.arange(self.n)[None, :] * self.period + DANCE_LENGTH - 1
         return self._per_home(sl, np.where(finished, self.dance[sl] + 1, 0))
 
     def observe(self, variant, idx=None):
@@ -300,22 +320,22 @@ class BalletCore(BatchedCore):
         scale, m = 3, 8
         view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
         size = ROOM * CELL * scale
-        canvas = _draw.Canvas(size + 2 * m + 24, size + 2 * m)
+        canvas = draw.Canvas(size + 2 * m + 24, size + 2 * m)
         canvas.pixels[m:m + size, m:m + size] = view
         code = int(self.instruction(np.array([i]))[0])
         if code:
             home = HOMES[self.home[i, self.target[i]]] - self.agent[i] + CENTRE
             if (0 <= home).all() and (home < ROOM).all():
                 y0, x0 = m + home[0] * CELL * scale, m + home[1] * CELL * scale
-                canvas.outline(x0, y0, x0 + CELL * scale, y0 + CELL * scale, _draw.HIGHLIGHT, 2)
-        canvas.text(m, m + size + 4, str(code) if code else "-", _draw.WHITE, 2)
+                canvas.outline(x0, y0, x0 + CELL * scale, y0 + CELL * scale, draw.HIGHLIGHT, 2)
+        canvas.text(m, m + size + 4, str(code) if code else "-", draw.WHITE, 2)
         canvas.progress(self.t[i] / self.T)
         canvas.border(done, bool(self.success[i]))
         return canvas.image()
 
 
 class Ballet(NativeEnv):
-    """Ballet (single environment). Kwargs: see ``catalogue.native.BALLET_PARAMS``."""
+    """Ballet (single environment). Kwargs: :data:`PARAMS`."""
 
     core_cls = BalletCore
 

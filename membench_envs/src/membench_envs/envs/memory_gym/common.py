@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from membench_envs.envs import _draw
-from membench_envs.envs._native import BatchedCore, NativeEnv, NativeVectorEnv
-from membench_envs.envs._params import check_seed
+
+from membench_envs.envs.core import draw
+from membench_envs.envs.core.native import BatchedCore, NativeEnv, NativeVectorEnv
+from membench_envs.envs.core.params import check_seed
 
 SCALE = 0.25  #: the authors' scale factor: every length is their 336-pixel value times SCALE
 SCREEN = int(336 * SCALE)  #: 84: the observation is SCREEN x SCREEN x 3
@@ -365,10 +366,10 @@ def framed_view(picture: np.ndarray, progress: float, done: bool, success: bool,
     it, ``progress`` (0-1) along the bottom and the outcome border."""
     scale, m = RENDER_SCALE, RENDER_MARGIN
     size = SCREEN * scale
-    canvas = _draw.Canvas(size + 2 * m + (24 if caption is not None else 8), size + 2 * m)
+    canvas = draw.Canvas(size + 2 * m + (24 if caption is not None else 8), size + 2 * m)
     canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
     if caption is not None:
-        canvas.text(m, m + size + 4, caption, _draw.WHITE, 2)
+        canvas.text(m, m + size + 4, caption, draw.WHITE, 2)
     canvas.progress(progress)
     canvas.border(done, success)
     return canvas.image()
