@@ -159,9 +159,9 @@ def test_batched_reset_with_seed_list_and_bad_inputs():
         venv.step(np.array([0, -1, 2]))  # below the space's start
 
 
-@pytest.mark.parametrize("bad", [0, -3])
+@pytest.mark.parametrize("bad", [0, -3, 100_001, 10**12])
 def test_bad_corridor_length(bad):
-    with pytest.raises(ValueError, match="corridor_length must be an int >= 1"):
+    with pytest.raises(ValueError, match="corridor_length must be an int >= 1 and <= 100000"):
         gym.make("MIKASA/TMazePassive-v0", corridor_length=bad)
 
 
