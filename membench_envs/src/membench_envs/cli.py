@@ -118,6 +118,8 @@ def _collect(args) -> int:
     except CollectionError as e:
         print(f"membench-envs: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # collect has said what was kept and how to continue
+        return 130
     print(f"{h5}\n{index}")
     return 0
 

@@ -128,9 +128,11 @@ def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_pa
 
 
 @pytest.mark.slow
-def test_sigterm_says_what_was_kept_and_the_same_command_continues(tmp_path):
-    """SIGTERM mid-collection: one message (episodes kept, where, the next seed), exit status 143 (killed by
-    SIGTERM), no lock left; while it ran, a second collector of the same dataset was refused at once."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_says_what_was_kept_and_the_same_command_continues(tmp_path, sig):
+    """SIGTERM or Ctrl-C mid-collection: one message (episodes kept, where, the next seed) and no traceback, exit
+    status 143 (killed by SIGTERM) or 130, no lock left; while it ran, a second collector of the same dataset was
+    refused at once."""
     env_id = "MIKASA/RememberColor3-v0"
     h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
     argv = [sys.executable, "-m", "membench_envs.cli", "collect", env_id, "--episodes", "3", "--out", str(tmp_path),
@@ -147,16 +149,17 @@ def test_sigterm_says_what_was_kept_and_the_same_command_continues(tmp_path):
         with pytest.raises(DatasetLockedError, match=rf"RememberColor3-v0.h5 is being collected by another process "
                                                      rf"\(pid {proc.pid}, lock .*RememberColor3-v0.lock\)"):
             collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, sig)
         code = proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     err = log.read_text()
-    assert code in (-signal.SIGTERM, 128 + signal.SIGTERM), (code, err)
+    assert code in ((-signal.SIGTERM, 128 + signal.SIGTERM) if sig == signal.SIGTERM else (130,)), (code, err)
+    assert "Traceback" not in err, err
     kept = sorted(p.name for p in parts.glob("ep_*.h5"))
-    line = next(x for x in err.splitlines() if "stopped by SIGTERM" in x)
+    line = next(x for x in err.splitlines() if f"stopped by {'SIGTERM' if sig == signal.SIGTERM else 'Ctrl-C'}" in x)
     assert f"{len(kept)} of 3 episodes kept in {parts} (seeds 0..{len(kept) - 1} done)" in line, err
     assert f"Run the same command again to continue from seed {len(kept)}." in line
     assert not h5_path.with_suffix(".lock").exists() and not h5_path.exists()
