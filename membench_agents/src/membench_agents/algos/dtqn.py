@@ -2,9 +2,11 @@
 
 Off-policy Q-learning where the Q-network is a causal transformer over the agent's last ``context_len`` = K
 observations of the current episode. This file reads top to bottom: :class:`DTQNConfig`, the network
-(:class:`DTQNetwork`), the acting policy and its observation window (:class:`DTQNPolicy`), the episodic replay
-(:class:`EpisodicReplay`), the algorithm (:meth:`DTQN._collect` one environment step, :meth:`DTQN._update` one
-gradient step) and the run-layer trainer (:class:`DTQNTrainer`).
+(:class:`DTQNetwork`), the acting policy and its observation window (:class:`DTQNPolicy`), the algorithm
+(:meth:`DTQN._collect` one environment step into the replay, :meth:`DTQN._update` one gradient step) and the
+run-layer trainer (:class:`DTQNTrainer`). The replay is the one SAC uses too,
+:class:`~membench_agents.algos.replay.EpisodicReplay`, built with K so that it indexes DTQN's episode windows
+(:meth:`~membench_agents.algos.replay.EpisodicReplay.sample_episode_windows`).
 
 What it does, following the paper and the authors' code (``kevslinger/DTQN``, read for facts):
 
@@ -20,7 +22,7 @@ What it does, following the paper and the authors' code (``kevslinger/DTQN``, re
   the Q-values at the position of the newest observation: epsilon-greedy while training (epsilon linear from
   ``epsilon_start`` to ``epsilon_end`` over ``exploration_fraction`` of ``total_steps``; the authors' code
   decays it geometrically instead), greedy in evaluation.
-* **Episodic replay.** Each environment's stream of observations is stored in order, with the final
+* **Episodic replay.** Each environment's stream of steps is stored in order, with the final
   observation of every episode, so that a training sample is a window of K consecutive steps of one episode
   plus the observation after each. The windows are those of the authors' buffer: in an episode of L >= K
   steps, the windows starting at steps 0..L-K; in a shorter episode, the one window starting at its first
@@ -367,7 +369,7 @@ class DTQN:
         terminated = to_numpy(terminated).astype(bool).reshape(-1)
         done = terminated | to_numpy(truncated).astype(bool).reshape(-1)
         idx = np.flatnonzero(done)
-        final = obs_to_tensor(to_numpy(take_rows(final_obs(info), idx)), self.device) if idx.size else None
+        final = obs_to_tensor(take_rows(final_obs(info), idx), self.device) if idx.size else None
         next_obs = to_numpy(next_obs)
         self.episode_start = torch.as_tensor(done, device=self.device)
         self.replay.add(action, torch.as_tensor(reward, device=self.device),
@@ -467,7 +469,7 @@ class DTQN:
     # ----------------------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume exactly except the environments (the run layer saves those): networks,
-        optimizer, replay contents (numpy), the acting window, counters and RNGs. Plain data only."""
+        optimizer, replay contents (tensors), the acting window, counters and RNGs. Plain data only."""
         window, length = self.state
         return {
             "config": dataclasses.asdict(self.config),

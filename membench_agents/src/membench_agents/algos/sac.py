@@ -1,9 +1,11 @@
 """Soft Actor-Critic: continuous (Box) and discrete actions, automatic entropy tuning, optional recurrent core.
 
 This file is the reference implementation, to be read top to bottom like CleanRL's ``sac_continuous_action.py``:
-the networks (:class:`Actor`, :class:`Critic`), the replay (:class:`EpisodicReplay`), then :class:`SAC`:
-:meth:`SAC._collect` (one environment step), :meth:`SAC.update` (one gradient step: critic loss, actor loss,
-entropy-coefficient loss, Polyak averaging of the target critics).
+the networks (:class:`Actor`, :class:`Critic`), then :class:`SAC`: :meth:`SAC._collect` (one environment step
+into the replay), :meth:`SAC.update` (one gradient step: critic loss, actor loss, entropy-coefficient loss,
+Polyak averaging of the target critics). The replay is the one DTQN uses too,
+:class:`~membench_agents.algos.replay.EpisodicReplay`; SAC samples its sequences
+(:meth:`~membench_agents.algos.replay.EpisodicReplay.sample_sequences`).
 
 * Continuous actions (Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications"): a Gaussian
   policy squashed by tanh onto the Box bounds (the critics see the squashed action in [-1, 1]), twin Q
@@ -17,12 +19,14 @@ entropy-coefficient loss, Polyak averaging of the target critics).
 * Memory (``core`` "lstm" / "gru"; "mlp" = none): actor and both critics each own an encoder and a memory
   core from :mod:`membench_agents.nets.memory`. The replay keeps every environment's stream of steps in order
   (episodes one after another, each ending with its final observation), and an update samples windows of
-  ``burn_in + sequence_length + 1`` consecutive slots: the cores start from the initial state at the window
-  start, the first ``burn_in`` steps only warm that state (run without gradient, no loss), the loss covers
-  the next ``sequence_length`` steps, and the last slot is the next observation of the last loss step. The
-  state is reset at every episode start inside a window (and by the actor when acting), so nothing leaks
-  across episodes. With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so
-  the update is CleanRL's, but for one default: the actor and alpha are updated after every critic update
+  ``burn_in + sequence_length + 1`` consecutive slots (rows of the replay: the environment uniformly, then
+  the window uniformly among those whose first loss slot is a step; windows may cross episodes): the cores
+  start from the initial state at the window start, the first ``burn_in`` steps only warm that state (run
+  without gradient, no loss), the loss covers the next ``sequence_length`` steps (final observations among
+  them are masked out), and the last slot is the next observation of the last loss step. The state is reset
+  at every episode start inside a window (and by the actor when acting), so nothing leaks across episodes.
+  With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so the update is
+  CleanRL's, but for one default: the actor and alpha are updated after every critic update
   (``policy_frequency=1``, as stable-baselines3), where CleanRL delays them (``policy_frequency=2``: every
   second update, twice).
 
@@ -86,7 +90,7 @@ class SACConfig:
     """environment steps of the whole run (over all environments)"""
     buffer_size: int = ranged(1_000_000, at_least=1)
     """replay capacity in environment steps (over all environments; each environment keeps buffer_size /
-    num_envs slots, final observations included)"""
+    num_envs slots of steps and final observations, and one more for the observation it is about to act on)"""
     learning_starts: int = ranged(5000, at_least=0)
     """environment steps of uniformly random actions before the first update"""
     batch_size: int = ranged(256, at_least=1)
