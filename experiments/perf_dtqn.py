@@ -65,9 +65,7 @@ def measure(K: int, iterations: int, device: str) -> dict:
         t_update += time.perf_counter() - b
     elapsed = time.perf_counter() - t0
     steps, grads = algo.global_step - steps0, algo.gradient_steps - grads0
-    replay = algo.replay
-    replay_bytes = sum(x.nbytes for x in (replay.obs, replay.action, replay.reward, replay.terminated, replay.kind,
-                                          replay.ep_t, replay.valid))
+    replay_bytes = algo.replay.nbytes
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else rss
     return {"K": K, "sps": steps / elapsed, "update_ms": 1000 * t_update / max(grads, 1),

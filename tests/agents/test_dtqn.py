@@ -95,31 +95,23 @@ class EpisodeIdEnv(gym.Env):
                 end and self.episode % 2 == 1, {})
 
 
-def test_replay_windows_stay_inside_one_episode():
+def test_dtqn_feeds_the_replay_and_indexes_its_windows_of_context_len():
+    """The replay itself (windows, mask, starts): tests/agents/test_replay.py. Here: what DTQN builds and feeds."""
     K = 4
     envs = SyncVectorEnv([EpisodeIdEnv for _ in range(3)], **SAME_STEP)
     cfg = DTQNConfig(context_len=K, num_envs=3, num_steps=50, buffer_size=3 * 40, learning_starts=10 ** 9,
                      d_model=8, num_heads=1, num_layers=1, device="cpu")
     algo = DTQN(envs, cfg)
     algo.train_iteration()  # 150 steps: the 40-row rings have wrapped several times
-    obs, action, reward, terminated, mask = algo.replay.sample(512, torch.Generator().manual_seed(0))
-    assert obs.shape == (512, K + 1, 2) and mask.shape == (512, K)
-    lengths = mask.sum(1)
-    assert mask[:, 0].all() and (np.diff(mask.astype(int), axis=1) <= 0).all()  # real positions come first
-    seen_short = False
-    for i in range(512):
-        n = lengths[i]
-        ep, t = obs[i, : n + 1, 0], obs[i, : n + 1, 1]
-        assert (ep == ep[0]).all(), "a window mixes episodes"
-        assert (np.diff(t) == 1).all()  # consecutive steps, then the observation after the last one
-        np.testing.assert_array_equal(reward[i, :n], t[1:])  # the reward of step t is t + 1 here
-        if n < K:  # the episode ended inside the window: its one window starts at its first step
-            seen_short = True
-            assert t[0] == 0 and terminated[i, n - 1] == (ep[0] % 2 == 0)
-        assert not terminated[i, : n - 1].any()
-    assert seen_short and (lengths == K).any()
-    # every stored window start: a step whose next K rows (or its short episode) are complete
-    assert algo.replay.num_windows() > 0
+    r = algo.replay
+    assert r.episode_window == K and r.rows == 40  # buffer_size counts the observations being acted on too
+    # each episode's final observation ([episode, its length], from info) follows the episode's last step
+    finals = torch.nonzero(r.is_final[:, 1:]).tolist()  # (env, row - 1) of each final observation after row 0
+    finals = [(n, i) for n, i in finals if i != r.pos[n]]  # the row before the oldest one is the newest one
+    assert len(finals) > 10
+    for n, i in finals:
+        (ep, t), (ep_f, t_f) = r.obs[n, i].tolist(), r.obs[n, i + 1].tolist()
+        assert not r.is_final[n, i] and ep == ep_f and t == t_f - 1 >= 1
 
 
 class ImageDictEnv(gym.Env):
@@ -154,9 +146,9 @@ def test_image_and_dict_observations(image_only):
     history = algo.train()
     assert history[-1]["value_loss"] is not None and math.isfinite(history[-1]["value_loss"])
     rgb = algo.replay.obs if image_only else algo.replay.obs["rgb"]
-    assert rgb.dtype == np.uint8 and rgb.shape == (2, 100, 12, 12, 3)  # images are stored as bytes
+    assert rgb.dtype == torch.uint8 and rgb.shape == (2, 100, 12, 12, 3)  # images are stored as bytes
     if not image_only:
-        assert algo.replay.obs["state"].dtype == np.float32
+        assert algo.replay.obs["state"].dtype == torch.float32
     res = evaluate(algo.policy, "unused", episode_seeds=[0, 1, 2], envs=SyncVectorEnv([make, make], **SAME_STEP))
     assert res["mean_length"] == 5
 
@@ -242,13 +234,13 @@ def test_state_dict_round_trip_resumes_exactly():
     other = _small(99)  # another seed: everything must come from the checkpoint
     buf.seek(0)
     saved = from_plain(torch.load(buf, weights_only=True))
-    assert isinstance(saved["dtqn"]["replay"]["obs"], np.ndarray)  # the replay is saved as numpy arrays
+    assert isinstance(saved["dtqn"]["replay"]["obs"], torch.Tensor)  # the replay is saved as tensors
     other.load_state_dict(saved["dtqn"])
     envstate.restore(other.envs, saved["envs"])
     resumed = [_strip(other.train_iteration()) for _ in range(2)]
     assert resumed == continued and continued[-1]["gradient_steps"] > 0
-    for name in ("action", "reward", "valid", "head"):  # the same actions were taken after the resume
-        np.testing.assert_array_equal(getattr(algo.replay, name), getattr(other.replay, name))
+    for name in ("actions", "rewards", "window_start", "pos"):  # the same actions were taken after the resume
+        assert torch.equal(getattr(algo.replay, name), getattr(other.replay, name))
     for p, q in zip(algo.q_net.parameters(), other.q_net.parameters(), strict=True):
         assert torch.equal(p, q)
     assert dataclasses.asdict(other.config)["seed"] == 99  # the config is the new trainer's own

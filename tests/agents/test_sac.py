@@ -1,4 +1,4 @@
-"""SAC: learns Pendulum (Box) and CartPole (Discrete); the replay's episode layout; recurrent windows reset at
+"""SAC: learns Pendulum (Box) and CartPole (Discrete); what it writes into the replay; recurrent windows reset at
 episode starts and their burn-in gets no gradient; dict and torch-tensor environments; Box bounds; clear
 errors; exact resumption (plain-data checkpoint, and through the run layer and the CLI)."""
 
@@ -80,35 +80,19 @@ def _count_sac(core: str = "mlp", n: int = 2, terminate: bool = False, horizon: 
     return SAC(SyncVectorEnv([lambda: CountEnv(horizon, terminate=terminate)] * n, **SAME_STEP), cfg)
 
 
-def test_replay_keeps_episodes_in_order_with_their_final_observations():
+def test_sac_feeds_the_replay_each_step_then_the_final_observation_from_info():
+    """The replay itself: tests/agents/test_replay.py. Here: what SAC writes into it from a numpy vector env."""
     algo = _count_sac()
     for _ in range(7):
         algo._collect()
     r = algo.replay
-    # per environment: steps t = 0, 1, 2, then the final observation (t = 3), then the next episode
+    assert r.capacity == 64 and r.episode_window is None
+    # per environment: steps t = 0, 1, 2, then the final observation (t = 3, from info), then the next episode
     assert r.obs[0, :9, 0].tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0]
     assert r.is_final[0, :9].tolist() == [False, False, False, True] * 2 + [False]
     assert r.episode_start[0, :9].tolist() == [True, False, False, False] * 2 + [True]
     assert r.rewards[0, :9].tolist() == [1, 2, 3, 0] * 2 + [1]
     assert not r.terminated.any()  # truncated episodes: their next value is bootstrapped
-    assert r.pos.tolist() == [9, 9] and r.size.tolist() == [9, 9]
-    batch = r.sample(64, 2, 0, algo.generator)
-    assert not batch["is_final"][0].any()  # every sampled window's first slot is a step
-    nxt = batch["obs"][1, :, 0] - batch["obs"][0, :, 0]
-    assert torch.all(nxt == 1)  # ... and the slot after it is that step's next observation (final ones included)
-
-
-def test_replay_wraps_around_and_samples_only_stored_windows():
-    algo = _count_sac(n=1)
-    for _ in range(100):  # 133 slots into a ring of 64
-        algo._collect()
-    r = algo.replay
-    assert r.size.tolist() == [64] and r.pos.tolist() == [133 % 64]
-    batch = r.sample(256, 4, 1, algo.generator)
-    diffs = batch["obs"][1:, :, 0] - batch["obs"][:-1, :, 0]
-    starts = batch["episode_start"][1:]
-    # consecutive slots: t goes up by one inside an episode, back to 0 where the next begins
-    assert torch.all((diffs == 1) | (starts & (batch["obs"][1:, :, 0] == 0)))
 
 
 # -- the recurrent variant ---------------------------------------------------------------------------------
@@ -116,7 +100,7 @@ def _recurrent_batch(core: str, burn_in: int = 3, seq: int = 4):
     algo = _count_sac(core, n=2, horizon=6, burn_in=burn_in, sequence_length=seq)
     for _ in range(40):
         algo._collect()
-    batch = algo.replay.sample(16, algo.config.window, burn_in, algo.generator)
+    batch = algo.replay.sample_sequences(16, algo.config.window, burn_in, algo.generator)
     return algo, batch
 
 
@@ -185,7 +169,7 @@ def test_terminal_steps_are_not_bootstrapped_and_truncated_ones_are():
         algo = _count_sac(terminate=terminate, gamma=0.5)
         for _ in range(12):
             algo._collect()
-        batch = algo.replay.sample(64, 2, 0, algo.generator)
+        batch = algo.replay.sample_sequences(64, 2, 0, algo.generator)
         last = batch["obs"][0, :, 0] == 2  # the episode's last step
         assert last.any() and bool(batch["terminated"][0][last].all()) == terminate
         assert not batch["terminated"][0][~last].any()
@@ -195,7 +179,7 @@ def test_target_critics_give_the_bootstrap_and_follow_by_polyak_averaging():
     algo = _count_sac(learning_starts=0, tau=0.25)
     for _ in range(12):
         algo._collect()
-    batch = algo.replay.sample(32, 2, 0, algo.generator)
+    batch = algo.replay.sample_sequences(32, 2, 0, algo.generator)
     state = torch.get_rng_state(), algo.generator.get_state()
     loss, _ = algo.critic_loss(batch)
     with torch.no_grad():

@@ -2,9 +2,11 @@
 
 Off-policy Q-learning where the Q-network is a causal transformer over the agent's last ``context_len`` = K
 observations of the current episode. This file reads top to bottom: :class:`DTQNConfig`, the network
-(:class:`DTQNetwork`), the acting policy and its observation window (:class:`DTQNPolicy`), the episodic replay
-(:class:`EpisodicReplay`), the algorithm (:meth:`DTQN._collect` one environment step, :meth:`DTQN._update` one
-gradient step) and the run-layer trainer (:class:`DTQNTrainer`).
+(:class:`DTQNetwork`), the acting policy and its observation window (:class:`DTQNPolicy`), the algorithm
+(:meth:`DTQN._collect` one environment step into the replay, :meth:`DTQN._update` one gradient step) and the
+run-layer trainer (:class:`DTQNTrainer`). The replay is the one SAC uses too,
+:class:`~membench_agents.algos.replay.EpisodicReplay`, built with K so that it indexes DTQN's episode windows
+(:meth:`~membench_agents.algos.replay.EpisodicReplay.sample_episode_windows`).
 
 What it does, following the paper and the authors' code (``kevslinger/DTQN``, read for facts):
 
@@ -20,7 +22,7 @@ What it does, following the paper and the authors' code (``kevslinger/DTQN``, re
   the Q-values at the position of the newest observation: epsilon-greedy while training (epsilon linear from
   ``epsilon_start`` to ``epsilon_end`` over ``exploration_fraction`` of ``total_steps``; the authors' code
   decays it geometrically instead), greedy in evaluation.
-* **Episodic replay.** Each environment's stream of observations is stored in order, with the final
+* **Episodic replay.** Each environment's stream of steps is stored in order, with the final
   observation of every episode, so that a training sample is a window of K consecutive steps of one episode
   plus the observation after each. The windows are those of the authors' buffer: in an episode of L >= K
   steps, the windows starting at steps 0..L-K; in a shorter episode, the one window starting at its first
@@ -80,6 +82,7 @@ from membench_agents.algos.common import (
     set_up,
     tree_map,
 )
+from membench_agents.algos.replay import EpisodicReplay
 from membench_agents.algos.trainer import AlgoTrainer
 from membench_agents.algos.vector import (
     final_obs,
@@ -306,109 +309,6 @@ class DTQNPolicy(nn.Module):
         return action + self.action_start if self.action_start else action
 
 
-# -- 3. the episodic replay ---------------------------------------------------------------------------------------
-#: Row kinds of the replay: unused, a step (observation + action, reward, terminated), the final observation of
-#: an episode, the observation an environment is about to act on.
-EMPTY, STEP, FINAL, PENDING = 0, 1, 2, 3
-
-
-class EpisodicReplay:
-    """Per environment, a ring of ``capacity`` rows holding its stream of episodes in order: each step's
-    observation, action, reward and ``terminated``, then the episode's final observation, then the next
-    episode. The observation after a step is always the next row, so a window of K steps and the K observations
-    after them are K + 1 consecutive rows. ``valid[n, row]`` marks the rows a training window may start at (see
-    the module docstring). Everything is numpy, for exact checkpoints.
-    """
-
-    def __init__(self, obs_example, num_envs: int, capacity: int, context_len: int):
-        N, C = num_envs, capacity
-        self.num_envs, self.capacity, self.context_len = N, C, context_len
-        self.obs = tree_map(lambda o: np.zeros((N, C, *o.shape), dtype=o.numpy().dtype), obs_example)
-        self.action = np.zeros((N, C), dtype=np.int64)
-        self.reward = np.zeros((N, C), dtype=np.float32)
-        self.terminated = np.zeros((N, C), dtype=bool)
-        self.kind = np.zeros((N, C), dtype=np.int8)
-        self.ep_t = np.zeros((N, C), dtype=np.int64)  # the step's index in its episode
-        self.valid = np.zeros((N, C), dtype=bool)
-        self.head = np.zeros(N, dtype=np.int64)  # each environment's PENDING row
-
-    def _write(self, envs: np.ndarray, rows: np.ndarray, obs, kind: int, ep_t: np.ndarray) -> None:
-        def put(buf: np.ndarray, o) -> None:
-            buf[envs, rows] = o
-
-        if isinstance(self.obs, dict):
-            for k in self.obs:
-                put(self.obs[k], obs[k])
-        else:
-            put(self.obs, obs)
-        self.kind[envs, rows] = kind
-        self.ep_t[envs, rows] = ep_t
-        self.action[envs, rows] = 0
-        self.reward[envs, rows] = 0.0
-        self.terminated[envs, rows] = False
-        self.valid[envs, rows] = False  # an overwritten row starts no window
-
-    def start(self, obs) -> None:
-        """The first observations after the environments' reset."""
-        self._write(np.arange(self.num_envs), self.head, obs, PENDING, np.zeros(self.num_envs, dtype=np.int64))
-
-    def add(self, action: np.ndarray, reward: np.ndarray, terminated: np.ndarray, done: np.ndarray, next_obs,
-            final: Any) -> None:
-        """One vector step: the PENDING rows become steps; each done environment gets its episode's final
-        observation (``final``: the rows of the done environments, in order); ``next_obs`` becomes PENDING."""
-        K, C = self.context_len, self.capacity
-        envs, p = np.arange(self.num_envs), self.head
-        self.action[envs, p] = action
-        self.reward[envs, p] = reward
-        self.terminated[envs, p] = terminated
-        self.kind[envs, p] = STEP
-        t = self.ep_t[envs, p]
-        full = t >= K - 1  # K steps of this episode end here: the window of those K starts K - 1 rows back
-        self.valid[envs[full], (p[full] - (K - 1)) % C] = True
-        short = done & (t < K - 1)  # an episode of fewer than K steps ended: its one window starts at step 0
-        self.valid[envs[short], (p[short] - t[short]) % C] = True
-        rows = (p + 1) % C
-        d = np.flatnonzero(done)
-        if d.size:
-            self._write(d, rows[d], final, FINAL, t[d] + 1)
-            rows[d] = (rows[d] + 1) % C
-        self._write(envs, rows, next_obs, PENDING, np.where(done, 0, t + 1))
-        self.head = rows
-
-    def num_windows(self) -> int:
-        return int(self.valid.sum())
-
-    def sample(self, batch_size: int, generator: torch.Generator):
-        """``batch_size`` windows, uniformly among the valid ones: ``obs`` ``[B, K + 1, *obs]`` (positions
-        0..K-1: the window, 1..K: the next window), ``action``, ``reward``, ``terminated`` and ``mask`` ``[B, K]``
-        (``mask``: the positions that are steps of the window's episode)."""
-        K, C = self.context_len, self.capacity
-        starts = np.flatnonzero(self.valid.reshape(-1))
-        pick = starts[torch.randint(len(starts), (batch_size,), generator=generator).numpy()]
-        n, s = np.divmod(pick, C)
-        n = n[:, None]
-        rows = (s[:, None] + np.arange(K + 1)) % C
-        obs = tree_map(lambda o: o[n, rows], self.obs)
-        r = rows[:, :K]
-        same_episode = (self.kind[n, r] == STEP) & (self.ep_t[n, r] == self.ep_t[n, s[:, None]] + np.arange(K))
-        mask = np.cumprod(same_episode, axis=1).astype(bool)  # stop at the episode's end
-        return obs, self.action[n, r], self.reward[n, r], self.terminated[n, r], mask
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"obs": tree_map(np.copy, self.obs), "action": self.action.copy(), "reward": self.reward.copy(),
-                "terminated": self.terminated.copy(), "kind": self.kind.copy(), "ep_t": self.ep_t.copy(),
-                "valid": self.valid.copy(), "head": self.head.copy()}
-
-    def load_state_dict(self, d: dict[str, Any]) -> None:
-        for name in ("action", "reward", "terminated", "kind", "ep_t", "valid", "head"):
-            old = getattr(self, name)
-            new = np.asarray(d[name], dtype=old.dtype)
-            if new.shape != old.shape:
-                raise ValueError(f"replay.{name} has shape {new.shape}; this config needs {old.shape}")
-            setattr(self, name, new.copy())
-        self.obs = tree_map(lambda o: np.array(o), d["obs"])
-
-
 # -- 4. the algorithm ---------------------------------------------------------------------------------------------
 def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
     """ValueError, naming the space, for what DTQN cannot handle."""
@@ -442,10 +342,12 @@ class DTQN:
         self.updates_done = 0  # gradient steps due so far (those skipped while no window was stored count too)
         #: the unfinished iteration a stop left (vector steps, episodes and update statistics so far), else None
         self.iteration_so_far: dict[str, Any] | None = None
-        self.replay = EpisodicReplay(self.policy._obs_example, N, cfg.buffer_size // N, cfg.context_len)
+        # buffer_size counts every stored observation, the one each environment is about to act on included
+        self.replay = EpisodicReplay(N, cfg.buffer_size // N - 1, self.policy._obs_example, device=self.device,
+                                     episode_window=cfg.context_len)
         obs, _ = envs.reset(seed=cfg.seed)
         self.obs = to_numpy(obs)
-        self.replay.start(self.obs)
+        self.replay.start(obs_to_tensor(self.obs, self.device))
         self.state = self.policy.initial_state(N, self.device)
         self.episode_start = torch.ones(N, dtype=torch.bool, device=self.device)
         self.episodes = EpisodeStats(N)
@@ -467,11 +369,13 @@ class DTQN:
         terminated = to_numpy(terminated).astype(bool).reshape(-1)
         done = terminated | to_numpy(truncated).astype(bool).reshape(-1)
         idx = np.flatnonzero(done)
-        final = to_numpy(take_rows(final_obs(info), idx)) if idx.size else None
+        final = obs_to_tensor(take_rows(final_obs(info), idx), self.device) if idx.size else None
         next_obs = to_numpy(next_obs)
-        self.replay.add(action.cpu().numpy(), reward, terminated, done, next_obs, final)
-        self.obs = next_obs
         self.episode_start = torch.as_tensor(done, device=self.device)
+        self.replay.add(action, torch.as_tensor(reward, device=self.device),
+                        torch.as_tensor(terminated, device=self.device), self.episode_start, final,
+                        obs_to_tensor(next_obs, self.device))
+        self.obs = next_obs
         self.global_step += self.config.num_envs
         self.episodes.add(reward)
         return self.episodes.finish(done, info)
@@ -479,15 +383,13 @@ class DTQN:
     # -- one gradient step ------------------------------------------------------------------------------------------
     def _update(self) -> Tensor:
         """One gradient step on ``batch_size`` replayed windows; returns ``[loss, mean Q]`` (detached)."""
-        cfg, K, dev = self.config, self.config.context_len, self.device
-        obs, action, reward, terminated, mask = self.replay.sample(cfg.batch_size, self.sample_generator)
-        obs = obs_to_tensor(obs, dev)
+        cfg, K = self.config, self.config.context_len
+        batch = self.replay.sample_episode_windows(cfg.batch_size, self.sample_generator)
+        obs, action, reward = batch["obs"], batch["actions"], batch["rewards"]
         window = tree_map(lambda o: o[:, :K], obs)  # steps s .. s+K-1
         next_window = tree_map(lambda o: o[:, 1:], obs)  # steps s+1 .. s+K: position t holds the obs after step t
-        action = torch.as_tensor(action, device=dev)
-        reward = torch.as_tensor(reward, device=dev)
-        not_done = torch.as_tensor(~terminated, device=dev, dtype=torch.float32)
-        mask = torch.as_tensor(mask, device=dev, dtype=torch.float32)
+        not_done = (~batch["terminated"]).float()
+        mask = batch["mask"].float()
 
         q_all = self.q_net(window)  # [B, K, A]: position t sees steps s .. s+t
         q = q_all.gather(2, action.unsqueeze(2)).squeeze(2)  # Q(steps s .. s+t, a_t)
@@ -567,7 +469,7 @@ class DTQN:
     # ----------------------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume exactly except the environments (the run layer saves those): networks,
-        optimizer, replay contents (numpy), the acting window, counters and RNGs. Plain data only."""
+        optimizer, replay contents (tensors), the acting window, counters and RNGs. Plain data only."""
         window, length = self.state
         return {
             "config": dataclasses.asdict(self.config),
@@ -627,4 +529,4 @@ class DTQNTrainer(AlgoTrainer):
         return DTQN(envs, config)
 
 
-__all__ = ["DTQN", "DTQNConfig", "DTQNPolicy", "DTQNTrainer", "DTQNetwork", "EpisodicReplay", "check_spaces"]
+__all__ = ["DTQN", "DTQNConfig", "DTQNPolicy", "DTQNTrainer", "DTQNetwork", "check_spaces"]

@@ -1,9 +1,11 @@
 """Soft Actor-Critic: continuous (Box) and discrete actions, automatic entropy tuning, optional recurrent core.
 
 This file is the reference implementation, to be read top to bottom like CleanRL's ``sac_continuous_action.py``:
-the networks (:class:`Actor`, :class:`Critic`), the replay (:class:`EpisodicReplay`), then :class:`SAC`:
-:meth:`SAC._collect` (one environment step), :meth:`SAC.update` (one gradient step: critic loss, actor loss,
-entropy-coefficient loss, Polyak averaging of the target critics).
+the networks (:class:`Actor`, :class:`Critic`), then :class:`SAC`: :meth:`SAC._collect` (one environment step
+into the replay), :meth:`SAC.update` (one gradient step: critic loss, actor loss, entropy-coefficient loss,
+Polyak averaging of the target critics). The replay is the one DTQN uses too,
+:class:`~membench_agents.algos.replay.EpisodicReplay`; SAC samples its sequences
+(:meth:`~membench_agents.algos.replay.EpisodicReplay.sample_sequences`).
 
 * Continuous actions (Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications"): a Gaussian
   policy squashed by tanh onto the Box bounds (the critics see the squashed action in [-1, 1]), twin Q
@@ -17,12 +19,14 @@ entropy-coefficient loss, Polyak averaging of the target critics).
 * Memory (``core`` "lstm" / "gru"; "mlp" = none): actor and both critics each own an encoder and a memory
   core from :mod:`membench_agents.nets.memory`. The replay keeps every environment's stream of steps in order
   (episodes one after another, each ending with its final observation), and an update samples windows of
-  ``burn_in + sequence_length + 1`` consecutive slots: the cores start from the initial state at the window
-  start, the first ``burn_in`` steps only warm that state (run without gradient, no loss), the loss covers
-  the next ``sequence_length`` steps, and the last slot is the next observation of the last loss step. The
-  state is reset at every episode start inside a window (and by the actor when acting), so nothing leaks
-  across episodes. With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so
-  the update is CleanRL's, but for one default: the actor and alpha are updated after every critic update
+  ``burn_in + sequence_length + 1`` consecutive slots (rows of the replay: the environment uniformly, then
+  the window uniformly among those whose first loss slot is a step; windows may cross episodes): the cores
+  start from the initial state at the window start, the first ``burn_in`` steps only warm that state (run
+  without gradient, no loss), the loss covers the next ``sequence_length`` steps (final observations among
+  them are masked out), and the last slot is the next observation of the last loss step. The state is reset
+  at every episode start inside a window (and by the actor when acting), so nothing leaks across episodes.
+  With the "mlp" core a window is one transition (``sequence_length=1``, ``burn_in=0``), so the update is
+  CleanRL's, but for one default: the actor and alpha are updated after every critic update
   (``policy_frequency=1``, as stable-baselines3), where CleanRL delays them (``policy_frequency=2``: every
   second update, twice).
 
@@ -59,6 +63,7 @@ from membench_agents.algos.common import (
     set_up,
     tree_map,
 )
+from membench_agents.algos.replay import EpisodicReplay
 from membench_agents.algos.trainer import AlgoTrainer, Budget, algo_config
 from membench_agents.algos.vector import (
     final_obs,
@@ -85,7 +90,7 @@ class SACConfig:
     """environment steps of the whole run (over all environments)"""
     buffer_size: int = ranged(1_000_000, at_least=1)
     """replay capacity in environment steps (over all environments; each environment keeps buffer_size /
-    num_envs slots, final observations included)"""
+    num_envs slots of steps and final observations, and one more for the observation it is about to act on)"""
     learning_starts: int = ranged(5000, at_least=0)
     """environment steps of uniformly random actions before the first update"""
     batch_size: int = ranged(256, at_least=1)
@@ -316,110 +321,6 @@ class Critic(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# replay: each environment's steps in order, episodes ending with their final observation
-# ---------------------------------------------------------------------------------------------------------
-class EpisodicReplay:
-    """A ring of ``capacity`` slots per environment, on the training device.
-
-    Every environment step writes one slot (the observation acted on, the action, reward, ``terminated``,
-    ``episode_start``); when the episode ends, one more slot holds its final observation (``is_final``; no
-    action). So the slot after any step holds that step's next observation, and windows of consecutive slots
-    are sequences of steps with their next observations, episode starts marked. Arrays: ``[num_envs,
-    capacity, ...]``; ``pos`` is each environment's next slot and ``size`` how many of its slots hold data.
-    """
-
-    FIELDS = ("actions", "rewards", "terminated", "episode_start", "is_final")
-
-    def __init__(self, num_envs: int, capacity: int, obs_example, action_shape: tuple[int, ...],
-                 action_dtype: torch.dtype, device: torch.device):
-        N, C, dev = num_envs, capacity, device
-        self.num_envs, self.capacity, self.device = N, C, dev
-        self.obs = tree_map(lambda o: torch.zeros((N, C, *o.shape[1:]), dtype=o.dtype, device=dev), obs_example)
-        self.actions = torch.zeros((N, C, *action_shape), dtype=action_dtype, device=dev)
-        self.rewards = torch.zeros((N, C), device=dev)
-        self.terminated = torch.zeros((N, C), dtype=torch.bool, device=dev)
-        self.episode_start = torch.zeros((N, C), dtype=torch.bool, device=dev)
-        self.is_final = torch.zeros((N, C), dtype=torch.bool, device=dev)
-        self.pos = torch.zeros(N, dtype=torch.long, device=dev)
-        self.size = torch.zeros(N, dtype=torch.long, device=dev)
-
-    def _write(self, envs: Tensor, obs, **fields: Tensor) -> None:
-        slot = self.pos[envs]
-        for buf, o in zip(_leaves(self.obs), _leaves(obs), strict=True):
-            buf[envs, slot] = o.to(buf.dtype)
-        for name in self.FIELDS:
-            getattr(self, name)[envs, slot] = fields[name]
-        self.pos[envs] = (slot + 1) % self.capacity
-        self.size[envs] = torch.clamp(self.size[envs] + 1, max=self.capacity)
-
-    def add(self, obs, actions: Tensor, rewards: Tensor, terminated: Tensor, episode_start: Tensor,
-            done: Tensor, last_obs) -> None:
-        """One vector step: ``obs`` acted on, then for the environments whose episode ended (``done``), the
-        final observation ``last_obs`` (rows of the done environments only)."""
-        all_envs = torch.arange(self.num_envs, device=self.device)
-        false = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        self._write(all_envs, obs, actions=actions, rewards=rewards, terminated=terminated,
-                    episode_start=episode_start, is_final=false)
-        if last_obs is not None:
-            idx = torch.nonzero(done).squeeze(1)
-            n = len(idx)
-            false = false[:n]
-            self._write(idx, last_obs, actions=torch.zeros_like(actions[:n]), rewards=torch.zeros_like(rewards[:n]),
-                        terminated=false, episode_start=false, is_final=~false)
-
-    def can_sample(self, window: int) -> bool:
-        """Whether every environment holds a window with a step at any slot (``window + 1`` slots suffice: two
-        final observations are never adjacent)."""
-        return bool((self.size > window).all())
-
-    def sample(self, batch_size: int, window: int, first_loss: int, generator: torch.Generator) -> dict[str, Any]:
-        """``batch_size`` windows of ``window`` consecutive slots, time-major (``[window, batch, ...]``).
-
-        Environments are drawn uniformly, then a start uniformly among the windows inside the stored data whose
-        slot ``first_loss`` is a step (not a final observation)."""
-        N, C, dev = self.num_envs, self.capacity, self.device
-        env = torch.randint(N, (batch_size,), generator=generator, device=dev)
-        start = torch.zeros(batch_size, dtype=torch.long, device=dev)
-        todo = torch.ones(batch_size, dtype=torch.bool, device=dev)
-        while True:  # rejection sampling: redraw the windows whose first loss slot holds a final observation
-            n_valid = self.size[env] - window + 1
-            oldest = (self.pos[env] - self.size[env]) % C
-            u = torch.rand(batch_size, generator=generator, device=dev)
-            draw = (oldest + (u * n_valid).long().clamp(max=n_valid - 1)) % C
-            start = torch.where(todo, draw, start)
-            todo = self.is_final[env, (start + first_loss) % C]
-            if not bool(todo.any()):
-                break
-        slots = (start.unsqueeze(0) + torch.arange(window, device=dev).unsqueeze(1)) % C  # [W, B]
-        rows = env.unsqueeze(0).expand_as(slots)
-        batch = {name: getattr(self, name)[rows, slots] for name in self.FIELDS}
-        batch["obs"] = tree_map(lambda b: b[rows, slots], self.obs)
-        return batch
-
-    def state_dict(self) -> dict[str, Any]:
-        """The filled part of the ring as tensors (loadable with ``weights_only=True``)."""
-        used = int(self.size.max()) if self.size.numel() else 0
-        return {"pos": self.pos.clone(), "size": self.size.clone(), "used": used,
-                "obs": tree_map(lambda b: b[:, :used].clone(), self.obs),
-                **{name: getattr(self, name)[:, :used].clone() for name in self.FIELDS}}
-
-    def load_state_dict(self, d: dict[str, Any]) -> None:
-        used = int(d["used"])
-        for buf, saved in zip(_leaves(self.obs), _leaves(d["obs"]), strict=True):
-            buf[:, :used] = saved.to(self.device)
-        for name in self.FIELDS:
-            getattr(self, name)[:, :used] = d[name].to(self.device)
-        self.pos.copy_(d["pos"])
-        self.size.copy_(d["size"])
-
-
-def _leaves(tree) -> list[Tensor]:
-    if isinstance(tree, dict):
-        return [leaf for k in sorted(tree) for leaf in _leaves(tree[k])]
-    return [tree]
-
-
-# ---------------------------------------------------------------------------------------------------------
 # the algorithm
 # ---------------------------------------------------------------------------------------------------------
 class SAC:
@@ -472,7 +373,9 @@ class SAC:
         self.episodes = EpisodeStats(N, dev)
         a_shape = () if self.discrete else (self.actor.n_actions,)
         a_dtype = torch.long if self.discrete else torch.float32
-        self.replay = EpisodicReplay(N, cfg.buffer_size // N, self.next_obs, a_shape, a_dtype, dev)
+        self.replay = EpisodicReplay(N, cfg.buffer_size // N, tree_map(lambda o: o[0], self.next_obs), a_shape,
+                                     a_dtype, dev)
+        self.replay.start(self.next_obs)
 
     @property
     def alpha(self) -> Tensor:
@@ -504,10 +407,10 @@ class SAC:
         if any_done:  # the final observations of the episodes that ended (rows of the done environments)
             idx = torch.nonzero(done).squeeze(1)
             last = obs_to_tensor(take_rows(final_obs(info), idx if self.torch_env else idx.cpu().numpy()), dev)
-        self.replay.add(obs, action, reward, terminated, es, done, last)
+        self.next_obs = obs_to_tensor(next_obs, dev)
+        self.replay.add(action, reward, terminated, done, last, self.next_obs)
         self.episodes.add(reward)
         episodes = self.episodes.finish(done, info) if any_done else []
-        self.next_obs = obs_to_tensor(next_obs, dev)
         self.next_episode_start = done
         self.global_step += cfg.num_envs
         return episodes
@@ -596,7 +499,7 @@ class SAC:
         (then ``policy_frequency`` of them, on the same batch); then the target critics move towards the
         critics by ``tau``. Returns the losses (tensors, detached; the actor's only when it was updated)."""
         cfg = self.config
-        batch = self.replay.sample(cfg.batch_size, cfg.window, cfg.burn_in, self.generator)
+        batch = self.replay.sample_sequences(cfg.batch_size, cfg.window, cfg.burn_in, self.generator)
         # critics
         q_loss, stats = self.critic_loss(batch)
         self.critic_optimizer.zero_grad()
@@ -757,4 +660,4 @@ class SACTrainer(AlgoTrainer):
         return self.algo.actor
 
 
-__all__ = ["Actor", "Critic", "EpisodicReplay", "SAC", "SACConfig", "SACTrainer", "check_spaces"]
+__all__ = ["Actor", "Critic", "SAC", "SACConfig", "SACTrainer", "check_spaces"]
