@@ -110,7 +110,7 @@ suite:
     tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", root=exp).config
     assert tmaze["env_kwargs"] == {} and tmaze["ppo"]["num_envs"] == 4
     write(exp / "defaults" / "ppo.yaml", "suite:\n  STROI: {total_steps: 5}\n")
-    with pytest.raises(ConfigError, match="'suite.STROI'.*STORI"):
+    with pytest.raises(ConfigError, match=r"'suite\.STROI'.*STORI"):
         resolve("STORI/Breakout-5A-v0", "ppo-lstm", root=exp)
 
 

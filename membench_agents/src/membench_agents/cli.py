@@ -451,7 +451,7 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def cmd_list(args) -> int:  # noqa: ARG001
+def cmd_list(args) -> int:
     from membench_agents.algos.registry import AGENTS
     from membench_agents.config.resolve import CONFIG_DATA, list_cells
 
