@@ -23,7 +23,6 @@ import contextlib
 import json
 import math
 import os
-import random
 import signal
 import sys
 import time
@@ -34,14 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from membench_agents.runs import envstate
-from membench_agents.runs.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, load_trainer_state, save_checkpoint
-from membench_agents.errors import ConfigError, StopRequested
-from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
-from membench_agents.runs.evaluation import evaluate_trainer
-from membench_agents.runs.stats import episode_seeds, run_metric
 from membench_agents.algos.trainer import Trainer, make_trainer
+from membench_agents.errors import ConfigError, StopRequested
+from membench_agents.runs import envstate
+from membench_agents.runs.checkpoint import (
+    CHECKPOINT,
+    CheckpointError,
+    load_checkpoint,
+    load_trainer_state,
+    save_checkpoint,
+)
+from membench_agents.runs.evaluation import evaluate_trainer
+from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
+from membench_agents.runs.stats import episode_seeds, run_metric
 
 if TYPE_CHECKING:
     from membench_agents.runs.tracking import Tracking
@@ -88,7 +92,7 @@ class StopFlag:
             return True
         return self.count > 0
 
-    def _handler(self, signum, frame):  # noqa: ARG002
+    def _handler(self, signum, frame):
         self.count += 1
         if self.count > 1:
             raise KeyboardInterrupt
@@ -482,5 +486,4 @@ def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
     return trainer, payload
 
 
-__all__ = ["Interrupted", "STOP_SIGNALS", "StopFlag", "TIMING_KEYS", "load_trainer", "read_eval",
-           "train_seed"]
+__all__ = ["STOP_SIGNALS", "TIMING_KEYS", "Interrupted", "StopFlag", "load_trainer", "read_eval", "train_seed"]

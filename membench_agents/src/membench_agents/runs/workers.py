@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from membench_agents.algos.registry import AGENTS
-from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.errors import ConfigError
-from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError
-from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.folder import ERROR_LOG, EVAL
 from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
+from membench_agents.runs.tracking import Tracking
 
 
 @dataclasses.dataclass
@@ -283,7 +283,7 @@ def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[st
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(p.pid, signal.SIGINT)
 
-    def forward(signum, frame):  # noqa: ARG001
+    def forward(signum, frame):
         stop.count += 1
         if stop.count == 1:
             bar.write(f"{signal.Signals(signum).name}: no queued run starts; each running run saves a checkpoint "
