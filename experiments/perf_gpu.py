@@ -74,6 +74,33 @@ def _eval_without_gpu(run_dir: Path) -> dict:
     return {"value": res["per_run"][0], "stored": res["stored"]["per_run"][0], "note": out.stderr.strip()}
 
 
+def _print_table(rows: list[dict], devices: list[str]) -> None:
+    print(f"\n{'agent':<10} {'env':<24} {'steps':>7} {'extra':<16} "
+          + " ".join(f"{d + ' SPS':>9}" for d in devices)
+          + (f" {'cuda/cpu':>8}" if devices == ["cuda", "cpu"] else "")
+          + " " + " ".join(f"{d + ' final':>11}" for d in devices)
+          + ("  cuda run re-evaluated on a CPU-only process" if "cuda" in devices else ""))
+    for r in rows:
+        cells_txt = []
+        for d in devices:
+            cells_txt.append(f"{r[d]['sps']:9.0f}" if "sps" in r[d] else f"{'error':>9}")
+        line = (f"{r['agent']:<10} {r['env']:<24} {r['steps']:>7} {','.join(r['sets'])[:16]:<16} "
+                + " ".join(cells_txt))
+        if devices == ["cuda", "cpu"]:
+            ok = "sps" in r["cuda"] and "sps" in r["cpu"]
+            line += f" {r['cuda']['sps'] / r['cpu']['sps']:8.2f}" if ok else f" {'-':>8}"
+        line += " " + " ".join(f"{r[d]['value']:11.3f}" if "value" in r[d] else f"{'-':>11}" for d in devices)
+        if "cuda" in devices:
+            ce = r.get("cpu_eval_of_cuda_run")
+            if ce is None:
+                line += "  -"
+            elif "error" in ce:
+                line += f"  FAILED: {ce['error']}"
+            else:
+                line += f"  {ce['value']:.3f} (stored {ce['stored']:.3f})"
+        print(line)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every budget (default 1)")
@@ -107,30 +134,7 @@ def main(argv: list[str]) -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    print(f"\n{'agent':<10} {'env':<24} {'steps':>7} {'extra':<16} "
-          + " ".join(f"{d + ' SPS':>9}" for d in devices)
-          + (f" {'cuda/cpu':>8}" if devices == ["cuda", "cpu"] else "")
-          + " " + " ".join(f"{d + ' final':>11}" for d in devices)
-          + ("  cuda run re-evaluated on a CPU-only process" if "cuda" in devices else ""))
-    for r in rows:
-        cells_txt = []
-        for d in devices:
-            cells_txt.append(f"{r[d]['sps']:9.0f}" if "sps" in r[d] else f"{'error':>9}")
-        line = (f"{r['agent']:<10} {r['env']:<24} {r['steps']:>7} {','.join(r['sets'])[:16]:<16} "
-                + " ".join(cells_txt))
-        if devices == ["cuda", "cpu"]:
-            ok = "sps" in r["cuda"] and "sps" in r["cpu"]
-            line += f" {r['cuda']['sps'] / r['cpu']['sps']:8.2f}" if ok else f" {'-':>8}"
-        line += " " + " ".join(f"{r[d]['value']:11.3f}" if "value" in r[d] else f"{'-':>11}" for d in devices)
-        if "cuda" in devices:
-            ce = r.get("cpu_eval_of_cuda_run")
-            if ce is None:
-                line += "  -"
-            elif "error" in ce:
-                line += f"  FAILED: {ce['error']}"
-            else:
-                line += f"  {ce['value']:.3f} (stored {ce['stored']:.3f})"
-        print(line)
+    _print_table(rows, devices)
     for r in rows:
         for d in devices:
             if "error" in r[d]:

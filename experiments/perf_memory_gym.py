@@ -25,10 +25,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-import membench_envs  # noqa: E402, F401  (registers the IDs)
+import membench_envs  # noqa: F401  (registers the IDs)
 
 TASKS = {  # name: (our ID, upstream ID)
     "MortarMayhem-Grid": ("MIKASA/MortarMayhemGrid-v0", "MortarMayhem-Grid-v0"),

@@ -26,12 +26,12 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
-from membench_envs.envs.backends.memory_maze import load_tasks  # noqa: E402
-from membench_envs.envs.core.mujoco_gl import select_mujoco_gl  # noqa: E402
+import gymnasium as gym
+import numpy as np
+from membench_envs.envs.backends.memory_maze import load_tasks
+from membench_envs.envs.core.mujoco_gl import select_mujoco_gl
 
-import membench_envs  # noqa: E402, F401  (registers the IDs)
+import membench_envs  # noqa: F401  (registers the IDs)
 
 ENV_ID = "MIKASA/MemoryMaze9x9-v0"
 REPEATS = 3

@@ -27,10 +27,10 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-import membench_envs  # noqa: E402, F401  (registers the IDs)
+import membench_envs  # noqa: F401  (registers the IDs)
 
 IDS = {
     "MIKASA/NumpadDiscrete-v0": "Numpad2DDiscrete",

@@ -28,11 +28,11 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
-from membench_envs.stori.games import GAMES, PRESET_TYPES  # noqa: E402
+import gymnasium as gym
+import numpy as np
+from membench_envs.stori.games import GAMES, PRESET_TYPES
 
-import membench_envs  # noqa: E402, F401  (registers the IDs)
+import membench_envs  # noqa: F401  (registers the IDs)
 
 STEPS = 1500
 REPEATS = 3  # best of: the reference machine's cores are shared

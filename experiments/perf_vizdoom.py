@@ -18,10 +18,10 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-import membench_envs  # noqa: E402, F401  (registers the IDs)
+import membench_envs  # noqa: F401  (registers the IDs)
 
 STEPS = 1000
 REPEATS = 3

@@ -66,7 +66,7 @@ ENV_KWARGS = {"reward_mode": "normalized_dense", "terminate_on_success": False}
 
 def _cell(comments: list[str], body: dict) -> str:
     """One config file: the comment lines, then ``body`` as YAML (keys in the order given)."""
-    header = "".join(f"# {line}\n" for line in comments + ["Written by experiments/robo_full_configs.py."])
+    header = "".join(f"# {line}\n" for line in [*comments, "Written by experiments/robo_full_configs.py."])
     return header + yaml.safe_dump(body, sort_keys=False)
 
 

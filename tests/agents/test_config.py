@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 import yaml
@@ -110,7 +111,7 @@ suite:
     tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", root=exp).config
     assert tmaze["env_kwargs"] == {} and tmaze["ppo"]["num_envs"] == 4
     write(exp / "defaults" / "ppo.yaml", "suite:\n  STROI: {total_steps: 5}\n")
-    with pytest.raises(ConfigError, match="'suite.STROI'.*STORI"):
+    with pytest.raises(ConfigError, match=r"'suite\.STROI'.*STORI"):
         resolve("STORI/Breakout-5A-v0", "ppo-lstm", root=exp)
 
 
@@ -280,6 +281,26 @@ def test_unknown_keys_name_the_nearest_valid_one(tmp_path, exp):
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{learnin_rate: 0.1}}\n")
     msg = one_error(r"unknown key 'ppo\.learnin_rate'\. Did you mean learning_rate", config_file=f)
     assert msg.startswith(str(f))
+
+
+_FAIL = schema._FAIL
+
+
+@pytest.mark.parametrize(("value", "hint", "expected"), [
+    (1e5, int, 100000), (1.5, int, _FAIL), (True, int, _FAIL), ("3", int, _FAIL),
+    (3, float, 3.0), (float("nan"), float, _FAIL), (True, float, _FAIL),
+    (True, bool, True), (1, bool, _FAIL), ("a", str, "a"), (1, str, _FAIL),
+    (None, int | None, None), (None, int, _FAIL), ("2", int | str, "2"), (2.0, int | float, 2),
+    ("gru", Literal["lstm", "gru"], "gru"), (True, Literal[1], _FAIL),
+    ([1, 2.0], tuple[int, ...], (1, 2)), ((1, 2), list[int], [1, 2]), ([1, "x"], list[int], _FAIL), ({}, list, _FAIL),
+    ({"a": 1}, dict[str, int], {"a": 1}), ({1: 1}, dict, _FAIL), ([1], dict, _FAIL),
+    (Path("x"), Path, Path("x")), ("x", Path, _FAIL), ("anything", Any, "anything"),
+])
+def test_typed_values_convert_losslessly_or_fail(value, hint, expected):
+    """The conversion rule of every typed config value: whole floats become ints, ints become floats, nothing
+    else changes type (no booleans as numbers, no NaN); None only where the type allows it."""
+    out = schema._convert(value, hint)
+    assert out is _FAIL if expected is _FAIL else (out == expected and type(out) is type(expected))
 
 
 def test_wrong_types_name_the_key_the_value_and_the_type(tmp_path):

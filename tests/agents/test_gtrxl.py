@@ -233,7 +233,7 @@ def test_config_errors_name_the_option():
         PPOConfig(core="gtrxl", gtrxl={"layers": 2}).validate()
     with pytest.raises(ValueError, match=r"PPOConfig.gtrxl.n_heads \(5\) must divide .* hidden_size \(128\)"):
         PPOConfig(core="gtrxl", gtrxl={"n_heads": 5}).validate()
-    with pytest.raises(ValueError, match="PPOConfig.gtrxl configures the gtrxl core, but core is 'lstm'"):
+    with pytest.raises(ValueError, match=r"PPOConfig\.gtrxl configures the gtrxl core, but core is 'lstm'"):
         PPOConfig(core="lstm", gtrxl={"window": 4}).validate()
     with pytest.raises(ValueError, match=r"fast path cannot run here: .* \(this one is GTrXLCore\)"):
         PPO(make_vector_env(TMAZE, 2),

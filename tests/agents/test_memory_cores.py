@@ -60,7 +60,7 @@ def test_registry_and_factory():
 
 
 def test_unknown_core_name_lists_valid_names():
-    with pytest.raises(ValueError, match="unknown memory core 'transformer'.*mlp, lstm, gru"):
+    with pytest.raises(ValueError, match=r"unknown memory core 'transformer'.*mlp, lstm, gru"):
         make_core("transformer", F, H)
 
 

@@ -248,7 +248,7 @@ def test_unsupported_observation_space():
             super().__init__()
             self.observation_space = gym.spaces.Text(4)
 
-    with pytest.raises(ValueError, match="unsupported observation space Text.*text observations have no encoder"):
+    with pytest.raises(ValueError, match=r"unsupported observation space Text.*text observations have no encoder"):
         PPO(SyncVectorEnv([TextEnv], **SAME_STEP), PPOConfig(num_envs=1, num_minibatches=1))
 
 
@@ -256,7 +256,7 @@ def test_config_and_env_errors():
     envs = make_vector_env(TMAZE, 2)
     with pytest.raises(ValueError, match="num_envs"):
         PPO(envs, PPOConfig(num_envs=3))
-    with pytest.raises(ValueError, match="bptt_length .* must divide num_steps"):
+    with pytest.raises(ValueError, match=r"bptt_length .* must divide num_steps"):
         PPOConfig(num_steps=10, bptt_length=4).validate()
     with pytest.raises(ValueError, match="num_minibatches"):
         PPO(envs, PPOConfig(num_envs=2, num_steps=8, bptt_length=8, num_minibatches=4))

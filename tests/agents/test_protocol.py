@@ -72,7 +72,7 @@ def test_xi_follows_the_env_kwargs():
     # kwargs equal to another registered ID of the family: that ID's horizons
     assert task_xi("POPGym/RepeatPreviousEasy-v0", {"difficulty": "Hard"}) == \
         membench_envs.info("POPGym/RepeatPreviousHard-v0").xi
-    with pytest.raises(ConfigError, match="cannot derive the correlation horizons .* max_steps=50"):
+    with pytest.raises(ConfigError, match=r"cannot derive the correlation horizons .* max_steps=50"):
         task_xi("MIKASA/MiniGridMemoryS23-v0", {"max_steps": 50})
     with pytest.raises(ConfigError, match="corridor_length must be an integer >= 1"):
         task_xi(TMAZE, {"corridor_length": 0})
@@ -128,7 +128,7 @@ def test_k_of_an_attention_agent_comes_from_its_config():
 
 
 def test_k_errors():
-    with pytest.raises(ConfigError, match="cannot tell the context length K of agent 'dtqn'.*pass --K"):
+    with pytest.raises(ConfigError, match=r"cannot tell the context length K of agent 'dtqn'.*pass --K"):
         agent_context(DTQN, {"dtqn": {}})
     assert agent_context(DTQN, {"dtqn": {}}, K=5).K == 5  # the --K fall-back
     with pytest.raises(ConfigError, match=r"--K 5 contradicts agent 'ppo-mlp': K = 1 by construction"):

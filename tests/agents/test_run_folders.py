@@ -253,7 +253,7 @@ def test_resume_flags_that_change_the_config_are_an_error_and_equal_ones_are_fin
         assert code == 2 and err.count("\n") == 1 and f"these flags change it ({key}" in err, err
     code, _, err = _cli(capsys, "train", "--resume", str(run), "--config", "x.yaml")
     assert code == 2 and "--config cannot be combined with --resume" in err
-    code, out, err = _cli(capsys, "train", "--resume", str(run), "--steps", str(cfg["total_steps"]), "--set",
+    code, _out, err = _cli(capsys, "train", "--resume", str(run), "--steps", str(cfg["total_steps"]), "--set",
                           f"ppo.learning_rate={cfg['ppo']['learning_rate']}", "--no-progress")
     assert code == 0, err
 

@@ -12,13 +12,13 @@ import torch
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-from membench_agents.algos.sb3 import SB3Policy, SB3Trainer  # noqa: E402
-from membench_agents.algos.trainer import preflight  # noqa: E402
-from membench_agents.errors import ConfigError  # noqa: E402
-from membench_agents.runs import cell, loop  # noqa: E402
-from membench_agents.runs.evaluation import evaluate, evaluate_trainer  # noqa: E402
+from membench_agents.algos.sb3 import SB3Policy, SB3Trainer
+from membench_agents.algos.trainer import preflight
+from membench_agents.errors import ConfigError
+from membench_agents.runs import cell, loop
+from membench_agents.runs.evaluation import evaluate, evaluate_trainer
 
-from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, tiny_config  # noqa: E402
+from tests.agents._runs_helpers import TMAZE, assert_same_params, final_params, history, tiny_config
 
 
 @pytest.mark.parametrize("agent", ["sb3-ppo", "sb3-recurrentppo"])
@@ -107,7 +107,7 @@ def test_sb3_bad_keys_and_spaces_are_clear_errors():
         SB3Trainer(cfg, seed=0)
     cfg = tiny_config("sb3-recurrentppo")
     cfg["sb3"]["seed"] = 3
-    with pytest.raises(ConfigError, match="unknown key 'sb3.seed'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'sb3\.seed'"):
         SB3Trainer(cfg, seed=0)
 
 

@@ -109,7 +109,7 @@ def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
                   eval.every_steps=0]
         """))
     proc = _start(["sweep", str(spec), "--jobs", "2", "--out", str(tmp_path / "out")])
-    seconds, err = _stop(proc, tmp_path / "out", signal.SIGTERM)
+    _seconds, err = _stop(proc, tmp_path / "out", signal.SIGTERM)
     assert proc.returncode == 130, err
     assert "queued run(s) not started" in err and "membench sweep --resume" in err
 

@@ -171,6 +171,11 @@ def _workers(requested: int, n_jobs: int) -> int:
     return max(1, min(os.cpu_count() or 1, n_jobs))
 
 
+def _flags_given(args, names: tuple[str, ...]) -> list[str]:
+    """The flags among ``names`` (argparse dests) given on the command line, as typed: ``--run-dir``."""
+    return [f"--{k.replace('_', '-')}" for k in names if getattr(args, k) is not None]
+
+
 # ------------------------------------------------------------------------------------------------------
 def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     """The config of the run to resume; flags given with --resume must agree with it (else one error)."""
@@ -398,8 +403,8 @@ def cmd_sweep(args) -> int:
     t0 = time.perf_counter()
     tracking = _tracking(args)
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("spec", "steps", "seeds", "out", "device")
-                 if getattr(args, k) is not None] + (["--dry-run"] if args.dry_run else [])
+        given = _flags_given(args, ("spec", "steps", "seeds", "out", "device"))
+        given += ["--dry-run"] if args.dry_run else []
         if given:
             raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a sweep continues with the "
                               "configs it started with")
@@ -451,7 +456,7 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def cmd_list(args) -> int:  # noqa: ARG001
+def cmd_list(args) -> int:
     from membench_agents.algos.registry import AGENTS
     from membench_agents.config.resolve import CONFIG_DATA, list_cells
 
@@ -469,185 +474,59 @@ def cmd_list(args) -> int:  # noqa: ARG001
 # ------------------------------------------------------------------------------------------------------
 # bench
 # ------------------------------------------------------------------------------------------------------
-def _bench_spec(args) -> tuple[dict[str, Any], Path]:
-    """The bench spec: --spec FILE, else the T-Maze ladder shipped with the package."""
-    from membench_agents.config.resolve import CONFIG_DATA, load_yaml
-
-    path = Path(args.spec) if args.spec else CONFIG_DATA / "ladder.yaml"
-    return load_yaml(path), path
-
-
-def _spec_cell_pairs(spec: dict[str, Any], spec_path: Path) -> list[tuple[str, str]]:
-    """(agent, obs_variant) of every cell of a bench spec."""
-    from membench_agents.config.resolve import load_yaml
-
-    pairs = []
-    for c in spec["cells"]:
-        data = load_yaml(spec_path.parent / c) if isinstance(c, str) else c
-        pairs.append((data["agent"], data.get("obs_variant", "partial")))
-    return pairs
-
-
-def _check_expectations(expect: dict[str, list[float]], labels: list[str], cell_dirs: list[Path]) -> list[str]:
-    from membench_agents.analysis.report import mean_text
-
-    lines = []
-    for lab, d in zip(labels, cell_dirs, strict=True):
-        if lab not in expect:
-            continue
-        lo, hi = expect[lab]
-        res = json.loads((d / "results.json").read_text())
-        ok = lo <= res["mean"] <= hi
-        lines.append(f"  {lab:<18} {mean_text(res['mean'], res['sem'], res['n_runs'])}  expected [{lo}, {hi}]  "
-                     f"{'ok' if ok else 'NOT MET'}")
-    return lines
-
-
-def _read_bench_meta(bench_dir: Path) -> dict[str, Any]:
-    import yaml
-
-    from membench_agents.runs.folder import RunFolderError, folder_name
-
-    path = bench_dir / "bench.yaml"
-    if not path.is_file():
-        raise RunFolderError(f"{bench_dir} is not a membench bench folder (no bench.yaml)")
-    try:
-        meta = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError):
-        meta = None
-    fix = "restore it, or resume each cell with membench train --resume"
-    if not isinstance(meta, dict) or not isinstance(meta.get("cells"), list) or not meta["cells"] or not all(
-            isinstance(c, str) for c in meta["cells"]):
-        raise RunFolderError(f"{path} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
-                             f"{fix}")
-    try:  # names read back: the rule of every new folder name, so none reaches outside the bench folder
-        for i, c in enumerate(meta["cells"]):
-            folder_name(c, f"cells[{i}]")
-    except ConfigError as e:
-        raise RunFolderError(f"{path}: {e}; {fix}") from None
-    if len(set(meta["cells"])) != len(meta["cells"]):
-        raise RunFolderError(f"{path} lists a cell twice ({meta['cells']}); {fix}")
-    expect = meta.get("expect") or {}
-    if meta.get("title") is not None and not isinstance(meta["title"], str):
-        raise RunFolderError(f"{path}: title must be a string, got {meta['title']!r}; {fix}")
-    if not isinstance(expect, dict) or not all(
-            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                       for x in v) for v in expect.values()):
-        raise RunFolderError(f"{path}: expect must map cell labels to [low, high], got {expect!r}; {fix}")
-    return meta
-
-
 def cmd_bench(args) -> int:
-    import yaml
-
-    from membench_agents.algos import trainer
-    from membench_agents.analysis.report import plot_comparison, plot_run, table
-    from membench_agents.config.resolve import resolve
-    from membench_agents.runs import cell, folder, workers
+    from membench_agents.analysis.report import expectation_text, write_bench_report
+    from membench_agents.runs import bench, workers
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
-    expect: dict[str, list[float]] = {}
     if args.resume:
-        given = [f"--{k.replace('_', '-')}" for k in ("env", "agent", "spec", "steps", "seeds", "out",
-                                                       "device") if getattr(args, k) is not None]
+        given = _flags_given(args, ("env", "agent", "spec", "steps", "seeds", "out", "device"))
         if given:
             raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
                               "configs it started with")
-        bench_dir = Path(args.resume)
-        meta = _read_bench_meta(bench_dir)
-        labels = meta["cells"]
-        cell_dirs = [bench_dir / c for c in labels]
-        cfgs = [cell.run_config(d) for d in cell_dirs]
-        for d, c in zip(cell_dirs, cfgs, strict=True):
-            cell.check_resumable(c, d)
-        title = meta.get("title")
-        expect = meta.get("expect") or {}
-        jobs = [j for d, c in zip(cell_dirs, cfgs, strict=True) for j in cell.jobs_for(c, d, resume=True)]
-        print(f"resuming {bench_dir}", file=sys.stderr)
+        b = bench.resume(args.resume)
+        print(f"resuming {b.path}", file=sys.stderr)
     else:
-        common = {"steps": args.steps, "seeds": args.seeds, "device": args.device}
-        resolved = []
-        title = None
-        if args.env is None and args.agent is None:
-            spec, spec_path = _bench_spec(args)
-            title = spec.get("title")
-            expect = spec.get("expect") or {}
-            if args.jobs == 0 and spec.get("jobs"):
-                args.jobs = int(spec["jobs"])
-            for c in spec["cells"]:
-                if isinstance(c, str):
-                    resolved.append(resolve(config_file=spec_path.parent / c, **common))
-                else:
-                    resolved.append(resolve(c.get("env", spec.get("env")), c["agent"],
-                                            obs_variant=c.get("obs_variant"), **common))
-            print(f"bench: {spec.get('description', str(spec_path))}", file=sys.stderr)
-        elif args.agent is None:
-            # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
-            spec, spec_path = _bench_spec(args)
-            for agent, variant in _spec_cell_pairs(spec, spec_path):
-                resolved.append(resolve(args.env, agent, obs_variant=variant, **common))
-            title = f"memory ladder on {args.env}"
-        else:
-            env = args.env
-            if env is None:
-                spec, _ = _bench_spec(args)
-                env = spec["env"]
-            resolved.append(resolve(env, args.agent, **common))
-        cfgs = [r.config for r in resolved]
-        for r in resolved:
-            c = r.config
-            print(f"  {folder.run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
-                  f"{len(c['seeds'])} seeds  <- {r.sources[-1]}", file=sys.stderr)
-        one_env = len({(c["env"], json.dumps(c["env_kwargs"], sort_keys=True)) for c in cfgs}) == 1
-        labels = [folder.run_label(c) if one_env else f"{c['env'].replace('/', '__')}__{folder.run_label(c)}"
-                  for c in cfgs]
-        if len(set(labels)) != len(labels):
-            raise ConfigError(f"two bench cells share a label: {labels}")
-        for c in cfgs:
-            trainer.preflight(c)
-        _print_budget_notes(cfgs)
-        bench_dir = Path(args.out or DEFAULT_OUT) / "bench" / time.strftime("%Y%m%d-%H%M%S")
-        k = 1
-        while bench_dir.exists():
-            k += 1
-            bench_dir = bench_dir.with_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{k}")
-        cell_dirs = [bench_dir / lab for lab in labels]
-        jobs = []
-        for d, c in zip(cell_dirs, cfgs, strict=True):
-            jobs += cell.prepare_run(c, d)
-        (bench_dir / "bench.yaml").write_text(yaml.safe_dump({"cells": labels, "title": title, "expect": expect}))
-        print(f"bench folder: {bench_dir}", file=sys.stderr)
-    n_workers = _workers(args.jobs, len(jobs))
-    print(f"{len(jobs)} training runs, {n_workers} at a time", file=sys.stderr)
-    with contextlib.ExitStack() as held:
-        for d in cell_dirs:  # one writer per run folder
-            held.enter_context(folder.locked(d))
-        try:
-            for job in jobs:
-                job.tracking = tracking
-            workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress)
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {bench_dir}",
-                  file=sys.stderr)
-            return 130
-        except workers.RunFailed as e:
-            e.resume = f"membench bench --resume {bench_dir}"
-            raise
-        for d in cell_dirs:
-            cell.finalize_run(d)
-            plot_run(d)
-    wall = time.perf_counter() - t0
-    text = table(cell_dirs)
-    checks = _check_expectations(expect, labels, cell_dirs)
-    (bench_dir / "table.txt").write_text(text + "\n" + ("\nexpected:\n" + "\n".join(checks) + "\n" if checks else ""))
-    (bench_dir / "table.md").write_text(table(cell_dirs, markdown=True) + "\n")
-    plot = plot_comparison(cell_dirs, bench_dir / "comparison.png", title=title)
+        b = _new_bench(args)
+    n_workers = _workers(args.jobs, len(b.jobs))
+    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
+    try:
+        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {b.path}", file=sys.stderr)
+        return 130
+    except workers.RunFailed as e:
+        e.resume = f"membench bench --resume {b.path}"
+        raise
+    text, expected, plot = write_bench_report(b)
     print(text)
-    if checks:
-        print("\nexpected ladder:\n" + "\n".join(checks))
-    print(f"\nwall time: {wall / 60:.1f} min\nplot: {plot}\nruns: {bench_dir}")
-    return 0 if all("NOT MET" not in c for c in checks) else 3
+    if expected:
+        print("\nexpected ladder:\n" + "\n".join(expectation_text(e) for e in expected))
+    print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\nplot: {plot}\nruns: {b.path}")
+    return 0 if all(e.met for e in expected) else 3
+
+
+def _new_bench(args):
+    """Resolve the bench's cells, say what each trains, and create its folder (nothing is written before every
+    cell is known to train)."""
+    from membench_agents.runs import bench
+    from membench_agents.runs.folder import run_label
+
+    plan = bench.plan(args.env, args.agent, args.spec, steps=args.steps, seeds=args.seeds, device=args.device)
+    if plan.description is not None:
+        print(f"bench: {plan.description}", file=sys.stderr)
+    if args.jobs == 0:
+        args.jobs = plan.jobs
+    for r in plan.cells:
+        c = r.config
+        print(f"  {run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
+              f"{len(c['seeds'])} seeds  <- {r.sources[-1]}", file=sys.stderr)
+    labels = bench.check(plan)
+    _print_budget_notes(plan.configs)
+    b = bench.create(plan, labels, args.out or DEFAULT_OUT)
+    print(f"bench folder: {b.path}", file=sys.stderr)
+    return b
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -220,7 +220,7 @@ class EpisodicReplay:
                              f"{FORMAT!r})")
         N, R = self.num_envs, self.rows
         if d["rows"] != R or tuple(d["pos"].shape) != (N,):
-            raise ValueError(f"the saved replay has {tuple(d['pos'].shape)[0]} environments x {d['rows']} rows; "
+            raise ValueError(f"the saved replay has {d['pos'].numel()} environments x {d['rows']} rows; "
                              f"this config's has {N} x {R}")
         if d["episode_window"] != self.episode_window:
             raise ValueError(f"the saved replay indexes episode windows of {d['episode_window']} steps; this "

@@ -349,10 +349,10 @@ class SB3Policy(torch.nn.Module):
     def device(self) -> torch.device:
         return torch.device("cpu")
 
-    def initial_state(self, n: int, device=None):  # noqa: ARG002
+    def initial_state(self, n: int, device=None):
         return None
 
-    def act(self, obs, state, episode_start, deterministic: bool = False, generator=None):  # noqa: ARG002
+    def act(self, obs, state, episode_start, deterministic: bool = False, generator=None):
         obs_np = to_numpy(obs)
         if self.recurrent:
             actions, state = self.model.predict(obs_np, state=state, episode_start=to_numpy(episode_start),

@@ -14,12 +14,15 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from membench_agents.runs.folder import RESULTS, RunFolderError, read_json
 from membench_agents.runs.stats import sem
+
+if TYPE_CHECKING:
+    from membench_agents.runs.bench import Bench, Expectation
 
 _RESULT_KEYS = ("env", "agent", "obs_variant", "seeds", "metric", "mean", "sem", "n_runs", "per_run", "runs",
                 "protocol")
@@ -423,3 +426,28 @@ def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = N
     text = table(good, markdown=markdown)
     plot = plot_comparison(good, out, title=title)
     return text, plot, skipped
+
+
+def expectation_text(e: Expectation) -> str:
+    """One line of a bench's expected ranges: the cell, its mean ± SEM, the range, ``ok`` or ``NOT MET``."""
+    r = e.results
+    return (f"  {e.label:<18} {mean_text(r['mean'], r['sem'], r['n_runs'])}  expected [{e.low}, {e.high}]  "
+            f"{'ok' if e.met else 'NOT MET'}")
+
+
+def write_bench_report(bench: Bench) -> tuple[str, list[Expectation], Path]:
+    """The report of a finished bench: each cell's learning-curve plot, the table with the expected ranges
+    (``table.txt``; ``table.md`` without them) and the comparison plot (``comparison.png``).
+
+    Returns the table, the cells' expected ranges (:func:`membench_agents.runs.bench.expectations`) and the plot."""
+    from membench_agents.runs.bench import expectations  # here: the report module itself imports no torch
+
+    for d in bench.cell_dirs:
+        plot_run(d)
+    text = table(bench.cell_dirs)
+    expected = expectations(bench)
+    lines = "".join(f"{expectation_text(e)}\n" for e in expected)
+    (bench.path / "table.txt").write_text(text + "\n" + (f"\nexpected:\n{lines}" if expected else ""))
+    (bench.path / "table.md").write_text(table(bench.cell_dirs, markdown=True) + "\n")
+    plot = plot_comparison(bench.cell_dirs, bench.path / "comparison.png", title=bench.title)
+    return text, expected, plot

@@ -140,7 +140,7 @@ def load_yaml(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} {'is a folder' if path.is_dir() else 'does not exist'}")
     try:
-        data = yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506  (_Loader is a SafeLoader)
+        data = yaml.load(path.read_text(), Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.YAMLError as e:
         raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_error(e)}") from None
     except UnicodeDecodeError:
@@ -172,7 +172,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not parts:
         raise ConfigError(f"--set: empty key in {item!r}")
     try:
-        value = yaml.load(raw, Loader=_Loader)  # noqa: S506  (_Loader is a SafeLoader)
+        value = yaml.load(raw, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.YAMLError:
         value = raw
     return parts, value

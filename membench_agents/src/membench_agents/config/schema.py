@@ -27,7 +27,7 @@ import dataclasses
 import math
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -106,43 +106,67 @@ def _got(value: Any) -> str:
     return f"{value!r} ({kind})"
 
 
+def _convert_union(value: Any, hint) -> Any:
+    """``value`` as the first member of the union it converts to (null only where the union allows it)."""
+    if value is None:
+        return None if type(None) in get_args(hint) else _FAIL
+    for arg in get_args(hint):
+        out = _FAIL if arg is type(None) else _convert(value, arg)
+        if out is not _FAIL:
+            return out
+    return _FAIL
+
+
+def _convert_int(value: Any) -> Any:
+    """An integer; a float only where it is whole (``1e6``); never a boolean."""
+    if isinstance(value, bool):
+        return _FAIL
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else _FAIL
+
+
+def _convert_float(value: Any) -> Any:
+    """A number (an integer becomes a float); never a boolean or NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return _FAIL
+    return float(value)
+
+
+_SCALAR_CONVERSIONS: dict[Any, Callable[[Any], Any]] = {
+    bool: lambda value: value if isinstance(value, bool) else _FAIL,
+    int: _convert_int,
+    float: _convert_float,
+    str: lambda value: value if isinstance(value, str) else _FAIL,
+}
+
+
+def _convert_sequence(value: Any, hint) -> Any:
+    """A list or tuple of ``hint``'s item type, as the container ``hint`` names."""
+    if not isinstance(value, (list, tuple)):
+        return _FAIL
+    args = [a for a in get_args(hint) if a is not Ellipsis]
+    items = [_convert(v, args[0]) if args else v for v in value]
+    if any(i is _FAIL for i in items):
+        return _FAIL
+    return tuple(items) if (get_origin(hint) or hint) is tuple else items
+
+
 def _convert(value: Any, hint) -> Any:
     """``value`` as ``hint`` (lossless conversions only), or ``_FAIL``."""
     origin = get_origin(hint)
     if hint is Any:
         return value
     if _is_union(hint):
-        if value is None:
-            return None if type(None) in get_args(hint) else _FAIL
-        for arg in get_args(hint):
-            out = _FAIL if arg is type(None) else _convert(value, arg)
-            if out is not _FAIL:
-                return out
-        return _FAIL
+        return _convert_union(value, hint)
     if origin is Literal:
         return value if any(value == a and type(value) is type(a) for a in get_args(hint)) else _FAIL
-    if hint is bool:
-        return value if isinstance(value, bool) else _FAIL
-    if hint is int:
-        if isinstance(value, bool):
-            return _FAIL
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        return value if isinstance(value, int) else _FAIL
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            return _FAIL
-        return float(value)
-    if hint is str:
-        return value if isinstance(value, str) else _FAIL
+    if hint in _SCALAR_CONVERSIONS:
+        return _SCALAR_CONVERSIONS[hint](value)
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         return dict(value) if isinstance(value, Mapping) and all(isinstance(k, str) for k in value) else _FAIL
     if origin in (list, tuple) or hint in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            return _FAIL
-        args = [a for a in get_args(hint) if a is not Ellipsis]
-        items = [_convert(v, args[0]) if args else v for v in value]
-        return _FAIL if any(i is _FAIL for i in items) else (tuple(items) if (origin or hint) is tuple else items)
+        return _convert_sequence(value, hint)
     if isinstance(hint, type):
         return value if isinstance(value, hint) else _FAIL
     return value  # a type this loader does not know: left to the class's own validation

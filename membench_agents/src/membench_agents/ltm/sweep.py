@@ -31,12 +31,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from membench_agents.errors import ConfigError, close_matches
 from membench_agents.runs.folder import RunFolderError, folder_name, same_config
+
+if TYPE_CHECKING:
+    from membench_envs import TaskSpec
 
 DESIGNS = {
     "vary_k": "(a) fixed ξ, varying K",
@@ -143,34 +146,14 @@ def _keys(w: _Where, where: str, data: Mapping[str, Any], valid) -> None:
 def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     """Check a sweep spec strictly (one error naming the bad key or value and what is allowed)."""
     from membench_agents.algos.registry import check_agent
-    from membench_agents.config.env_facts import check_env_id
     from membench_agents.config.schema import parse_seeds
-    from membench_agents.ltm.plan import _spec, length_rule
 
     w = _Where(source)
     if not isinstance(data, Mapping):
         raise w.error("", f"must be a mapping of {', '.join(_TOP_KEYS)}, got {type(data).__name__}")
     _keys(w, "", data, _TOP_KEYS)
-    if data.get("env") is None:
-        raise w.error("", "missing 'env' (the environment ID, e.g. MIKASA/TMazePassive-v0)")
-    try:
-        env = check_env_id(data["env"])
-        spec = _spec(env)
-    except ConfigError as e:
-        raise w.error("env", str(e)) from None
-    rule = length_rule(env)
-    length_kwarg = data.get("length_kwarg", rule.kwarg if rule else None)
-    params = [p.name for p in spec.params]
-    if length_kwarg is None:
-        raise w.error("length_kwarg", f"{env} has no known length kwarg; name the integer kwarg that sets ξ "
-                                      f"(one of {', '.join(params)})")
-    if not isinstance(length_kwarg, str) or length_kwarg not in params:
-        raise w.error("length_kwarg", f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
-                                      f"Valid: {', '.join(params)}.")
-    ints = [p.name for p in spec.params if p.kind == "int"]
-    if length_kwarg not in ints:
-        raise w.error("length_kwarg", f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
-                                      f"integer kwargs: {', '.join(ints) or 'none'}")
+    env, spec = _task(w, data)
+    length_kwarg = _length_kwarg(w, data, env, spec)
     variant = data.get("obs_variant", "partial")
     if variant not in spec.variants:
         raise w.error("obs_variant", f"{variant!r} is not a variant of {env}; valid: {', '.join(spec.variants)}")
@@ -183,10 +166,7 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     steps = _int(w, "steps", data["steps"]) if data.get("steps") is not None else None
     episodes = _int(w, "episodes", data["episodes"]) if data.get("episodes") is not None else None
     jobs = _int(w, "jobs", data["jobs"], low=0) if data.get("jobs") is not None else 0
-    sets = _strings(w, "set", data["set"]) if data.get("set") is not None else []
-    for s in sets:
-        if s.split("=", 1)[0].strip() in ("env", "agent", f"env_kwargs.{length_kwarg}"):
-            raise w.error("set", f"{s!r} sets what the designs vary; use the spec's env / agents / lengths")
+    sets = _spec_sets(w, data, length_kwarg)
     raw = data.get("designs")
     if not isinstance(raw, list) or not raw:
         raise w.error("designs", f"must be a non-empty list of designs ({', '.join(DESIGNS)}), got {raw!r}")
@@ -201,6 +181,49 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
             raise w.error(key, f"must be a string, got {data[key]!r}")
     return SweepSpec(name, env, length_kwarg, designs, variant, seeds, steps, episodes, sets, jobs,
                      data.get("title"), data.get("description") or "", source)
+
+
+def _task(w: _Where, data: Mapping[str, Any]) -> tuple[str, TaskSpec]:
+    """The spec's environment ID and its catalogue entry."""
+    from membench_agents.config.env_facts import check_env_id
+    from membench_agents.ltm.plan import _spec
+
+    if data.get("env") is None:
+        raise w.error("", "missing 'env' (the environment ID, e.g. MIKASA/TMazePassive-v0)")
+    try:
+        env = check_env_id(data["env"])
+        return env, _spec(env)
+    except ConfigError as e:
+        raise w.error("env", str(e)) from None
+
+
+def _length_kwarg(w: _Where, data: Mapping[str, Any], env: str, spec: TaskSpec) -> str:
+    """The integer kwarg of ``env`` that sets ξ: the spec's ``length_kwarg``, else the task's known one."""
+    from membench_agents.ltm.plan import length_rule
+
+    rule = length_rule(env)
+    length_kwarg = data.get("length_kwarg", rule.kwarg if rule else None)
+    params = [p.name for p in spec.params]
+    if length_kwarg is None:
+        raise w.error("length_kwarg", f"{env} has no known length kwarg; name the integer kwarg that sets ξ "
+                                      f"(one of {', '.join(params)})")
+    if not isinstance(length_kwarg, str) or length_kwarg not in params:
+        raise w.error("length_kwarg", f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
+                                      f"Valid: {', '.join(params)}.")
+    ints = [p.name for p in spec.params if p.kind == "int"]
+    if length_kwarg not in ints:
+        raise w.error("length_kwarg", f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
+                                      f"integer kwargs: {', '.join(ints) or 'none'}")
+    return length_kwarg
+
+
+def _spec_sets(w: _Where, data: Mapping[str, Any], length_kwarg: str) -> list[str]:
+    """The spec's ``set`` overrides, none of them setting what the designs vary."""
+    sets = _strings(w, "set", data["set"]) if data.get("set") is not None else []
+    for s in sets:
+        if s.split("=", 1)[0].strip() in ("env", "agent", f"env_kwargs.{length_kwarg}"):
+            raise w.error("set", f"{s!r} sets what the designs vary; use the spec's env / agents / lengths")
+    return sets
 
 
 def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:

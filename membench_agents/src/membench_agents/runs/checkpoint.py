@@ -201,13 +201,13 @@ _TYPE_NAMES = {dict: "a mapping", int: "an integer", list: "a list", bool: "a bo
 def _check_payload_types(payload: dict[str, Any]) -> None:
     for key, kind in _PAYLOAD_TYPES.items():
         value = payload[key]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
             raise CheckpointError(f"{key} must be {_TYPE_NAMES[kind]}, got {type(value).__name__}")
     if payload["global_step"] < 0:
         raise CheckpointError(f"global_step must be >= 0, got {payload['global_step']}")
     for key, kind in _RUN_TYPES.items():
         value = payload["run"].get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise CheckpointError(f"run[{key!r}] must be {_TYPE_NAMES[kind]}, got {value!r}")
     if payload.get("env_state") is not None and not isinstance(payload["env_state"], dict):
         raise CheckpointError(f"env_state must be a mapping or None, got {type(payload['env_state']).__name__}")

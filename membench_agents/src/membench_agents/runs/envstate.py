@@ -33,9 +33,11 @@ worlds in their engines with no exact save of them, so their runs cannot be resu
 from __future__ import annotations
 
 import enum
+import inspect
 import random
 import re
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -68,8 +70,27 @@ def capture(obj: Any) -> dict[str, Any]:
 
 
 def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
+    """The saved node of ``x``; ``seen`` maps the id of every mutable object saved so far to its path."""
     if type(x) in _SCALARS:
         return x
+    for capture_kind in (_capture_numpy, _capture_leaf):
+        node = capture_kind(x, path, seen)
+        if node is not None:
+            return node
+    if isinstance(x, bytearray):
+        seen[id(x)] = path
+        return {"__bytearray__": bytes(x)}
+    if id(x) in seen:  # an object reached twice: restored once, through its first path
+        return {"__ref__": seen[id(x)]}
+    for capture_kind in (_capture_random, _capture_container):
+        node = capture_kind(x, path, seen)
+        if node is not None:
+            return node
+    return _capture_object(x, path, seen)
+
+
+def _capture_numpy(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | None:
+    """A numpy array or scalar (None for anything else)."""
     if isinstance(x, np.ndarray):
         if x.dtype == object:
             return {"__objarray__": [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x.ravel())],
@@ -79,6 +100,12 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
         if x.dtype.hasobject:
             raise NotCapturable(f"{path} is a numpy object scalar, which is not plain data")
         return {"__npscalar__": x.item(), "dtype": x.dtype.str}
+    return None
+
+
+def _capture_leaf(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | None:
+    """An enum member, structure, or an immutable value saved as data (rebuilt on restore, never shared); None
+    for anything else."""
     if isinstance(x, enum.Enum):  # a member (a phase, a direction) is state: saved by name
         return {"__enum__": _class_key(type(x)), "name": x.name}
     if isinstance(x, _SCALARS):  # a subclass of a number or string: its value would be lost or refused on load
@@ -86,7 +113,6 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
                             f"{type(x).__mro__[-2].__name__}), which is not plain data")
     if isinstance(x, _STRUCTURE):
         return {"__skip__": True}
-    # immutable values: saved as data (rebuilt on restore, never shared)
     if isinstance(x, frozenset):
         return {"__frozenset__": [_capture(v, f"{path}{{{i}}}", {}) for i, v in enumerate(x)]}
     if isinstance(x, range):
@@ -96,11 +122,12 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
     if isinstance(x, slice):
         return {"__slice__": [_capture(v, f"{path}.{k}", {}) for k, v in
                               (("start", x.start), ("stop", x.stop), ("step", x.step))]}
-    if isinstance(x, bytearray):
-        seen[id(x)] = path
-        return {"__bytearray__": bytes(x)}
-    if id(x) in seen:  # an object reached twice: restored once, through its first path
-        return {"__ref__": seen[id(x)]}
+    return None
+
+
+def _capture_random(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | None:
+    """A random generator's state (numpy Generator, RandomState, SeedSequence, random.Random); None for anything
+    else."""
     if isinstance(x, np.random.Generator):
         seen[id(x)] = path
         return {"__generator__": _capture(x.bit_generator.state, path, {})}
@@ -113,6 +140,11 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
     if isinstance(x, np.random.SeedSequence):
         seen[id(x)] = path
         return {"__seedsequence__": _capture({k: getattr(x, k) for k in _SEED_SEQUENCE}, path, {})}
+    return None
+
+
+def _capture_container(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | None:
+    """A list, tuple, set or dict of saved nodes; None for anything else."""
     if isinstance(x, (list, tuple)):
         seen[id(x)] = path
         items = [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x)]
@@ -129,6 +161,11 @@ def _capture(x: Any, path: str, seen: dict[int, str]) -> Any:
                                     "(keys must be numbers, strings, bytes, None or tuples of them)")
             out[k] = _capture(v, f"{path}[{k!r}]", seen)
         return {"__dict__": out}
+    return None
+
+
+def _capture_object(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any]:
+    """A Python object by its class and attributes (those it saves itself apart: ``external``)."""
     attrs = _attributes(x)
     if attrs is None:
         if callable(x):  # code without Python-level state (numpy ufuncs, builtins): structure
@@ -150,8 +187,8 @@ def _declared(cls: type) -> set[str]:
         slots = getattr(c, "__slots__", ())
         out.update([slots] if isinstance(slots, str) else slots)
         try:
-            out.update(c.__dict__.get("__annotations__", None) or getattr(c, "__annotations__", {}))
-        except Exception:  # noqa: BLE001 - annotations that cannot be evaluated declare nothing here
+            out.update(inspect.get_annotations(c))
+        except Exception:  # annotations that cannot be evaluated declare nothing here
             pass
     return out
 
@@ -239,76 +276,77 @@ def _collect_classes(x: Any, out: dict[str, type], seen: set[int]) -> None:
 
 
 class _Restorer:
+    """Builds new values from saved nodes (:meth:`build`) and writes nodes into the fresh environment's objects
+    (:meth:`into`). A node is a dict tagged by one key (``__ndarray__``, ``__list__``, ``__object__``, ...): the
+    tables after the class map each tag to its method, in the order the tags are looked for."""
+
     def __init__(self, classes: dict[str, type]):
         self.classes = classes
 
+    # -- new values ----------------------------------------------------------------------------------------------
     def build(self, node: Any, path: str) -> Any:
         """A new value from a saved node (plain values, containers, and objects of known classes)."""
         if not isinstance(node, dict):
             if isinstance(node, (list, tuple)):  # the state of a random.Random inside a container
                 return type(node)(self.build(v, path) for v in node)
             return node
-        if "__ndarray__" in node:
-            arr = np.frombuffer(node["__ndarray__"], dtype=np.dtype(node["dtype"]))
-            return arr.reshape(node["shape"]).copy()
-        if "__npscalar__" in node:
-            return np.dtype(node["dtype"]).type(node["__npscalar__"])
-        if "__objarray__" in node:
-            out = np.empty(len(node["__objarray__"]), dtype=object)
-            for i, v in enumerate(node["__objarray__"]):
-                out[i] = self.build(v, f"{path}[{i}]")
-            return out.reshape(node["shape"])
-        if "__frozenset__" in node:
-            return frozenset(self.build(v, f"{path}{{{i}}}") for i, v in enumerate(node["__frozenset__"]))
-        if "__range__" in node:
-            return range(*node["__range__"])
-        if "__complex__" in node:
-            return complex(*node["__complex__"])
-        if "__slice__" in node:
-            return slice(*(self.build(v, path) for v in node["__slice__"]))
-        if "__bytearray__" in node:
-            return bytearray(node["__bytearray__"])
-        if "__enum__" in node:
-            cls = self.classes.get(node["__enum__"])
-            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or node["name"] not in cls.__members__:
-                raise ValueError(f"{path}: the checkpoint holds {node['__enum__']}.{node['name']}, a member of no "
-                                 "enum this environment uses; it was saved from another environment or version")
-            return cls[node["name"]]
-        if "__list__" in node:
-            return [self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__list__"])]
-        if "__tuple__" in node:
-            return tuple(self.build(v, f"{path}[{i}]") for i, v in enumerate(node["__tuple__"]))
-        if "__set__" in node:
-            return {self.build(v, f"{path}{{{i}}}") for i, v in enumerate(node["__set__"])}
-        if "__dict__" in node:
-            return {k: self.build(v, f"{path}[{k!r}]") for k, v in node["__dict__"].items()}
-        if "__seedsequence__" in node:
-            fields = self.build(node["__seedsequence__"], path)
-            return np.random.SeedSequence(fields["entropy"], spawn_key=tuple(fields["spawn_key"]),
-                                          pool_size=fields["pool_size"],
-                                          n_children_spawned=fields["n_children_spawned"])
-        if "__generator__" in node:
-            state = self.build(node["__generator__"], path)
-            name = state.get("bit_generator") if isinstance(state, dict) else None
-            if name not in _BIT_GENERATORS:
-                raise ValueError(f"{path}: unknown numpy bit generator {name!r}")
-            gen = np.random.Generator(getattr(np.random, name)())
-            gen.bit_generator.state = state
-            return gen
-        if "__object__" in node:
-            cls = self.classes.get(node["__object__"])
-            if cls is None:
-                raise ValueError(f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
-                                 "does not use; it was saved from another environment or version")
-            if "external" in node:
-                raise ValueError(f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
-                                 "environment does not match the checkpoint")
-            obj = object.__new__(cls)
-            for k, v in node["attrs"].items():
-                object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
-            return obj
+        for tag, build in _BUILD.items():
+            if tag in node:
+                return build(self, node, path)
         raise ValueError(f"{path}: this saved value cannot be rebuilt; the environment does not match")
 
+    def _items(self, node: dict[str, Any], tag: str, path: str, brackets: str = "[]") -> list[Any]:
+        """The built items of a sequence node, each with its path (``path[i]``, or ``path{i}`` in a set)."""
+        return [self.build(v, f"{path}{brackets[0]}{i}{brackets[1]}") for i, v in enumerate(node[tag])]
+
+    def _ndarray(self, node: dict[str, Any], path: str) -> np.ndarray:
+        arr = np.frombuffer(node["__ndarray__"], dtype=np.dtype(node["dtype"]))
+        return arr.reshape(node["shape"]).copy()
+
+    def _npscalar(self, node: dict[str, Any], path: str) -> np.generic:
+        return np.dtype(node["dtype"]).type(node["__npscalar__"])
+
+    def _objarray(self, node: dict[str, Any], path: str) -> np.ndarray:
+        out = np.empty(len(node["__objarray__"]), dtype=object)
+        for i, v in enumerate(self._items(node, "__objarray__", path)):
+            out[i] = v
+        return out.reshape(node["shape"])
+
+    def _enum(self, node: dict[str, Any], path: str) -> enum.Enum:
+        cls = self.classes.get(node["__enum__"])
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or node["name"] not in cls.__members__:
+            raise ValueError(f"{path}: the checkpoint holds {node['__enum__']}.{node['name']}, a member of no "
+                             "enum this environment uses; it was saved from another environment or version")
+        return cls[node["name"]]
+
+    def _seedsequence(self, node: dict[str, Any], path: str) -> np.random.SeedSequence:
+        fields = self.build(node["__seedsequence__"], path)
+        return np.random.SeedSequence(fields["entropy"], spawn_key=tuple(fields["spawn_key"]),
+                                      pool_size=fields["pool_size"], n_children_spawned=fields["n_children_spawned"])
+
+    def _generator(self, node: dict[str, Any], path: str) -> np.random.Generator:
+        state = self.build(node["__generator__"], path)
+        name = state.get("bit_generator") if isinstance(state, dict) else None
+        if name not in _BIT_GENERATORS:
+            raise ValueError(f"{path}: unknown numpy bit generator {name!r}")
+        gen = np.random.Generator(getattr(np.random, name)())
+        gen.bit_generator.state = state
+        return gen
+
+    def _object(self, node: dict[str, Any], path: str) -> Any:
+        cls = self.classes.get(node["__object__"])
+        if cls is None:
+            raise ValueError(f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
+                             "does not use; it was saved from another environment or version")
+        if "external" in node:
+            raise ValueError(f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
+                             "environment does not match the checkpoint")
+        obj = object.__new__(cls)
+        for k, v in node["attrs"].items():
+            object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
+        return obj
+
+    # -- in place ------------------------------------------------------------------------------------------------
     def into(self, target: Any, node: Any, path: str) -> Any:
         """Restore ``node`` into ``target`` in place where possible; returns the value to assign."""
         if not isinstance(node, dict) or "__ndarray__" in node or "__npscalar__" in node:
@@ -318,84 +356,138 @@ class _Restorer:
                 target[...] = value  # in place: views of this array elsewhere stay views
                 return target
             return value
-        if "__skip__" in node or "__ref__" in node:
-            return target
-        if any(k in node for k in _IMMUTABLE):  # immutable: a new value
-            return self.build(node, path)
-        if "__bytearray__" in node:
-            value = self.build(node, path)
-            if isinstance(target, bytearray):  # in place: other references see the restored bytes
-                target[:] = value
-                return target
-            return value
-        if "__generator__" in node:
-            if target is None:  # not made yet in the fresh environment (seeded lazily)
-                return self.build(node, path)
-            if not isinstance(target, np.random.Generator):
-                raise ValueError(f"{path}: expected a numpy Generator, found {type(target).__name__}")
-            target.bit_generator.state = self.build(node["__generator__"], path)
-            return target
-        if "__seedsequence__" in node:  # immutable but for its spawn counter: a new one
-            return self.build(node, path)
-        if "__randomstate__" in node:
-            if not isinstance(target, np.random.RandomState):
-                raise ValueError(f"{path}: expected a numpy RandomState, found {type(target).__name__}")
-            target.set_state(self.build(node["__randomstate__"], path))
-            return target
-        if "__random__" in node:
-            if not isinstance(target, random.Random):
-                raise ValueError(f"{path}: expected a random.Random, found {type(target).__name__}")
-            target.setstate(self.build(node["__random__"], path))
-            return target
-        if "__objarray__" in node:
-            items = node["__objarray__"]
-            if isinstance(target, np.ndarray) and target.dtype == object and target.size == len(items):
-                flat = target.reshape(-1)
-                for i, v in enumerate(items):
-                    flat[i] = self.into(flat[i], v, f"{path}[{i}]")
-                return target
-            return self.build(node, path)
-        if "__list__" in node or "__tuple__" in node:
-            items = node.get("__list__", node.get("__tuple__"))
-            if isinstance(target, (list, tuple)) and len(target) == len(items):
-                values = [self.into(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(target, items, strict=True))]
-                if isinstance(target, list):
-                    target[:] = values
-                    return target
-                return tuple(values) if type(target) is tuple else type(target)(*values)
-            return self.build(node, path)
-        if "__set__" in node:
-            value = self.build(node, path)
-            if isinstance(target, set):  # in place: other references to this set see the restored items
-                target.clear()
-                target.update(value)
-                return target
-            return value
-        if "__dict__" in node:
-            items = node["__dict__"]
-            if isinstance(target, dict):
-                for k in [k for k in target if k not in items]:
-                    del target[k]
-                for k, v in items.items():
-                    target[k] = self.into(target.get(k), v, f"{path}[{k!r}]")
-                return target
-            return self.build(node, path)
-        if "__object__" in node:
-            if target is None or _class_key(type(target)) != node["__object__"]:
-                return self.build(node, path)
-            attrs = _attributes(target) or {}
-            unknown = [k for k in node["attrs"] if k not in attrs and k not in _declared(type(target))]
-            if unknown:  # restore writes data into attributes the fresh environment has or declares, no others
-                raise ValueError(f"{path}: the checkpoint sets {', '.join(map(repr, unknown))}, which this "
-                                 f"{type(target).__qualname__} does not have; it was saved from another environment "
-                                 "or version")
-            for k, v in node["attrs"].items():
-                new = self.into(attrs.get(k), v, f"{path}.{k}")
-                if new is not attrs.get(k):
-                    object.__setattr__(target, k, new)
-            if "external" in node:
-                if not _external(target):
-                    raise ValueError(f"{path}: the checkpoint holds external state that this object does not take")
-                target.membench_set_external(self.build(node["external"], f"{path}.membench_get_external()"))
-            return target
+        for tag, write in _INTO.items():
+            if tag in node:
+                return write(self, target, node, path)
         raise ValueError(f"{path}: unrecognised saved state")
+
+    def _keep(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        """Structure, or an object restored through its first path: the fresh environment's own."""
+        return target
+
+    def _new(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        """An immutable value: a new one."""
+        return self.build(node, path)
+
+    def _into_bytearray(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        value = self.build(node, path)
+        if isinstance(target, bytearray):  # in place: other references see the restored bytes
+            target[:] = value
+            return target
+        return value
+
+    def _into_generator(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        if target is None:  # not made yet in the fresh environment (seeded lazily)
+            return self.build(node, path)
+        if not isinstance(target, np.random.Generator):
+            raise ValueError(f"{path}: expected a numpy Generator, found {type(target).__name__}")
+        target.bit_generator.state = self.build(node["__generator__"], path)
+        return target
+
+    def _into_randomstate(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        if not isinstance(target, np.random.RandomState):
+            raise ValueError(f"{path}: expected a numpy RandomState, found {type(target).__name__}")
+        target.set_state(self.build(node["__randomstate__"], path))
+        return target
+
+    def _into_random(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        if not isinstance(target, random.Random):
+            raise ValueError(f"{path}: expected a random.Random, found {type(target).__name__}")
+        target.setstate(self.build(node["__random__"], path))
+        return target
+
+    def _into_objarray(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        items = node["__objarray__"]
+        if isinstance(target, np.ndarray) and target.dtype == object and target.size == len(items):
+            flat = target.reshape(-1)
+            for i, v in enumerate(items):
+                flat[i] = self.into(flat[i], v, f"{path}[{i}]")
+            return target
+        return self.build(node, path)
+
+    def _into_sequence(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        items = node.get("__list__", node.get("__tuple__"))
+        if isinstance(target, (list, tuple)) and len(target) == len(items):
+            values = [self.into(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(target, items, strict=True))]
+            if isinstance(target, list):
+                target[:] = values
+                return target
+            return tuple(values) if type(target) is tuple else type(target)(*values)
+        return self.build(node, path)
+
+    def _into_set(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        value = self.build(node, path)
+        if isinstance(target, set):  # in place: other references to this set see the restored items
+            target.clear()
+            target.update(value)
+            return target
+        return value
+
+    def _into_dict(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        items = node["__dict__"]
+        if isinstance(target, dict):
+            for k in [k for k in target if k not in items]:
+                del target[k]
+            for k, v in items.items():
+                target[k] = self.into(target.get(k), v, f"{path}[{k!r}]")
+            return target
+        return self.build(node, path)
+
+    def _into_object(self, target: Any, node: dict[str, Any], path: str) -> Any:
+        if target is None or _class_key(type(target)) != node["__object__"]:
+            return self.build(node, path)
+        attrs = _attributes(target) or {}
+        unknown = [k for k in node["attrs"] if k not in attrs and k not in _declared(type(target))]
+        if unknown:  # restore writes data into attributes the fresh environment has or declares, no others
+            raise ValueError(f"{path}: the checkpoint sets {', '.join(map(repr, unknown))}, which this "
+                             f"{type(target).__qualname__} does not have; it was saved from another environment "
+                             "or version")
+        for k, v in node["attrs"].items():
+            new = self.into(attrs.get(k), v, f"{path}.{k}")
+            if new is not attrs.get(k):
+                object.__setattr__(target, k, new)
+        if "external" in node:
+            if not _external(target):
+                raise ValueError(f"{path}: the checkpoint holds external state that this object does not take")
+            target.membench_set_external(self.build(node["external"], f"{path}.membench_get_external()"))
+        return target
+
+
+#: How :meth:`_Restorer.build` makes each kind of node, by its tag, in the order the tags are looked for.
+_BUILD: dict[str, Callable[[_Restorer, dict[str, Any], str], Any]] = {
+    "__ndarray__": _Restorer._ndarray,
+    "__npscalar__": _Restorer._npscalar,
+    "__objarray__": _Restorer._objarray,
+    "__frozenset__": lambda r, node, path: frozenset(r._items(node, "__frozenset__", path, "{}")),
+    "__range__": lambda r, node, path: range(*node["__range__"]),
+    "__complex__": lambda r, node, path: complex(*node["__complex__"]),
+    "__slice__": lambda r, node, path: slice(*(r.build(v, path) for v in node["__slice__"])),
+    "__bytearray__": lambda r, node, path: bytearray(node["__bytearray__"]),
+    "__enum__": _Restorer._enum,
+    "__list__": lambda r, node, path: r._items(node, "__list__", path),
+    "__tuple__": lambda r, node, path: tuple(r._items(node, "__tuple__", path)),
+    "__set__": lambda r, node, path: set(r._items(node, "__set__", path, "{}")),
+    "__dict__": lambda r, node, path: {k: r.build(v, f"{path}[{k!r}]") for k, v in node["__dict__"].items()},
+    "__seedsequence__": _Restorer._seedsequence,
+    "__generator__": _Restorer._generator,
+    "__object__": _Restorer._object,
+}
+
+#: How :meth:`_Restorer.into` writes each kind of node into the fresh environment, in the order the tags are
+#: looked for (arrays and numpy scalars are handled before).
+_INTO: dict[str, Callable[[_Restorer, Any, dict[str, Any], str], Any]] = {
+    "__skip__": _Restorer._keep,
+    "__ref__": _Restorer._keep,
+    **dict.fromkeys(_IMMUTABLE, _Restorer._new),
+    "__bytearray__": _Restorer._into_bytearray,
+    "__generator__": _Restorer._into_generator,
+    "__seedsequence__": _Restorer._new,  # immutable but for its spawn counter: a new one
+    "__randomstate__": _Restorer._into_randomstate,
+    "__random__": _Restorer._into_random,
+    "__objarray__": _Restorer._into_objarray,
+    "__list__": _Restorer._into_sequence,
+    "__tuple__": _Restorer._into_sequence,
+    "__set__": _Restorer._into_set,
+    "__dict__": _Restorer._into_dict,
+    "__object__": _Restorer._into_object,
+}

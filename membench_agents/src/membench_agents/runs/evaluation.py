@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from membench_agents.algos.trainer import env_kwargs_of
 from membench_agents.algos.vector import (
     episode_successes,
     first_leaf,
@@ -26,10 +27,9 @@ from membench_agents.algos.vector import (
     process_cap,
     to_tensor,
 )
-from membench_agents.algos.trainer import env_kwargs_of
 from membench_agents.errors import check_stop
-from membench_agents.runs.stats import normalize_eval
 from membench_agents.nets.actor_critic import ActorCritic
+from membench_agents.runs.stats import normalize_eval
 
 #: The default episode seeds: 0..99 (memory-classification paper, Appendix F.1).
 DEFAULT_EPISODE_SEEDS: tuple[int, ...] = tuple(range(100))

@@ -259,7 +259,7 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK
     while True:
-        f = open(path, "a+")  # noqa: SIM115 - held for the whole block
+        f = open(path, "a+")  # held for the whole block
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -23,7 +23,6 @@ import contextlib
 import json
 import math
 import os
-import random
 import signal
 import sys
 import time
@@ -35,13 +34,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from membench_agents.runs import envstate
-from membench_agents.runs.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, load_trainer_state, save_checkpoint
-from membench_agents.errors import ConfigError, StopRequested
-from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
-from membench_agents.runs.evaluation import evaluate_trainer
-from membench_agents.runs.stats import episode_seeds, run_metric
 from membench_agents.algos.trainer import Trainer, make_trainer
+from membench_agents.errors import ConfigError, StopRequested
+from membench_agents.runs import envstate
+from membench_agents.runs.checkpoint import (
+    CHECKPOINT,
+    CheckpointError,
+    load_checkpoint,
+    load_trainer_state,
+    save_checkpoint,
+)
+from membench_agents.runs.evaluation import evaluate_trainer
+from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
+from membench_agents.runs.stats import episode_seeds, run_metric
 
 if TYPE_CHECKING:
     from membench_agents.runs.tracking import Tracking
@@ -88,7 +93,7 @@ class StopFlag:
             return True
         return self.count > 0
 
-    def _handler(self, signum, frame):  # noqa: ARG002
+    def _handler(self, signum, frame):
         self.count += 1
         if self.count > 1:
             raise KeyboardInterrupt
@@ -272,6 +277,196 @@ def train_seed(
             raise
 
 
+class _SeedRun:
+    """The training of one seed once its trainer is built (and restored from ``payload``, the checkpoint resumed
+    from; None: a fresh start): the loop, its logs, checkpoints and evaluations (:func:`train_seed`)."""
+
+    def __init__(self, cfg: dict[str, Any], seed: int, seed_dir: Path, trainer: Trainer,
+                 payload: dict[str, Any] | None, should_stop: Callable[[], bool] | None,
+                 tracking: Tracking | None) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.cfg, self.seed, self.seed_dir, self.trainer = cfg, seed, seed_dir, trainer
+        self.should_stop = should_stop
+        self.ckpt = seed_dir / CHECKPOINT
+        self.fresh = payload is None
+        self.run: dict[str, Any] = payload["run"] if payload is not None else {
+            "history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
+        # purge_step: events after the checkpoint's step (logged by the interrupted process) are dropped; the
+        # checkpoint's own step stays
+        purge = trainer.global_step + 1 if payload is not None else None
+        mirror = None
+        if tracking is not None:
+            from membench_agents.runs.tracking import WandbMirror
+
+            mirror = WandbMirror(tracking, cfg, seed, seed_dir)
+        self.writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge), mirror=mirror)
+        if payload is None:
+            self.writer.add_text("config", config_markdown(cfg))
+        self.recent: deque[tuple[float, Any]] = deque(self.run["recent"], maxlen=100)
+        self.total = trainer.target_steps
+        self.every_eval = cfg["eval"]["every_steps"]
+        self.seeds_eval = episode_seeds(cfg)
+        self.env_warned = False
+        self.saved_at = trainer.global_step if payload is not None else None  # the step of the checkpoint on disk
+
+    # -- checkpoints and evaluations -------------------------------------------------------------------------
+    def save(self, finished: bool = False) -> None:
+        trainer, run = self.trainer, self.run
+        self.writer.flush(to_disk=True)
+        run["recent"] = list(self.recent)
+        run["finished"] = finished
+        try:
+            env_state, env_error = envstate.capture(trainer.envs), None
+        except envstate.NotCapturable as e:
+            env_state, env_error = None, str(e)
+            if not self.env_warned:
+                self.env_warned = True
+                print(f"warning: the environments of {self.cfg['env']} cannot be saved as plain data ({e}); "
+                      f"checkpoints in {self.seed_dir} hold the policy but this run cannot be resumed",
+                      file=sys.stderr)
+        save_checkpoint(self.ckpt, {"config": self.cfg, "seed": self.seed, "trainer": trainer.state_dict(),
+                                    "env_state": env_state, "env_state_error": env_error, "run": run,
+                                    "global_step": trainer.global_step})
+        _write_jsonl(self.seed_dir / "metrics.jsonl", run["history"] + [{"eval": e} for e in run["evals"]])
+        self.saved_at = trainer.global_step
+
+    def stop_here(self, where: str = "") -> Interrupted:
+        """Checkpoint the current (consistent) state; the exception to raise."""
+        self.save()
+        return Interrupted(f"stopped at step {self.trainer.global_step}{where}; checkpoint saved to {self.ckpt}")
+
+    def evaluate(self) -> dict[str, Any]:
+        return evaluate_trainer(self.trainer, self.cfg, self.seeds_eval, should_stop=self.should_stop)
+
+    def periodic_eval(self) -> None:
+        """The evaluation due at this step. ``run["eval_due"]`` marks it until it is done, so that a stop in the
+        middle of it checkpoints the trained state and the resumed run evaluates first."""
+        self.run["eval_due"] = True
+        try:
+            res = self.evaluate()
+        except StopRequested:
+            raise self.stop_here(" (during an evaluation, which the resumed run repeats)") from None
+        self.run["eval_due"] = False
+        step = self.trainer.global_step
+        self.run["evals"].append({"global_step": step, "success_rate": res["success_rate"],
+                                  "mean_return": res["mean_return"], "mean_length": res["mean_length"]})
+        if res["success_rate"] is not None:
+            self.writer.add_scalar("eval/success_rate", res["success_rate"], step)
+        self.writer.add_scalar("eval/return", res["mean_return"], step)
+
+    # -- iterations ------------------------------------------------------------------------------------------
+    def iterate(self, last_iteration_s: float) -> dict[str, Any]:
+        """One iteration, stopped inside if asked. A trainer that keeps an unfinished iteration is saved where
+        it stopped; one that drops it (PPO) leaves the checkpoint written before the iteration, so a slow
+        iteration (the last one took over SLOW_ITERATION_S) is preceded by a checkpoint, and a stop inside an
+        iteration is only asked for when one was."""
+        trainer = self.trainer
+        keeps = trainer.keeps_unfinished_iteration
+        if not keeps and last_iteration_s > SLOW_ITERATION_S and self.saved_at != trainer.global_step:
+            self.save()
+        poll = self.should_stop if keeps or self.saved_at == trainer.global_step else None
+        try:
+            return trainer.iterate(poll)
+        except StopRequested:
+            if keeps:
+                raise self.stop_here(" (inside an iteration, which the resumed run completes)") from None
+            raise Interrupted(f"stopped inside the iteration after step {self.saved_at}, which was dropped; the "
+                              f"checkpoint of step {self.saved_at} stands: {self.ckpt}") from None
+
+    def log(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """The iteration's row of the history (also written to TensorBoard)."""
+        step, writer = self.trainer.global_step, self.writer
+        episodes = metrics.get("episodes") or []
+        stats = _episode_stats(episodes)
+        self.recent.extend((float(e[0]), e[2]) for e in episodes)
+        row = {"iteration": len(self.run["history"]) + 1, "global_step": step, **stats,
+               **{k: float(metrics[k]) for k in _LOSS_KEYS if metrics.get(k) is not None},
+               "sps": float(metrics.get("sps", 0.0)), "time": self.run["train_time"]}
+        if metrics.get("learning_rate") is not None:
+            row["learning_rate"] = float(metrics["learning_rate"])
+        self.run["history"].append(row)
+        if stats["episodes"]:
+            writer.add_scalar("charts/episodic_return", stats["return_mean"], step)
+            writer.add_scalar("charts/episodic_length", stats["length_mean"], step)
+            if stats["success_rate"] is not None:
+                writer.add_scalar("charts/success_rate", stats["success_rate"], step)
+        writer.add_scalar("charts/SPS", row["sps"], step)
+        if "learning_rate" in row:
+            writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
+        for k in _LOSS_KEYS:
+            if k in row:
+                writer.add_scalar(f"losses/{k}", row[k], step)
+        for k, v in _algo_scalars(metrics).items():
+            writer.add_scalar(f"algo/{k}", v, step)
+        return row
+
+    def progress(self, row: dict[str, Any], evaluated: bool) -> dict[str, Any]:
+        """What the progress report shows after an iteration: the recent training episodes, the evaluation."""
+        rec_r = [r for r, _ in self.recent]
+        rec_s = [s for _, s in self.recent if s is not None]
+        return {"step": self.trainer.global_step, "total": self.total, "sps": row["sps"],
+                "ret": float(np.mean(rec_r)) if rec_r else None,
+                "succ": float(np.mean(rec_s)) if rec_s else None,
+                "eval": self.run["evals"][-1] if evaluated else None}
+
+    # -- the run ---------------------------------------------------------------------------------------------
+    def train(self, report: Callable[[dict[str, Any]], None] | None,
+              stop_after_iterations: int | None) -> tuple[dict[str, Any], str, float]:
+        """Train to the end, then evaluate: (the final evaluation, its metric, the metric's value)."""
+        try:
+            if self.fresh:
+                self.save()  # a checkpoint exists from the very start, so a crash always leaves one
+                if self.every_eval:
+                    self.periodic_eval()
+            elif self.run.get("eval_due"):  # the run was stopped during this evaluation
+                self.periodic_eval()
+            self.loop(report, stop_after_iterations)
+            if self.should_stop is not None and self.should_stop():
+                raise self.stop_here(" (before the final evaluation)")
+            try:
+                final = self.evaluate()
+            except StopRequested:
+                raise self.stop_here(" (during the final evaluation, which the resumed run repeats)") from None
+            metric, value = run_metric(final)
+            self.writer.add_scalar(f"final/{metric}", value, self.trainer.global_step)
+            self.save(finished=True)
+        finally:
+            self.writer.close()
+        return final, metric, value
+
+    def loop(self, report: Callable[[dict[str, Any]], None] | None, stop_after_iterations: int | None) -> None:
+        """Iterations until the trainer's budget is spent, with the evaluations and checkpoints they are due."""
+        trainer, every_eval, ck = self.trainer, self.every_eval, self.cfg["checkpoint"]
+        last_save = time.monotonic()
+        iterations_here = 0
+        last_iteration_s = 0.0
+        while not trainer.finished:
+            if (self.should_stop is not None and self.should_stop()) or (
+                stop_after_iterations is not None and iterations_here >= stop_after_iterations
+            ):
+                raise self.stop_here()
+            t0 = time.perf_counter()
+            before = trainer.global_step
+            metrics = self.iterate(last_iteration_s)
+            last_iteration_s = time.perf_counter() - t0
+            self.run["train_time"] += last_iteration_s
+            iterations_here += 1
+            row = self.log(metrics)
+            step = trainer.global_step
+            evaluated = bool(every_eval) and (step // every_eval > before // every_eval or trainer.finished)
+            if evaluated:
+                self.periodic_eval()
+            if report is not None:
+                report(self.progress(row, evaluated))
+            now = time.monotonic()
+            if (ck["every_iterations"] and len(self.run["history"]) % int(ck["every_iterations"]) == 0) or (
+                ck["every_seconds"] and now - last_save >= ck["every_seconds"]
+            ):
+                self.save()
+                last_save = now
+
+
 def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_after_iterations, trainer, tracking):
     import torch
 
@@ -287,166 +482,16 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     torch.set_num_threads(int(os.environ.get("MEMBENCH_TORCH_THREADS", "1")))
 
     trainer = trainer or make_trainer(cfg, seed)
-    run: dict[str, Any] = {"history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
     if payload is not None:
         load_trainer_state(trainer, payload["trainer"], ckpt)
         try:
             envstate.restore(trainer.envs, payload["env_state"])
         except ValueError as e:
             raise CheckpointError(f"{ckpt}: the saved environment state does not fit {cfg['env']} ({e})") from None
-        run = payload["run"]
-    from torch.utils.tensorboard import SummaryWriter
-
-    # purge_step: events after the checkpoint's step (logged by the interrupted process) are dropped; the
-    # checkpoint's own step stays
-    purge = trainer.global_step + 1 if payload is not None else None
-    mirror = None
-    if tracking is not None:
-        from membench_agents.runs.tracking import WandbMirror
-
-        mirror = WandbMirror(tracking, cfg, seed, seed_dir)
-    writer = _BatchedWriter(SummaryWriter(str(seed_dir), purge_step=purge), mirror=mirror)
-    if payload is None:
-        writer.add_text("config", config_markdown(cfg))
-    recent = deque(run["recent"], maxlen=100)
-    total = trainer.target_steps
-    every_eval = cfg["eval"]["every_steps"]
-    ck = cfg["checkpoint"]
-    seeds_eval = episode_seeds(cfg)
-    env_warned = [False]
-
-    saved_at = [trainer.global_step if payload is not None else None]  # the step of the checkpoint on disk
-
-    def save(finished: bool = False) -> None:
-        writer.flush(to_disk=True)
-        run["recent"] = list(recent)
-        run["finished"] = finished
-        try:
-            env_state, env_error = envstate.capture(trainer.envs), None
-        except envstate.NotCapturable as e:
-            env_state, env_error = None, str(e)
-            if not env_warned[0]:
-                env_warned[0] = True
-                print(f"warning: the environments of {cfg['env']} cannot be saved as plain data ({e}); "
-                      f"checkpoints in {seed_dir} hold the policy but this run cannot be resumed", file=sys.stderr)
-        save_checkpoint(ckpt, {"config": cfg, "seed": seed, "trainer": trainer.state_dict(),
-                               "env_state": env_state, "env_state_error": env_error, "run": run,
-                               "global_step": trainer.global_step})
-        _write_jsonl(seed_dir / "metrics.jsonl", run["history"] + [{"eval": e} for e in run["evals"]])
-        saved_at[0] = trainer.global_step
-
-    def stop_here(where: str = "") -> Interrupted:
-        """Checkpoint the current (consistent) state; the exception to raise."""
-        save()
-        return Interrupted(f"stopped at step {trainer.global_step}{where}; checkpoint saved to {ckpt}")
-
-    def evaluate() -> dict[str, Any]:
-        return evaluate_trainer(trainer, cfg, seeds_eval, should_stop=should_stop)
-
-    def periodic_eval() -> None:
-        """The evaluation due at this step. ``run["eval_due"]`` marks it until it is done, so that a stop in the
-        middle of it checkpoints the trained state and the resumed run evaluates first."""
-        run["eval_due"] = True
-        try:
-            res = evaluate()
-        except StopRequested:
-            raise stop_here(" (during an evaluation, which the resumed run repeats)") from None
-        run["eval_due"] = False
-        entry = {"global_step": trainer.global_step, "success_rate": res["success_rate"],
-                 "mean_return": res["mean_return"], "mean_length": res["mean_length"]}
-        run["evals"].append(entry)
-        if res["success_rate"] is not None:
-            writer.add_scalar("eval/success_rate", res["success_rate"], trainer.global_step)
-        writer.add_scalar("eval/return", res["mean_return"], trainer.global_step)
-
-    def iterate(last_iteration_s: float) -> dict[str, Any]:
-        """One iteration, stopped inside if asked. A trainer that keeps an unfinished iteration is saved where
-        it stopped; one that drops it (PPO) leaves the checkpoint written before the iteration, so a slow
-        iteration (the last one took over SLOW_ITERATION_S) is preceded by a checkpoint, and a stop inside an
-        iteration is only asked for when one was."""
-        keeps = trainer.keeps_unfinished_iteration
-        if not keeps and last_iteration_s > SLOW_ITERATION_S and saved_at[0] != trainer.global_step:
-            save()
-        poll = should_stop if keeps or saved_at[0] == trainer.global_step else None
-        try:
-            return trainer.iterate(poll)
-        except StopRequested:
-            if keeps:
-                raise stop_here(" (inside an iteration, which the resumed run completes)") from None
-            raise Interrupted(f"stopped inside the iteration after step {saved_at[0]}, which was dropped; the "
-                              f"checkpoint of step {saved_at[0]} stands: {ckpt}") from None
-
-    last_save = time.monotonic()
-    iterations_here = 0
-    last_iteration_s = 0.0
-    try:
-        if payload is None:
-            save()  # a checkpoint exists from the very start, so a crash always leaves one
-            if every_eval:
-                periodic_eval()
-        elif run.get("eval_due"):  # the run was stopped during this evaluation
-            periodic_eval()
-        while not trainer.finished:
-            if (should_stop is not None and should_stop()) or (
-                stop_after_iterations is not None and iterations_here >= stop_after_iterations
-            ):
-                raise stop_here()
-            t0 = time.perf_counter()
-            before = trainer.global_step
-            metrics = iterate(last_iteration_s)
-            last_iteration_s = time.perf_counter() - t0
-            run["train_time"] += last_iteration_s
-            iterations_here += 1
-            step = trainer.global_step
-            episodes = metrics.get("episodes") or []
-            stats = _episode_stats(episodes)
-            recent.extend((float(e[0]), e[2]) for e in episodes)
-            row = {"iteration": len(run["history"]) + 1, "global_step": step, **stats,
-                   **{k: float(metrics[k]) for k in _LOSS_KEYS if metrics.get(k) is not None},
-                   "sps": float(metrics.get("sps", 0.0)), "time": run["train_time"]}
-            if metrics.get("learning_rate") is not None:
-                row["learning_rate"] = float(metrics["learning_rate"])
-            run["history"].append(row)
-            if stats["episodes"]:
-                writer.add_scalar("charts/episodic_return", stats["return_mean"], step)
-                writer.add_scalar("charts/episodic_length", stats["length_mean"], step)
-                if stats["success_rate"] is not None:
-                    writer.add_scalar("charts/success_rate", stats["success_rate"], step)
-            writer.add_scalar("charts/SPS", row["sps"], step)
-            if "learning_rate" in row:
-                writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
-            for k in _LOSS_KEYS:
-                if k in row:
-                    writer.add_scalar(f"losses/{k}", row[k], step)
-            for k, v in _algo_scalars(metrics).items():
-                writer.add_scalar(f"algo/{k}", v, step)
-            evaluated = bool(every_eval) and (step // every_eval > before // every_eval or trainer.finished)
-            if evaluated:
-                periodic_eval()
-            if report is not None:
-                rec_r = [r for r, _ in recent]
-                rec_s = [s for _, s in recent if s is not None]
-                report({"step": step, "total": total, "sps": row["sps"],
-                        "ret": float(np.mean(rec_r)) if rec_r else None,
-                        "succ": float(np.mean(rec_s)) if rec_s else None,
-                        "eval": run["evals"][-1] if evaluated else None})
-            now = time.monotonic()
-            if (ck["every_iterations"] and len(run["history"]) % int(ck["every_iterations"]) == 0) or (
-                ck["every_seconds"] and now - last_save >= ck["every_seconds"]
-            ):
-                save()
-                last_save = now
-        if should_stop is not None and should_stop():
-            raise stop_here(" (before the final evaluation)")
-        try:
-            final = evaluate()
-        except StopRequested:
-            raise stop_here(" (during the final evaluation, which the resumed run repeats)") from None
-        metric, value = run_metric(final)
-        writer.add_scalar(f"final/{metric}", value, trainer.global_step)
-        save(finished=True)
-    finally:
-        writer.close()
+    seed_run = _SeedRun(cfg, seed, seed_dir, trainer, payload, should_stop, tracking)
+    final, metric, value = seed_run.train(report, stop_after_iterations)
+    run = seed_run.run
+    seeds_eval = seed_run.seeds_eval
     summary = {
         "seed": seed,
         "global_step": trainer.global_step,
@@ -482,5 +527,4 @@ def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
     return trainer, payload
 
 
-__all__ = ["Interrupted", "STOP_SIGNALS", "StopFlag", "TIMING_KEYS", "load_trainer", "read_eval",
-           "train_seed"]
+__all__ = ["STOP_SIGNALS", "TIMING_KEYS", "Interrupted", "StopFlag", "load_trainer", "read_eval", "train_seed"]

@@ -17,14 +17,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 from membench_agents.algos.registry import AGENTS
-from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.errors import ConfigError
-from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError
-from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.folder import ERROR_LOG, EVAL
 from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
+from membench_agents.runs.tracking import Tracking
 
 
 @dataclasses.dataclass
@@ -213,7 +214,7 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
         if workers <= 1:
             _run_inline(jobs, bar, results)
         else:
-            _run_parallel(jobs, workers, bar, results)
+            _Pool(jobs, workers, bar, results).run()
     finally:
         bar.close()
     return results
@@ -248,98 +249,120 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
             bar.finish(job)
 
 
-def _run_parallel(jobs: list[Job], workers: int, bar: Progress, results: dict[str, dict[str, Any]]) -> None:
-    import multiprocessing as mp
-    import queue as queue_mod
+class _Pool:
+    """Jobs in worker processes, ``workers`` at a time, the most costly first (:func:`run_jobs`): the workers'
+    messages, stop signals forwarded to them, and every exit accounted for."""
 
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    pending = sorted(jobs, key=lambda j: -j.cost)
-    by_label = {j.label: j for j in jobs}
-    running: dict[str, Any] = {}
-    failures: list[str] = []  # one line per failed run
-    failed: set[str] = set()
-    interrupted: list[str] = []
-    stop = StopFlag()
+    def __init__(self, jobs: list[Job], workers: int, bar: Progress, results: dict[str, dict[str, Any]]) -> None:
+        import multiprocessing as mp
 
-    def handle(kind: str, label: str, payload: Any) -> None:
+        self.ctx = mp.get_context("spawn")
+        self.q = self.ctx.Queue()
+        self.workers, self.bar, self.results = workers, bar, results
+        self.pending = sorted(jobs, key=lambda j: -j.cost)
+        self.by_label = {j.label: j for j in jobs}
+        self.running: dict[str, Any] = {}
+        self.failures: list[str] = []  # one line per failed run
+        self.failed: set[str] = set()
+        self.interrupted: list[str] = []
+        self.stop = StopFlag()
+
+    def run(self) -> None:
+        """Run every job unless stopped or one fails; then :class:`RunFailed` or :class:`KeyboardInterrupt`."""
+        previous = [(s, signal.signal(s, self.forward)) for s in STOP_SIGNALS]
+        os.environ["OMP_NUM_THREADS"] = "1"
+        asked = False
+        try:
+            while self.running or (self.pending and self.may_start()):
+                self.start_jobs()
+                self.poll()
+                if self.failures and not asked:
+                    # no queued run starts; the running ones checkpoint and stop, then the failure is reported
+                    asked = True
+                    self.ask_to_stop()
+        finally:
+            for s, h in previous:
+                signal.signal(s, h)
+            _abort(self.running)
+        _not_started(self.bar, self.pending)
+        if self.failures:
+            raise RunFailed(self.failures)
+        if self.stop.count or self.interrupted:
+            raise KeyboardInterrupt
+
+    def may_start(self) -> bool:
+        """Whether a queued job may start: no stop was asked for and no run failed."""
+        return not self.stop.count and not self.failures
+
+    def start_jobs(self) -> None:
+        while self.pending and len(self.running) < self.workers and self.may_start():
+            job = self.pending.pop(0)
+            p = self.ctx.Process(target=_worker, args=(job, self.q, os.getpid()), name=f"membench-{job.label}")
+            p.start()
+            self.running[job.label] = p
+
+    def poll(self) -> None:
+        """Handle one message (waiting half a second at most), then account for the workers that exited."""
+        try:
+            self.handle(*self.q.get(timeout=0.5))
+        except Empty:
+            pass
+        for label, p in list(self.running.items()):
+            if p.exitcode is not None:
+                self.reap(label, p)
+
+    def handle(self, kind: str, label: str, payload: Any) -> None:
         """One message from a worker: progress, its final summary, an interruption or an error."""
         if kind == "progress":
-            bar.update(by_label[label], payload)
+            self.bar.update(self.by_label[label], payload)
         elif kind == "done":
-            results[label] = payload
-            bar.finish(by_label[label])
+            self.results[label] = payload
+            self.bar.finish(self.by_label[label])
         elif kind == "interrupted":
-            interrupted.append(label)
-            bar.write(f"[{label}] {payload}")
+            self.interrupted.append(label)
+            self.bar.write(f"[{label}] {payload}")
         elif kind == "error":
-            failed.add(label)
-            failures.append(payload)
-            bar.write(f"failed: {payload}")
+            self.failed.add(label)
+            self.failures.append(payload)
+            self.bar.write(f"failed: {payload}")
 
-    def ask_to_stop() -> None:
-        for label, p in running.items():
-            if label not in results and label not in interrupted and label not in failed:
+    def unanswered(self, label: str) -> bool:
+        """Whether the job has sent no result yet (no summary, interruption or error)."""
+        return label not in self.results and label not in self.interrupted and label not in self.failed
+
+    def ask_to_stop(self) -> None:
+        for label, p in self.running.items():
+            if self.unanswered(label):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(p.pid, signal.SIGINT)
 
-    def forward(signum, frame):  # noqa: ARG001
-        stop.count += 1
-        if stop.count == 1:
-            bar.write(f"{signal.Signals(signum).name}: no queued run starts; each running run saves a checkpoint "
-                      "at its next consistent point and stops (Ctrl-C again to abort at once)")
-        ask_to_stop()
-        if stop.count > 1:
+    def forward(self, signum, frame) -> None:
+        """The handler of a stop signal: the first asks the workers to stop, a second aborts."""
+        self.stop.count += 1
+        if self.stop.count == 1:
+            self.bar.write(f"{signal.Signals(signum).name}: no queued run starts; each running run saves a "
+                           "checkpoint at its next consistent point and stops (Ctrl-C again to abort at once)")
+        self.ask_to_stop()
+        if self.stop.count > 1:
             raise KeyboardInterrupt
 
-    def reap(label: str, p) -> None:
+    def reap(self, label: str, p) -> None:
         """A worker has exited: take what it sent before it did, then account for it."""
         while True:
             try:
-                handle(*q.get(timeout=0.2))
-            except queue_mod.Empty:
+                self.handle(*self.q.get(timeout=0.2))
+            except Empty:
                 break
         p.join()
-        del running[label]
-        if label not in results and label not in interrupted and label not in failed:
-            d = Path(by_label[label].seed_dir)
+        del self.running[label]
+        if self.unanswered(label):
+            d = Path(self.by_label[label].seed_dir)
             log = d / ERROR_LOG
             where = f"its log: {log}" if log.is_file() else f"its folder: {d}"
-            failed.add(label)
-            failures.append(f"{label}: the worker process exited with code {p.exitcode} without a result "
-                            f"(killed, or out of memory?); {where}")
-            bar.write(f"failed: {failures[-1]}")
-
-    previous = [(s, signal.signal(s, forward)) for s in STOP_SIGNALS]
-    os.environ["OMP_NUM_THREADS"] = "1"
-    asked = False
-    try:
-        while running or (pending and not stop.count and not failures):
-            while pending and len(running) < workers and not stop.count and not failures:
-                job = pending.pop(0)
-                p = ctx.Process(target=_worker, args=(job, q, os.getpid()), name=f"membench-{job.label}")
-                p.start()
-                running[job.label] = p
-            try:
-                handle(*q.get(timeout=0.5))
-            except queue_mod.Empty:
-                pass
-            for label, p in list(running.items()):
-                if p.exitcode is not None:
-                    reap(label, p)
-            if failures and not asked:
-                # no queued run starts; the running ones checkpoint and stop, then the failure is reported
-                asked = True
-                ask_to_stop()
-    finally:
-        for s, h in previous:
-            signal.signal(s, h)
-        _abort(running)
-    _not_started(bar, pending)
-    if failures:
-        raise RunFailed(failures)
-    if stop.count or interrupted:
-        raise KeyboardInterrupt
+            self.failed.add(label)
+            self.failures.append(f"{label}: the worker process exited with code {p.exitcode} without a result "
+                                 f"(killed, or out of memory?); {where}")
+            self.bar.write(f"failed: {self.failures[-1]}")
 
 
 def _abort(running: dict[str, Any], grace_s: float = 5.0) -> None:

@@ -1,0 +1,229 @@
+"""A bench: several cells (env, agent, observation variant) trained side by side in one folder (``membench bench``,
+``make bench``).
+
+What a bench trains (:func:`plan`): without ``env`` and ``agent``, the cells of a bench spec (``--spec FILE``, else
+the T-Maze memory ladder shipped with the package, ``config/ladder.yaml``); with ``env`` alone, the ladder's
+(agent, variant) cells on that ID; with ``agent``, that one cell (on the ladder's ID without ``env``). Each cell
+resolves by the one rule of ``membench train`` (:func:`membench_agents.config.resolve.resolve`).
+
+A bench folder, ``<out>/bench/<time>/``, holds ``bench.yaml`` (the cells' folder names, the title, the expected
+ranges of the final metric per cell) and one run folder per cell, named by its label. :func:`resume` continues
+an interrupted bench from that file. The tables, plots and the check of the expected ranges are the report's
+(:func:`membench_agents.analysis.report.write_bench_report`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from membench_agents.algos.trainer import preflight
+from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, resolve
+from membench_agents.errors import ConfigError
+from membench_agents.runs import cell
+from membench_agents.runs.folder import RunFolderError, folder_name, locked, run_label
+from membench_agents.runs.tracking import Tracking
+from membench_agents.runs.workers import Job, run_jobs
+
+BENCH_FILE = "bench.yaml"
+#: the default bench: the memory-improvability ladder on the Passive T-Maze
+LADDER = CONFIG_DATA / "ladder.yaml"
+
+
+@dataclass
+class Plan:
+    """The resolved cells of a new bench, before its folder exists."""
+
+    cells: list[Resolved]
+    title: str | None = None
+    expect: dict[str, list[float]] = field(default_factory=dict)
+    jobs: int = 0  #: the spec's worker processes (0: automatic)
+    description: str | None = None  #: what the spec says it is (a spec's bench only)
+
+    @property
+    def configs(self) -> list[dict[str, Any]]:
+        return [r.config for r in self.cells]
+
+
+@dataclass
+class Bench:
+    """A bench folder and what it trains."""
+
+    path: Path
+    labels: list[str]
+    configs: list[dict[str, Any]]
+    jobs: list[Job]
+    title: str | None = None
+    expect: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def cell_dirs(self) -> list[Path]:
+        return [self.path / label for label in self.labels]
+
+
+def load_spec(spec: str | Path | None = None) -> tuple[dict[str, Any], Path]:
+    """A bench spec and its path: ``spec``, else the T-Maze ladder shipped with the package."""
+    path = Path(spec) if spec else LADDER
+    return load_yaml(path), path
+
+
+def plan(env: str | None = None, agent: str | None = None, spec: str | Path | None = None, *,
+         steps: int | None = None, seeds: Any = None, device: str | None = None) -> Plan:
+    """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given."""
+    common = {"steps": steps, "seeds": seeds, "device": device}
+    if env is not None and agent is not None:
+        return Plan([resolve(env, agent, **common)])
+    data, path = load_spec(spec)
+    if env is None and agent is None:
+        return _spec_plan(data, path, common)
+    if agent is None:
+        # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
+        cells = [resolve(env, a, obs_variant=variant, **common) for a, variant in _agent_variants(data, path)]
+        return Plan(cells, title=f"memory ladder on {env}")
+    return Plan([resolve(data["env"], agent, **common)])
+
+
+def _spec_plan(data: dict[str, Any], path: Path, common: dict[str, Any]) -> Plan:
+    """Every cell of a spec: a cell config file (relative to the spec) or a mapping (agent, obs_variant, env)."""
+    cells = [resolve(config_file=path.parent / c, **common) if isinstance(c, str)
+             else resolve(c.get("env", data.get("env")), c["agent"], obs_variant=c.get("obs_variant"), **common)
+             for c in data["cells"]]
+    return Plan(cells, title=data.get("title"), expect=data.get("expect") or {},
+                jobs=int(data["jobs"]) if data.get("jobs") else 0,
+                description=data.get("description", str(path)))
+
+
+def _agent_variants(data: dict[str, Any], path: Path) -> list[tuple[str, str]]:
+    """(agent, obs_variant) of every cell of a bench spec."""
+    pairs = []
+    for c in data["cells"]:
+        cfg = load_yaml(path.parent / c) if isinstance(c, str) else c
+        pairs.append((cfg["agent"], cfg.get("obs_variant", "partial")))
+    return pairs
+
+
+def labels(configs: list[dict[str, Any]]) -> list[str]:
+    """The cells' folder names: their run labels, prefixed by the ID where the cells are on several tasks."""
+    one_env = len({(c["env"], json.dumps(c["env_kwargs"], sort_keys=True)) for c in configs}) == 1
+    out = [run_label(c) if one_env else f"{c['env'].replace('/', '__')}__{run_label(c)}" for c in configs]
+    if len(set(out)) != len(out):
+        raise ConfigError(f"two bench cells share a label: {out}")
+    return out
+
+
+def check(p: Plan) -> list[str]:
+    """The cells' labels, once every cell is known to train (before anything is written)."""
+    out = labels(p.configs)
+    for c in p.configs:
+        preflight(c)
+    return out
+
+
+def create(p: Plan, cell_labels: list[str], out: str | Path) -> Bench:
+    """A new bench folder under ``<out>/bench/`` (named by the time) with its cells' run folders and bench.yaml."""
+    path = Path(out) / "bench" / time.strftime("%Y%m%d-%H%M%S")
+    k = 1
+    while path.exists():
+        k += 1
+        path = path.with_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{k}")
+    jobs = [j for label, c in zip(cell_labels, p.configs, strict=True) for j in cell.prepare_run(c, path / label)]
+    (path / BENCH_FILE).write_text(yaml.safe_dump({"cells": cell_labels, "title": p.title, "expect": p.expect}))
+    return Bench(path, cell_labels, p.configs, jobs, p.title, p.expect)
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """A bench folder's bench.yaml, checked (one error naming what is wrong and how to recover)."""
+    path = Path(path)
+    file = path / BENCH_FILE
+    if not file.is_file():
+        raise RunFolderError(f"{path} is not a membench bench folder (no {BENCH_FILE})")
+    try:
+        meta = yaml.safe_load(file.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError):
+        meta = None
+    fix = "restore it, or resume each cell with membench train --resume"
+    cells = meta.get("cells") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict) or not isinstance(cells, list) or not cells or not all(
+            isinstance(c, str) for c in cells):
+        raise RunFolderError(f"{file} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
+                             f"{fix}")
+    try:  # names read back: the rule of every new folder name, so none reaches outside the bench folder
+        for i, c in enumerate(cells):
+            folder_name(c, f"cells[{i}]")
+    except ConfigError as e:
+        raise RunFolderError(f"{file}: {e}; {fix}") from None
+    if len(set(cells)) != len(cells):
+        raise RunFolderError(f"{file} lists a cell twice ({cells}); {fix}")
+    if meta.get("title") is not None and not isinstance(meta["title"], str):
+        raise RunFolderError(f"{file}: title must be a string, got {meta['title']!r}; {fix}")
+    expect = meta.get("expect") or {}
+    if not isinstance(expect, dict) or not all(_is_range(v) for v in expect.values()):
+        raise RunFolderError(f"{file}: expect must map cell labels to [low, high], got {expect!r}; {fix}")
+    return meta
+
+
+def _is_range(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)
+
+
+def resume(path: str | Path) -> Bench:
+    """An interrupted bench, to continue with the configs it started with (checked before any work starts)."""
+    path = Path(path)
+    meta = read_meta(path)
+    cell_labels = meta["cells"]
+    configs = [cell.run_config(path / label) for label in cell_labels]
+    for label, c in zip(cell_labels, configs, strict=True):
+        cell.check_resumable(c, path / label)
+    jobs = [j for label, c in zip(cell_labels, configs, strict=True)
+            for j in cell.jobs_for(c, path / label, resume=True)]
+    return Bench(path, cell_labels, configs, jobs, meta.get("title"), meta.get("expect") or {})
+
+
+def run(bench: Bench, workers: int = 1, progress: bool = True, tracking: Tracking | None = None) -> None:
+    """Train every job of the bench (each cell folder locked: one writer), then write each cell's results.json.
+
+    A stop (Ctrl-C, SIGTERM) raises :class:`KeyboardInterrupt`, a failed run
+    :class:`~membench_agents.runs.workers.RunFailed`, with every checkpoint saved: :func:`resume` continues."""
+    with contextlib.ExitStack() as held:
+        for d in bench.cell_dirs:
+            held.enter_context(locked(d))
+        for job in bench.jobs:
+            job.tracking = tracking
+        run_jobs(bench.jobs, workers=workers, progress=progress)
+        for d in bench.cell_dirs:
+            cell.finalize_run(d)
+
+
+@dataclass
+class Expectation:
+    """A cell's final metric (mean over its runs) against the range the bench expects of it."""
+
+    label: str
+    results: dict[str, Any]  #: the cell's results.json
+    low: float
+    high: float
+
+    @property
+    def met(self) -> bool:
+        return self.low <= self.results["mean"] <= self.high
+
+
+def expectations(bench: Bench) -> list[Expectation]:
+    """The expected ranges of the bench's finished cells, in the order of its cells."""
+    out = []
+    for label, d in zip(bench.labels, bench.cell_dirs, strict=True):
+        if label in bench.expect:
+            low, high = bench.expect[label]
+            out.append(Expectation(label, json.loads((d / "results.json").read_text()), low, high))
+    return out
+
+
+__all__ = ["BENCH_FILE", "LADDER", "Bench", "Expectation", "Plan", "check", "create", "expectations", "labels",
+           "load_spec", "plan", "read_meta", "resume", "run"]
