@@ -204,7 +204,7 @@ def test_memoryless_policies_climb_the_ladder(variant):
     done, rewards = np.zeros(episodes, dtype=bool), np.zeros(episodes)
     for _ in range(4):  # every home is 3 moves away
         actions = [step_towards(obs["image"][i], homes[i]) if not done[i] else 0 for i in range(episodes)]
-        obs, reward, term, trunc, _ = venv.step(np.array(actions))
+        obs, reward, term, _trunc, _ = venv.step(np.array(actions))
         rewards += np.where(done, 0, reward)
         done |= term
     assert done.all()

@@ -189,7 +189,7 @@ def test_reset_mask_keeps_the_other_envs_state_and_reseeds_masked_ones():
     obs, _ = venv.reset(seed=0)
     obs, *_ = venv.step(np.array([0, 0, 0]))  # everyone one step towards the junction
     before = obs.copy()
-    obs, info = venv.reset(seed=[None, 7, None], options={"reset_mask": np.array([False, True, False])})
+    obs, _info = venv.reset(seed=[None, 7, None], options={"reset_mask": np.array([False, True, False])})
     np.testing.assert_array_equal(obs[[0, 2]], before[[0, 2]])  # untouched
     single = gym.make("MIKASA/TMazePassive-v0", obs_variant="full")
     np.testing.assert_array_equal(obs[1], single.reset(seed=7)[0])  # env 1 starts seed 7's episode

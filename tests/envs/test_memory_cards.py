@@ -153,7 +153,7 @@ def test_oracle_accumulates_seen_values_until_removed():
     seen = {face_up(obs)[0]}
     for _ in range(30):
         pos, _ = face_up(obs)
-        obs, r, term, trunc, info = env.step((pos + 1) % C)
+        obs, _r, term, trunc, info = env.step((pos + 1) % C)
         if term or trunc:
             break
         removed = obs[:C] == REMOVED

@@ -88,7 +88,7 @@ def test_full_variant_is_time_query_context():
     for t in range(1, 5):
         np.testing.assert_array_equal(obs[2:], info["oracle"])
         assert obs[1] == q
-        obs, r, term, _, info = env.step(0)
+        obs, _r, term, _, info = env.step(0)
         np.testing.assert_allclose(obs[0], t / 4, rtol=1e-6)
     assert term
 

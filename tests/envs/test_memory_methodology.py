@@ -95,7 +95,7 @@ def test_numpy_integers_are_accepted_and_non_integers_rejected():
     assert memory.classify_pair(np.uint8(3), np.int64(4)) == "LTM"
     assert memory.valid_ltm_setup(np.int64(3), 5, np.int64(8))
     assert memory.plan("MIKASA/TMazeClassic-v0", np.int64(4)).regime is memory.Regime.LTM_ONLY
-    with pytest.raises(TypeError, match="correlation horizon must be an integer >= 1, got 3.5"):
+    with pytest.raises(TypeError, match=r"correlation horizon must be an integer >= 1, got 3\.5"):
         memory.classify_experiment(3, [2, 3.5])  # not silently truncated to 3
     with pytest.raises(ValueError, match="correlation horizon must be an integer >= 1, got 0"):
         memory.classify_experiment(3, 0)

@@ -32,7 +32,7 @@ def _drive(env, decide):
     mg, u = env.unwrapped.minigrid, env.unwrapped
     obs, info = env.reset(seed=env._seed)
     steps, total, done = 0, 0.0, False
-    jx, mid = u.junction
+    jx, _mid = u.junction
     while not done:
         x, _ = mg.agent_pos
         d = mg.agent_dir
@@ -198,7 +198,7 @@ def _measured_xi(env, seed):
         else:
             want = NORTH if _north_object(env) == u.start_object else SOUTH
             a = FORWARD if mg.agent_dir == want else _turn_towards(mg.agent_dir, want)
-        obs, r, term, trunc, info = env.step(a)
+        obs, _r, term, trunc, info = env.step(a)
         if term or trunc:
             assert info["success"]
             return t - last_sight + 1, x0, jx

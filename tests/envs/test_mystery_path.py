@@ -259,7 +259,7 @@ def test_sprites_are_drawn_as_pygame_draws_them():
 # --- the rules -----------------------------------------------------------------------------------------------------
 def _off_path_step(env_id, obs):
     """An action that leaves the path from the start tile (towards an off-path neighbour)."""
-    centre, facing = read_agent(obs["image"])
+    centre, _facing = read_agent(obs["image"])
     tile = centre // TILE
     for (dx, dy) in FREE_ACTION:
         x, y = tile[0] + dx, tile[1] + dy
@@ -286,7 +286,7 @@ def test_leaving_the_path_returns_the_agent_to_the_start(env_id):
         else:
             action = np.array(FREE_ACTION[step])
         for _ in range(TILE):  # free movement needs a few steps to cross into the next tile
-            obs, reward, term, trunc, _ = env.step(action)
+            obs, reward, term, _trunc, _ = env.step(action)
             if obs["returning"]:
                 break
             assert reward == 0

@@ -63,7 +63,7 @@ def test_phases_timing_and_what_the_agent_sees():
             if t == 57:
                 break
             action = [N, W, S, E][t % 4]
-            obs, reward, term, trunc, _ = env.step(action)
+            obs, _reward, term, trunc, _ = env.step(action)
             assert term == (t == 56) and not trunc
             if t < 13:
                 np.testing.assert_array_equal(obs["image"], image)  # nothing moves while the colour is shown

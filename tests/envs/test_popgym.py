@@ -16,7 +16,7 @@ from tests.envs._helpers import on_info, play
 
 pytest.importorskip("popgym")
 
-from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, LEVELS, POPGYM_CLASSES  # noqa: E402
+from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, LEVELS, POPGYM_CLASSES
 
 ALL_POPGYM = [s.id for s in catalogue.select(namespace="POPGym")]
 FIXED_LENGTH = ("RepeatFirst", "RepeatPrevious", "Autoencode", "CountRecall", "HigherLower", "MultiarmedBandit",
@@ -92,7 +92,7 @@ def test_wrapper_reproduces_popgym_difficulty_subclass(env_id):
 
 def test_partial_is_observation_previous_action_and_is_t0():
     env = gym.make("POPGym/RepeatFirstEasy-v0")
-    obs, info = env.reset(seed=1)
+    obs, _info = env.reset(seed=1)
     inner = env.unwrapped.inner
     assert obs.shape == (9,) and obs.dtype == np.float32
     np.testing.assert_array_equal(obs[:4], np.eye(4)[int(inner.card)])  # the dealt suit, one-hot
@@ -177,7 +177,7 @@ def test_autoencode_oracle_solves_and_recital_is_in_reverse_order():
             shown.append(int(np.argmax(obs[2:6])))
         total = 0.0
         for suit in order(shown):
-            obs, r, term, trunc, _ = env.step(suit)
+            obs, r, term, _trunc, _ = env.step(suit)
             total += r
         assert term
         return len(shown), total
@@ -234,7 +234,7 @@ def test_battleship_oracle_is_the_shot_history():
     assert info["oracle"].sum() == 64 and info["oracle"].reshape(64, 3)[:, 0].all()  # all unknown at reset
     board = env.unwrapped.inner.board
     for cell in [(0, 0), (3, 4), (7, 7), (3, 4)]:
-        obs, r, term, trunc, info = env.step(np.array(cell))
+        obs, _r, _term, _trunc, info = env.step(np.array(cell))
         res = info["oracle"].reshape(8, 8, 3)
         assert res[cell].argmax() == 1 + board[cell]  # 1 miss / 2 hit
         np.testing.assert_array_equal(obs[-192:], info["oracle"])

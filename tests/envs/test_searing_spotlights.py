@@ -249,7 +249,7 @@ def test_endless_ends_after_160_steps_without_a_coin():
     for t in range(1, 161):
         if np.hypot(*(core.coin_at[0, 0] - core.position[0])) < 12:
             core.coin_at[0, 0] = (7, 7)
-        obs, reward, term, trunc, _ = env.step(NOOP)
+        obs, _reward, term, trunc, _ = env.step(NOOP)
         assert term == (t == 160) and not trunc
     assert obs["coin_timer"][0] == 1.0
 
@@ -314,7 +314,7 @@ def test_a_closed_exit_does_nothing():
     core, obs = _quiet(env)
     core.exit_at[0] = obs["agent"]
     core.coin_at[0, 0] = core.coin_xy[0, 0] = (77, 77) if obs["agent"][0] < 50 else (7, 77)
-    obs, reward, term, trunc, _ = env.step(NOOP)
+    obs, reward, term, _trunc, _ = env.step(NOOP)
     assert reward == 0.0 and not term and obs["exit"][2] == 0
 
 
@@ -336,7 +336,7 @@ def test_a_removed_spotlight_makes_the_next_one_skip_a_step():
 
 def test_the_light_dims_off_over_six_steps():
     env = make("full")
-    core, obs = _quiet(env)
+    _core, obs = _quiet(env)
     assert (obs["image"][:, 4:] == 255).any()  # everything shown at the reset
     alphas = []
     for _ in range(8):

@@ -9,7 +9,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 from membench_envs.envs.native.tmaze import DOWN, LEFT, RIGHT, UP
 
-import membench_envs  # noqa: F401  (registers the IDs)
+import membench_envs
 from tests.envs._helpers import compare_batched_with_sync, play
 
 L = 10
@@ -61,7 +61,7 @@ def test_walls_wrong_turn_and_timeout():
     for _ in range(L - 3):
         env.step(RIGHT)
     # 3 steps lost: the agent is 3 cells short of the junction with 1 step left.
-    obs, r, term, trunc, info = env.step(RIGHT)
+    obs, r, term, _trunc, info = env.step(RIGHT)
     assert term and r == 0 and not info["success"]
     # Wrong turn.
     obs, info = env.reset(seed=0)
@@ -73,7 +73,7 @@ def test_walls_wrong_turn_and_timeout():
 
 def test_dense_penalty_is_minus_one_over_T_minus_1_on_lagging_steps():
     env = gym.make("MIKASA/TMazePassiveDense-v0")
-    obs, info = env.reset(seed=4)
+    _obs, info = env.reset(seed=4)
     goal = info["oracle"][0]
     # On schedule (x == t after every step): no penalty, and the optimal return is 1.
     rewards = [env.step(RIGHT)[1] for _ in range(L)]
@@ -145,7 +145,7 @@ def test_batched_matches_single_envs_step_for_step(mode, variant):
 
 def test_batched_reset_with_seed_list_and_bad_inputs():
     venv = gym.make_vec("MIKASA/TMazePassive-v0", num_envs=3, vectorization_mode="vector_entry_point")
-    obs, info = venv.reset(seed=[5, 6, 7])
+    obs, _info = venv.reset(seed=[5, 6, 7])
     single = make()
     for i, s in enumerate([5, 6, 7]):
         np.testing.assert_array_equal(obs[i], single.reset(seed=s)[0])

@@ -14,8 +14,8 @@ import membench_envs
 
 pytest.importorskip("vizdoom", reason="extra [vizdoom] not installed")
 
-from membench_envs.envs.backends import vizdoom_wad as wad  # noqa: E402
-from membench_envs.envs.backends.vizdoom_two_colors import GREEN, MEDIKIT, RED, area_weights  # noqa: E402
+from membench_envs.envs.backends import vizdoom_wad as wad
+from membench_envs.envs.backends.vizdoom_two_colors import GREEN, MEDIKIT, RED, area_weights
 
 PRESETS = {"MIKASA/ViZDoomTwoColors-v0": "base", "MIKASA/ViZDoomTwoColorsHard-v0": "hard"}
 DELAY = "MIKASA/ViZDoomTwoColorsDelay1000-v0"
@@ -203,7 +203,7 @@ def test_health_reward_mode_pays_a_rise_and_ignores_bad_items():
     obs, info = env.reset(seed=5)
     for colour in (int(obs["good_colour"]), 1 - int(obs["good_colour"])):
         for _ in range(400):
-            obs, reward, term, trunc, info = env.step(seek(obs, colour))
+            obs, reward, _term, _trunc, info = env.step(seek(obs, colour))
             if info["good_items"] or info["bad_items"]:
                 break
         assert reward == pytest.approx((1.0 if info["good_items"] else 0.0) + 0.02)

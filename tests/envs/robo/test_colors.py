@@ -121,7 +121,7 @@ def test_each_cue_cube_is_seen_for_its_steps_in_order(robo_env):
 
 def test_bunch_is_seen_together_then_gone(robo_env):
     env = robo_env("MIKASA/BunchOfColors7-v0", obs_variant="partial")
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     frames = [obs["rgb"][..., :3]]
     for _ in range(10):
         obs, *_ = env.step(ZERO)
@@ -149,7 +149,7 @@ def test_seq_of_colors_any_order_succeeds_and_a_wrong_cube_fails(robo_env):
     env = _ee(robo_env, "MIKASA/SeqOfColors3-v0")
     info = episode(env, TouchSequencePolicy(env, "reversed"), seed=5)
     assert info["success_once"]  # any order (paper K.10)
-    obs, info = env.reset(seed=5)
+    _obs, info = env.reset(seed=5)
     seq = info["oracle"].tolist()
     other = next(k for k in range(9) if k not in seq)
     info = episode(env, TouchSequencePolicy(env, [seq[0], other, seq[1], seq[2]]), seed=5)

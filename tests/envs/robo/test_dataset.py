@@ -21,14 +21,14 @@ import torch
 
 pytest.importorskip("mani_skill")
 
-from membench_envs.cli import main as envs_cli  # noqa: E402
-from membench_envs.robo.collect import (  # noqa: E402
+from membench_envs.cli import main as envs_cli
+from membench_envs.robo.collect import (
     CollectionError,
     DatasetLockedError,
     collect,
     dataset_paths,
 )
-from membench_envs.robo.dataset import EpisodeDataset, read_episode  # noqa: E402
+from membench_envs.robo.dataset import EpisodeDataset, read_episode
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
@@ -209,7 +209,7 @@ def test_a_restart_with_other_settings_is_refused(tmp_path):
     env_id = "MIKASA/RememberColor3-v0"
     with pytest.raises(CollectionError):
         collect(env_id, 1, tmp_path, only_success=True, max_attempts=1, episode_steps=SHORT, progress=False)
-    with pytest.raises(ValueError, match="holds an interrupted collection with other settings .*only_success"):
+    with pytest.raises(ValueError, match=r"holds an interrupted collection with other settings .*only_success"):
         collect(env_id, 1, tmp_path, only_success=False, episode_steps=SHORT, progress=False)
 
 
@@ -227,10 +227,10 @@ def test_bad_collect_arguments_are_one_clear_error(argv, message, tmp_path, caps
 
 
 def test_the_loader_names_a_missing_index_and_a_foreign_file(small, tmp_path):
-    h5_path, json_path, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
+    h5_path, _json_path, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
     lone = tmp_path / "RememberColor3-v0.h5"
     lone.write_bytes(h5_path.read_bytes())
-    with pytest.raises(FileNotFoundError, match="RememberColor3-v0.json does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"RememberColor3-v0.json does not exist"):
         EpisodeDataset(lone)
     (tmp_path / "RememberColor3-v0.json").write_text("{}")
     with pytest.raises(ValueError, match="is not a dataset index"):

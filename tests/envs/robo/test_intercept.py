@@ -108,7 +108,7 @@ def test_intercept_success_is_the_ball_in_the_goal(robo_env, strict):
         env.reset(seed=5)
         goal = base.goal_position[0].numpy()
         _place_ball(base, (goal[0] + dx, goal[1] + dy, 0.02), v)
-        _, reward, _, _, info = env.step(ZERO)
+        _, _reward, _, _, info = env.step(ZERO)
         d = np.linalg.norm(base.ball_position[0, :2].numpy() - goal[:2])
         assert info["success"] == (strict_ok if strict else default_ok), (dx, dy, v, d, info["ball_speed"])
         assert info["is_ball_in_goal"] == (d < 0.1)

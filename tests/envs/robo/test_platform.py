@@ -44,7 +44,7 @@ def test_partial_variant_of_every_family(robo_env, env_id):
     assert obs["rgb"].shape == (128, 128, 6) and obs["rgb"].dtype == np.uint8 and obs["rgb"].std() > 0
     assert obs["joints"].shape == (25,) and obs["joints"].dtype == np.float32
     assert info["oracle"].shape == (k,) and info["oracle"].dtype == dtype
-    obs, reward, terminated, truncated, info = env.step(ZERO)
+    obs, _reward, terminated, truncated, info = env.step(ZERO)
     assert obs in env.observation_space and not terminated and not truncated
     tcp = env.unwrapped.agent.tcp.pose.p[0].numpy()  # joints = qpos (9) | qvel (9) | tcp pose (7)
     np.testing.assert_allclose(obs["joints"][18:21], tcp, atol=1e-6)
@@ -52,7 +52,7 @@ def test_partial_variant_of_every_family(robo_env, env_id):
 
 def test_oracle_and_rgb_variants_and_the_paper_obs_mode_names(robo_env):
     env = robo_env("MIKASA/RememberColor3-v0", obs_variant="oracle")
-    obs, info = env.reset(seed=1)
+    obs, _info = env.reset(seed=1)
     assert set(obs) == {"rgb", "joints", "oracle"} and obs in env.observation_space
     assert obs["oracle"].shape == (1,) and obs["oracle"].dtype == np.int64
     out = env.step(env.action_space.sample())
@@ -181,7 +181,7 @@ def test_terminates_on_success_by_default(robo_env):
 # clear errors
 # --------------------------------------------------------------------------------------------------------------
 def test_unknown_variant_obs_mode_and_prompt_are_clear_errors():
-    with pytest.raises(ValueError, match="obs_variant='privileged' is not allowed.*'partial', 'oracle', 'full'"):
+    with pytest.raises(ValueError, match=r"obs_variant='privileged' is not allowed.*'partial', 'oracle', 'full'"):
         gym.make("MIKASA/RememberColor3-v0", obs_variant="privileged")
     with pytest.raises(ValueError, match="obs_mode"):
         gym.make("MIKASA/RememberColor3-v0", obs_mode="depth")

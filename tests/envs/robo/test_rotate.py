@@ -163,7 +163,7 @@ def test_success_starts_exactly_at_step_6(robo_env):
     _set_peg(base, float(base.start_yaw[0]) + info["target_angle"])
     rows = []
     for _ in range(8):
-        _, reward, terminated, _, info = env.step(ZERO)
+        _, reward, _terminated, _, info = env.step(ZERO)
         rows.append((info["elapsed_steps"], info["is_angle_correct"], info["is_robot_static"], info["success"], reward))
     assert all(r[1] and r[2] for r in rows), rows
     assert [r[3] for r in rows] == [t >= 6 for t, *_ in rows], rows

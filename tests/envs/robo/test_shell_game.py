@@ -62,12 +62,12 @@ def _check_phases(env, seed: int, time_offset: int):
     base = env.unwrapped
     g = base.mug_geometry
     r = base.ball_radius
-    obs, info = env.reset(seed=seed)
+    _obs, info = env.reset(seed=seed)
     cup = int(info["oracle"][0])
     phases = []
     for t in range(time_offset + 4):
         if t > 0:
-            obs, _, _, _, info = env.step(ZERO)
+            _obs, _, _, _, info = env.step(ZERO)
         assert info["elapsed_steps"] == t
         phases.append(int(info["phase"]))
         pos = base.memory_object_positions[0].cpu().numpy()  # mugs 0..2, then the ball
@@ -132,9 +132,9 @@ def test_mug_yaw_does_not_depend_on_the_cup(robo_env, mode):
     expected = np.array([math.cos(base.mug_yaw / 2), 0.0, 0.0, math.sin(base.mug_yaw / 2)])
     cups, quats = [], []
     for seed in range(12):
-        obs, info = env.reset(seed=seed)
+        _obs, info = env.reset(seed=seed)
         for _ in range(base.time_offset):
-            obs, _, _, _, info = env.step(ZERO)
+            _obs, _, _, _, info = env.step(ZERO)
         raw = base._memory_view.pose.raw_pose.reshape(4, 1, 7)[:3, 0].cpu().numpy()
         cups.append(int(info["oracle"][0]))
         quats.append(raw[:, 3:])
@@ -313,7 +313,7 @@ def test_normalized_dense_is_bounded_and_zero_before_the_mugs(robo_env, mode):
     env.reset(seed=9)
     rng = np.random.default_rng(0)
     for t in range(1, 16):
-        _, reward, terminated, truncated, info = env.step(rng.uniform(-1, 1, 8).astype(np.float32))
+        _, reward, _terminated, _truncated, _info = env.step(rng.uniform(-1, 1, 8).astype(np.float32))
         assert math.isfinite(reward) and 0.0 <= reward <= 1.0
         if t < 5:
             assert reward == 0.0

@@ -131,7 +131,7 @@ def test_task_classes_take_kwargs_defaults_bounds_and_timing_from_the_table():
     assert plain.timing() == table.remember_timing(5, 5) and custom.timing() == table.remember_timing(5, 100)
     with pytest.raises(ValueError, match=r"RememberColorEnv: colors=10 is not allowed; colors must be an int >= 1"):
         plain.knob("colors", 10)
-    with pytest.raises(TypeError, match="colors=2.5"):
+    with pytest.raises(TypeError, match=r"colors=2\.5"):
         plain.knob("colors", 2.5)
     with pytest.raises(KeyError, match="'shapes' is not a kwarg of RememberColor"):
         plain.knob("shapes", 3)

@@ -113,7 +113,7 @@ def test_pixels_red_goal_then_violet_and_no_start_region_in_the_cameras(robo_env
     are identical, while the human render camera shows it."""
     env = robo_env(ENV_ID, obs_variant="partial", render_mode="rgb_array", terminate_on_success=False)
     base = env.unwrapped
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     goal = base.goal_position[0].numpy()
     ring = pixel(base, goal + [0.0, 0.9 * 0.08, 0.0])  # the outermost ring, at 0.9 r
     cube = pixel(base, base.cube.pose.p[0].numpy() + [0.0, 0.0, 0.02])  # the cube's top face
@@ -152,7 +152,7 @@ def test_default_success_is_reached_then_in_the_start_region(robo_env):
     assert info["goal_reached"] and not info["success"]
     for dx, ok in ((0.07, True), (-0.05, True), (0.09, False), (0.0, True)):
         _place_cube(base, start + [dx, 0.0])
-        _, reward, _, _, info = env.step(ZERO)
+        _, _reward, _, _, info = env.step(ZERO)
         assert info["success"] == ok and info["cube_to_start_dist"] == pytest.approx(abs(dx), abs=2e-3), (dx, info)
 
 

@@ -24,8 +24,8 @@ def test_batched_interface_gives_torch_tensors_and_same_episode_as_numpy(robo_en
     np.testing.assert_allclose(obs_b["state"][0].numpy(), obs_s["state"], atol=1e-6)
     assert int(info_b["oracle"][0, 0]) == int(info_s["oracle"][0])
     a = np.random.default_rng(0).uniform(-1, 1, 8).astype(np.float32)
-    obs_b, r_b, te_b, tr_b, info_b = batched.step(torch.as_tensor(a)[None])
-    obs_s, r_s, *_ = single.step(a)
+    obs_b, r_b, te_b, _tr_b, info_b = batched.step(torch.as_tensor(a)[None])
+    obs_s, _r_s, *_ = single.step(a)
     assert isinstance(r_b, torch.Tensor) and r_b.shape == (1,) and te_b.dtype == torch.bool
     np.testing.assert_allclose(obs_b["state"][0].numpy(), obs_s["state"], atol=1e-5)
     with pytest.raises(ValueError, match="action"):
@@ -41,7 +41,7 @@ def test_gpu_style_vector_env_same_step_autoreset_on_cpu():
     obs, info = venv.reset(seed=3)
     first_oracle = info["oracle"].clone()
     for t in range(1, 5):
-        obs, r, term, trunc, info = venv.step(torch.zeros(1, 8))
+        obs, _r, _term, trunc, info = venv.step(torch.zeros(1, 8))
         if t < 4:
             assert "final_obs" not in info and int(info["elapsed_steps"][0]) == t
     assert bool(trunc[0]) and bool(info["_final_obs"][0])
@@ -63,7 +63,7 @@ def test_make_vec_picks_async_cpu_envs_here_with_seed_plus_i(robo_env):
         assert int(info["oracle"][i, 0]) == int(s_info["oracle"][0])
         np.testing.assert_allclose(obs["state"][i], s_obs["state"], atol=1e-6)
     for _ in range(3):
-        obs, r, term, trunc, info = venv.step(np.zeros((2, 8), np.float32))
+        obs, _r, _term, trunc, info = venv.step(np.zeros((2, 8), np.float32))
     assert trunc.all() and info["_final_obs"].all()
     assert obs["state"].shape == (2, single.observation_space["state"].shape[0])
     venv.close()

@@ -217,10 +217,10 @@ class _FakeALE:
     def __init__(self):
         self.ram = np.zeros(128, dtype=np.uint8)
 
-    def getRAM(self):  # noqa: N802 - ALE's name
+    def getRAM(self):  # ALE's name
         return self.ram.copy()
 
-    def setRAM(self, index, value):  # noqa: N802
+    def setRAM(self, index, value):
         self.ram[index] = value
 
 
@@ -348,7 +348,7 @@ def test_bankheist_ram_edits_hide_what_they_say():
     walls = [count_colours(img[MAZE], [wall]) for img in run(3)[1:]]
     assert max(walls) < 0.3 * min(count_colours(img[MAZE], [wall]) for img in plain[1:])
     for img in run(4)[1:]:  # blocks, walls and background in one colour
-        colours, counts = np.unique(img[MAZE].reshape(-1, 3), axis=0, return_counts=True)
+        _colours, counts = np.unique(img[MAZE].reshape(-1, 3), axis=0, return_counts=True)
         assert counts.max() > 0.97 * counts.sum()
     assert all(count_colours(img[MAZE], [bank]) == 0 for img in run(5)[1:])
     for a, b in zip(plain, run(6), strict=True):  # no police car yet: nothing to hide, the frame is the true one

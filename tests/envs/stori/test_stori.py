@@ -189,7 +189,7 @@ def test_boxing_hit_cancel_pays_nothing_and_keeps_the_scores():
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(1500):
-        _, r, term, trunc, _ = env.step(int(rng.integers(18)))
+        _, r, _term, _trunc, _ = env.step(int(rng.integers(18)))
         rewards.append(r)
     ram = env.unwrapped.ale.getRAM()
     assert ram[18] == ram[19] == 0

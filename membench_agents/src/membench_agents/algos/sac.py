@@ -660,4 +660,4 @@ class SACTrainer(AlgoTrainer):
         return self.algo.actor
 
 
-__all__ = ["Actor", "Critic", "SAC", "SACConfig", "SACTrainer", "check_spaces"]
+__all__ = ["SAC", "Actor", "Critic", "SACConfig", "SACTrainer", "check_spaces"]

@@ -98,6 +98,7 @@ occlusion step; success rules and reward terms are the task's own.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Sequence
 from functools import cached_property
@@ -204,7 +205,7 @@ class MemoryTabletopEnv(BaseEnv):
         self.strict_success = bool(strict_success)
         schedule = list(self.phase_schedule())
         starts = [start for _, start in schedule]
-        if not schedule or starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:], strict=False)):
+        if not schedule or starts[0] != 0 or any(b < a for a, b in itertools.pairwise(starts)):
             raise ValueError(f"phase_schedule must start at step 0 and be non-decreasing, got {schedule}")
         self.phase_names = tuple(name for name, _ in schedule)
         self.phase_starts = tuple(int(start) for _, start in schedule)
@@ -524,7 +525,7 @@ class MemoryTabletopEnv(BaseEnv):
 
     def reset(self, seed: int | list[int] | None = None, options: dict | None = None):
         if seed is not None:  # also seed gymnasium's np_random (ManiSkill keeps its own RNGs)
-            first = seed if isinstance(seed, (int, np.integer)) else list(seed)[0]
+            first = seed if isinstance(seed, (int, np.integer)) else next(iter(seed))
             gym.Env.reset(self, seed=int(first))
         return super().reset(seed=seed, options=options)
 

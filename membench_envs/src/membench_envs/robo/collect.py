@@ -90,7 +90,7 @@ def _locked(lock: Path, dataset: Path) -> Iterator[None]:
     import fcntl
 
     lock.parent.mkdir(parents=True, exist_ok=True)
-    f = open(lock, "a+")  # noqa: SIM115 - held for the whole block
+    f = open(lock, "a+")  # held for the whole block
     try:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -299,5 +299,5 @@ class ViZDoomTwoColors(gym.Env):
     def __del__(self):
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:  # interpreter shutdown
             pass

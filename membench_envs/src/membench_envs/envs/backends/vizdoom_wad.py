@@ -212,7 +212,7 @@ _ANYWHERE = "SXF_NOCHECKPOSITION | SXF_ABSOLUTEPOSITION"  # offsets not turned b
 def _drop(label: str, cls: str) -> str:
     """DECORATE lines that draw a free spot uniformly and drop ``cls`` there (20 units above the floor)."""
     lo, hi = ROOM_MIN + ITEM_RADIUS + 1, ROOM_MAX - ITEM_RADIUS - 1
-    bx0, by0, bx1, by1 = BLOCK
+    bx0, by0, _bx1, by1 = BLOCK
     blocked = (f"user_x > {bx0 - ITEM_RADIUS - 1} && user_y > {by0 - ITEM_RADIUS - 1} && "
                f"user_y < {by1 + ITEM_RADIUS + 1}")
     return f"""  {label}:
