@@ -29,7 +29,7 @@ SEEDS  ?=
 STEPS  ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps test test-all bench bench-perf lint readme clean
+.PHONY: setup system-deps test test-all bench bench-perf lint docs pictures readme clean
 
 setup: $(STAMP)
 
@@ -84,8 +84,17 @@ bench-perf: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 
-readme: setup
+# The task pages (docs/tasks/) and the README's suites table, generated from the catalogue and the docstrings
+# (`make test` checks both). `make pictures` re-renders docs/images/ (minutes: the robot scenes), then the pages.
+docs: setup
 	$(VENV)/bin/membench-envs readme README.md
+	$(VENV)/bin/membench-envs docs docs
+
+pictures: setup
+	$(PY) docs/pictures.py
+	$(VENV)/bin/membench-envs docs docs
+
+readme: docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""`membench-envs` console script and the generated README tables."""
+"""`membench-envs` console script and the generated README suites table (the task pages: tests/test_docs.py)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_info_and_plan():
     assert out.returncode == 0 and "LTM-only" in out.stdout and "yes" in out.stdout
 
 
-def test_readme_tables_are_generated_from_the_catalogue():
+def test_readme_suites_table_is_generated_from_the_catalogue():
     assert cli.main(["readme", str(ROOT / "README.md"), "--check"]) == 0
 
 

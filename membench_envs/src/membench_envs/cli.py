@@ -1,4 +1,4 @@
-"""``membench-envs``: browse the catalogue, plan LTM/STM experiments, regenerate the README tables."""
+"""``membench-envs``: browse the catalogue, plan LTM/STM experiments, regenerate the task pages and the README table."""
 
 from __future__ import annotations
 
@@ -7,21 +7,9 @@ import re
 import sys
 from pathlib import Path
 
-from membench_envs import catalogue, memory
+from membench_envs import catalogue, docgen, memory
 
 COLUMNS = ("id", "suites", "memory", "T", "Ξ", "obs", "action", "extra", "source")
-
-
-def _fmt_xi(xi: tuple[int, int]) -> str:
-    lo, hi = xi
-    return str(lo) if lo == hi else f"[{lo}, {hi}]"
-
-
-def _xi(spec: catalogue.TaskSpec) -> str:
-    if spec.xi is None:
-        return "–"
-    paper = f" (paper: {_fmt_xi(spec.xi_paper)})" if spec.xi_paper and spec.xi_paper != spec.xi else ""
-    return _fmt_xi(spec.xi) + paper
 
 
 def _row(spec: catalogue.TaskSpec) -> tuple[str, ...]:
@@ -30,7 +18,7 @@ def _row(spec: catalogue.TaskSpec) -> tuple[str, ...]:
         ", ".join(spec.suites),
         ", ".join(spec.memory_types),
         "–" if spec.episode_length is None else str(spec.episode_length),
-        _xi(spec),
+        docgen.xi_text(spec),
         spec.obs_type,
         spec.action_type,
         spec.extra or "core",
@@ -51,32 +39,17 @@ def format_table(specs: list[catalogue.TaskSpec], markdown: bool = False) -> str
     return "\n".join(lines)
 
 
-def readme_tables() -> str:
-    """The README's task tables: one markdown table per namespace, generated from the catalogue."""
-    parts = []
-    by_ns: dict[str, list[catalogue.TaskSpec]] = {}
-    for spec in catalogue.all_tasks():
-        by_ns.setdefault(spec.namespace, []).append(spec)
-    for ns, specs in by_ns.items():
-        parts.append(f"#### `{ns}/` ({len(specs)} IDs)\n\n{format_table(specs, markdown=True)}")
-    legend = (
-        "T: episode length (max). Ξ: correlation horizons (min, max) of the memory-classification paper; "
-        "K̄ = min Ξ − 1; where the paper's Table 2 prints another value than the one derived from the "
-        "implementation, it is shown as (paper: …). Every ID accepts `obs_variant=\"partial\" | \"oracle\" | \"full\"`."
-    )
-    return legend + "\n\n" + "\n\n".join(parts)
-
-
-BEGIN, END = "<!-- BEGIN TASK TABLES (generated: membench-envs readme) -->", "<!-- END TASK TABLES -->"
+BEGIN, END = "<!-- BEGIN SUITES (generated: membench-envs readme) -->", "<!-- END SUITES -->"
 
 
 def update_readme(path: Path) -> bool:
-    """Rewrite the generated block of ``path``; returns True if the file changed."""
+    """Rewrite the generated block of ``path`` (the suites table, :func:`membench_envs.docgen.readme_summary`);
+    returns True if the file changed."""
     text = _read(path)
     pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise ValueError(f"{path} has no generated-table markers ({BEGIN} ... {END})")
-    new = pattern.sub(lambda _: f"{BEGIN}\n{readme_tables()}\n{END}", text)
+    new = pattern.sub(lambda _: f"{BEGIN}\n{docgen.readme_summary()}\n{END}", text)
     if new != text:
         try:
             path.write_text(new)
@@ -92,6 +65,35 @@ def _read(path: Path) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ValueError(f"cannot read {path}: {why}") from None
+
+
+def _readme(path: Path, check: bool) -> int:
+    if not check:
+        print(f"{path}: {'updated' if update_readme(path) else 'already up to date'}")
+        return 0
+    pattern = re.compile(re.escape(BEGIN) + "\n(.*?)\n" + re.escape(END), re.S)
+    m = pattern.search(_read(path))
+    if m is None or m.group(1) != docgen.readme_summary():
+        print(f"{path}: the suites table is out of date; run `membench-envs readme {path}`", file=sys.stderr)
+        return 1
+    print(f"{path}: the suites table is up to date")
+    return 0
+
+
+def _docs(root: Path, check: bool) -> int:
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"{root} is not a folder")
+    if check:
+        stale = docgen.check(root)
+        for page in stale:
+            print(f"{page}: out of date; run `membench-envs docs {root}`", file=sys.stderr)
+        if stale:
+            return 1
+        print(f"{root}: the task pages are up to date")
+        return 0
+    changed = docgen.write(root)
+    print("\n".join(f"{p}: updated" for p in changed) or f"{root}: the task pages are already up to date")
+    return 0
 
 
 def _collect(args) -> int:
@@ -143,9 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_plan.add_argument("env_id")
     p_plan.add_argument("--K", type=int, required=True, help="agent context length")
     p_plan.add_argument("--K-eff", type=int, default=None, help="effective context μ(K), if known")
-    p_readme = sub.add_parser("readme", allow_abbrev=False, help="regenerate the task tables in README.md")
+    p_readme = sub.add_parser("readme", allow_abbrev=False, help="regenerate the suites table in README.md")
     p_readme.add_argument("path", nargs="?", default="README.md")
-    p_readme.add_argument("--check", action="store_true", help="exit 1 if the tables are out of date")
+    p_readme.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
+    p_docs = sub.add_parser("docs", allow_abbrev=False,
+                            help="regenerate the task pages (DIR/tasks/*.md) from the catalogue and the docstrings")
+    p_docs.add_argument("path", nargs="?", default="docs", metavar="DIR", help="the docs folder (default: docs)")
+    p_docs.add_argument("--check", action="store_true", help="exit 1 if a page is out of date; write nothing")
     p_collect = sub.add_parser("collect", allow_abbrev=False,
                                help="record an offline dataset of a MIKASA-Robo task with its scripted expert (HDF5 + "
                                     "JSON, ManiSkill's trajectory format)")
@@ -187,16 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "collect":
             return _collect(args)
         elif args.cmd == "readme":
-            path = Path(args.path)
-            if args.check:
-                pattern = re.compile(re.escape(BEGIN) + "\n(.*?)\n" + re.escape(END), re.S)
-                m = pattern.search(_read(path))
-                if m is None or m.group(1) != readme_tables():
-                    print(f"{path}: task tables are out of date; run `membench-envs readme {path}`", file=sys.stderr)
-                    return 1
-                print(f"{path}: task tables are up to date")
-            else:
-                print(f"{path}: {'updated' if update_readme(path) else 'already up to date'}")
+            return _readme(Path(args.path), args.check)
+        elif args.cmd == "docs":
+            return _docs(Path(args.path), args.check)
     except (KeyError, ValueError) as exc:
         print(f"membench-envs: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2

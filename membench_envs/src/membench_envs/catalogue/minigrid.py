@@ -40,7 +40,7 @@ MIKASA/MiniGridMemoryS7Random-v0  MiniGrid-MemoryS7Random-v0 (7)             –
 MIKASA/MiniGridMemoryS13Random-v0 MiniGrid-MemoryS13Random-v0 (13)           MiniGrid-MemoryS13Random-v0
 MIKASA/MiniGridMemoryS17Random-v0 –                                          MiniGrid-MemoryS17Random-v0
 MIKASA/MiniGridMemoryS19Random-v0 MiniGrid-MemoryS17Random-v0 (built at 19)  –
-MIKASA/MiniGridMemoryS23Random-v0 – (the memory paper's §5.1 set-up)        –
+MIKASA/MiniGridMemoryS23Random-v0 – (the memory paper's §5.1 set-up)         –
 ================================  =========================================  ===========================
 
 MIKASA-Base registers ``MiniGrid-MemoryS17Random-v0`` with ``size=19``; membench names IDs by the size they are
