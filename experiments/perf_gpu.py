@@ -14,7 +14,7 @@ GPU-sized batches; ``--wide`` adds PPO-LSTM and PPO-GTrXL rows with 128 parallel
 
 Usage: python experiments/perf_gpu.py [--scale X] [--agents ppo-lstm,dtqn] [--devices cuda,cpu] [--wide]
 Without a CUDA GPU the section is skipped (``--devices cpu`` times the CPU side alone). Measured on an H200 (with its
-machine's CPU beside it) in the README's speed table.
+machine's CPU beside it): docs/performance.md.
 """
 
 from __future__ import annotations

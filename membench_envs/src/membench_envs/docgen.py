@@ -66,6 +66,8 @@ class Family:
     representative: str | None = None
     """The ID the pictures show (default: the family's first ID)."""
     shot: Shot = Shot()
+    tables: Callable[[], list[str]] | None = None
+    """Markdown lines generated from the family's data tables (e.g. a STORI game's modes), shown before the docs."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class Page:
     """Docstrings shown at the top of the page, before the families."""
     closing: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Sections after the families: (title, docstrings)."""
+    tables: Callable[[], list[str]] | None = None
+    """Markdown lines generated from the page's data tables, shown after its docstrings."""
 
 
 def _module_key(spec: TaskSpec) -> str:
@@ -99,7 +103,47 @@ def _stori_families() -> tuple[Family, ...]:
     shot = Shot(steps=60)
     rep = {"Breakout": "STORI/Breakout-5C-v0", "Boxing": "STORI/Boxing-5A-v0", "Gopher": "STORI/Gopher-5A-v0",
            "BankHeist": "STORI/BankHeist-5A-v0"}
-    return tuple(Family(_slug(g), g, (g,), representative=rep.get(g), shot=shot) for g in games)
+    return tuple(Family(_slug(g), g, (g,), representative=rep.get(g), shot=shot, tables=_game_tables(g))
+                 for g in games)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _game_tables(game: str) -> Callable[[], list[str]]:
+    """A STORI game's tables from :mod:`membench_envs.stori.games` (plain data: no emulator import)."""
+
+    def lines() -> list[str]:
+        from membench_envs.stori import games
+
+        g = games.GAMES[game]
+        out = ["", f"The game's tables (`membench_envs.stori.games.GAMES[{game!r}]`, read by the wrappers and the "
+               "config validator; any mode can be asked for through `STORI/<Game>-v0`'s `config`):", ""]
+        if g.notes:
+            out += [_inline(g.notes), ""]
+        out += _md_table(("preset", "config"), [(f"`{k}`", f"`{json.dumps(_plain(v))}`") for k, v in g.presets.items()])
+        modes = [("type 2 (`mode`)", {k: v for k, v in g.random_modes.items() if k}),
+                 ("type 5 blackout (`kind: blackout`, `mode`)", {k: v[0] for k, v in g.blackout.items() if k}),
+                 ("type 5 RAM edit (`kind: ram`, `mode`)", {k: v[0] for k, v in g.ram_edits.items() if k})]
+        for title, table in modes:
+            if table:
+                out += ["", *_md_table((title, "what it does"), [(str(k), _cell(v)) for k, v in table.items()])]
+        return out
+
+    return lines
+
+
+def _stori_page_tables() -> list[str]:
+    from membench_envs.stori import games
+
+    out = ["", "### STORI's taxonomy (`membench_envs.stori.games.TAXONOMY`)", ""]
+    out += _md_table(("type", "stochasticity"), [(str(k), _cell(v)) for k, v in games.TAXONOMY.items()])
+    out += ["", "Crop modes of type 5 (`kind: crop`, every game; `membench_envs.stori.games.CROP_MODES`):", ""]
+    out += _md_table(("mode", "what is hidden"), [(str(k), _cell(v)) for k, v in games.CROP_MODES.items() if k])
+    return out
 
 
 def _slug(name: str) -> str:
@@ -207,11 +251,11 @@ PAGES: tuple[Page, ...] = (
         _stori_families(),
         docs=("stori", "catalogue.stori", "stori.env", "stori.config", "stori.config:StoriConfig", "stori.games",
               "stori.preprocess"),
+        tables=_stori_page_tables,
         closing=(
-            ("The stochasticity wrappers", ("stori.wrappers", "stori.wrappers:RandomAction",
-                                            "stori.wrappers:BreakoutEvents", "stori.wrappers:BoxingEvents",
-                                            "stori.wrappers:GopherEvents", "stori.wrappers:BankHeistEvents",
-                                            "stori.wrappers:MaskObservation")),
+            ("The stochasticity wrappers", tuple(f"stori.wrappers{c}" for c in (
+                "", ":FrameWrapper", ":RandomAction", ":BreakoutEvents", ":BoxingEvents", ":GopherEvents",
+                ":BankHeistEvents", ":MaskObservation"))),
         ),
     ),
 )
@@ -470,11 +514,12 @@ def _family_section(family: Family, specs: list[TaskSpec], shared: tuple[Param, 
     out += _picture_lines(family, images, missing)
     shot = family.shot
     seen = "what the agent observes" + (" (its [x, y] array drawn upright)" if shot.upright else "")
+    if catalogue.get(rep).obs_type == "vector":
+        seen += " (the observation vectors so far, one row of cells per step: grey 0, orange > 0, blue < 0)"
     extra = ", ".join(f"`{k}={v!r}`" for k, v in shot.full_kwargs.items())
     extra = f" with {extra}" if extra else ""
     out += ["", f"Pictures: `{rep}`" + (f" after {shot.steps} steps" if shot.steps else " at reset")
-            + f"; `partial` is {seen} (a vector observation: one row of cells per step, grey 0, orange > 0, "
-            f"blue < 0), `full` the environment's `render()` in the `full` variant{extra}.", ""]
+            + f"; `partial` is {seen}, `full` the environment's `render()` in the `full` variant{extra}.", ""]
     out += _ids_table(specs) + [""]
     out += ["Each ID, with the kwargs it registers (`gym.make(ID, kwarg=...)` overrides them):", ""]
     for s in specs:
@@ -497,6 +542,8 @@ def _family_section(family: Family, specs: list[TaskSpec], shared: tuple[Param, 
     notes = _per_id(specs, "notes")
     if notes:
         out += ["", "Notes:", ""] + notes
+    if family.tables:
+        out += family.tables()
     out += _docs_section(family.docs, "###")
     return out + [""]
 
@@ -519,6 +566,8 @@ def render_page(page: Page, images: Path) -> str:
            f"{len(every)} IDs; the index of every ID is [README.md](README.md).", ""]
     out += [f"- [{f.title}](#{f.slug}) ({len(members[f.slug])} IDs)" for f in page.families]
     out += ["", "## About these tasks"] + _docs_section(page.docs, "###")
+    if page.tables:
+        out += page.tables()
     out += ["", "## Kwargs of every task on this page", "", "Each ID checks its kwargs (`TypeError` / `ValueError` "
             "naming the kwarg, the value and what is allowed); `membench-envs info ID` prints them.", ""]
     out += _params_table(shared)

@@ -4,7 +4,7 @@ the oracle from the simulator) succeeds; a policy without the remembered cue doe
 The default suite runs the experts on representative IDs (each family's own tests run its expert once more, with its
 reward checks) and checks, episode by episode, that picking a random object succeeds exactly when it picks the target.
 ``-m slow`` runs every ID with more episodes: the experts' rates (also under ``strict_success``), the chance rates of
-random choices, and idle and random arms (measured rates are in the docstrings and the README).
+random choices, and idle and random arms (the measured rates: the docstring of membench_envs.robo.experts).
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ class SACConfig:
     CleanRL's ``sac_atari.py`` (0.89); Christodoulou's paper uses 0.98. With few actions a high target asks for
     more entropy than a learning policy keeps, and alpha grows without bound: measured on CartPole-v1 (two
     actions, 10k steps, seeds 0 and 1): 0.98: alpha 4.5e3 and a critic loss of 1.7e6 (return 370); 0.89: alpha
-    60-70, critic loss 390-450 (return 417-481); 0.5: see experiments/README.md (alpha settles, about 0.15).
+    60-70, critic loss 390-450 (return 417-481); 0.5: alpha settles (about 0.15).
     0.5 is the documented option for such tasks (``--set sac.target_entropy_scale=0.5``)"""
     core: str = "mlp"
     """memory core of actor and critics: "mlp" (none), "lstm", "gru"."""

@@ -1,7 +1,8 @@
 """The single catalogue of every membench task.
 
-Every registered ID has exactly one :class:`TaskSpec` here. The README tables, ``membench-envs list``,
-the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one list.
+Every registered ID has exactly one :class:`TaskSpec` here. The task pages (``membench-envs docs``),
+``membench-envs list``, the LTM/STM planner (:mod:`membench_envs.memory`) and gymnasium registration all read this one
+list.
 
 The per-suite entries live in the sibling modules (``native``, ``popgym``, ``minigrid``, ``memory_maze``, ``robo``,
 ``stori``, ...) and never import a simulator backend. An entry holds what the catalogue alone knows (ID, suites,

@@ -56,6 +56,10 @@ Customise with kwargs or class constants (App. M, Codes 7-9)::
 
     class ShellGameTouchDebug(ShellGameTouchEnv):     # then membench_envs.robo.make(ShellGameTouchDebug, ...)
         BALL_RADIUS = 0.02; MIN_DIST = 0.2; TIME_OFFSET = 5; GOAL_THRESH = 0.08; MAX_EPISODE_STEPS = 1000
+
+A test checks that the RGB and joint observations after the mugs land are bit-identical whichever cup hides the
+ball. As upstream, the ball is visible while the arm can already move, so a policy can point its arm at the right
+cup and carry the memory in its joints: a property of the task as published.
 """
 
 from __future__ import annotations

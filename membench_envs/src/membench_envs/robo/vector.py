@@ -13,6 +13,11 @@ i the seed ``s + i`` on both paths. Agent code that calls ``torch.as_tensor(obs[
 unchanged on either machine.
 
     venv = membench_envs.robo.make_vec("MIKASA/RememberColor3-v0", num_envs=2, obs_variant="partial")
+
+Verified on the CPU only (``physx_cpu`` with Mesa lavapipe). The GPU path (``num_envs > 1``, ``physx_cuda``) is
+implemented but has not run on a GPU: on the one GPU machine available, SAPIEN could not fetch its PhysX GPU library,
+which it downloads from GitHub at first use (an offline machine needs it unpacked under
+``~/.sapien/physx/<version>/`` beforehand).
 """
 
 from __future__ import annotations

@@ -56,6 +56,9 @@ slot: present, x, y, kind (0 green, 1 red, 2 medikit), in spawn order, zero rows
 Differences from upstream, on purpose: item spots are whole map units (upstream: fixed-point); the colour of an
 episode comes from the environment's seed and the engine's random numbers (item spots) from a seed drawn from it,
 so ``reset(seed=s)`` repeats an episode exactly (upstream cannot seed per episode).
+
+Measured with a memoryless scripted policy heading for the nearest item of one colour (layout ``hard``, 8 seeds,
+300 steps): return 10.97 with the oracle's colour vs 2.69 always taking green.
 """
 
 from __future__ import annotations

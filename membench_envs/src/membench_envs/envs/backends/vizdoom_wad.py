@@ -24,6 +24,9 @@ game logic of upstream's ACS script is done by DECORATE actors:
 The WAD has two maps, identical but for the director: MAP01 (green is good) and MAP02 (red is good). The
 environment picks the map of each episode from its own seed. :func:`scenario_path` writes the WAD once per
 parameter set into a cache directory (deterministic bytes; the file name carries their hash).
+
+The delay layout's moves of the player between rooms are DECORATE items given to it (``Thing_Move``; upstream's ACS
+uses ``SetActorPosition``). The cache directory is ``$MEMBENCH_CACHE_DIR/vizdoom``, else ``~/.cache/membench/vizdoom``.
 """
 
 from __future__ import annotations

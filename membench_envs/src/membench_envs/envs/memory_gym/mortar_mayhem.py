@@ -63,6 +63,11 @@ delay, explosion duration and delay, in their order), so seeds give the same epi
 One core steps N environments with numpy; a single environment is the same core with N = 1. (A scalar copy of the
 step rules for N = 1 made the single env only 1.3-1.8x faster, below the 2x a second copy must buy, so it went.)
 The tests play the batched env against single envs and both against ``memory_gym``.
+
+Tested step for step against memory-gym 1.0.2 on every preset (commands, rewards, ends, agent positions and the
+84 x 84 pixels, the diagonal arrows and the 8 agent orientations of the continuous versions included). Measured
+(10 seeds, memoryless scripted policies): success 1.00 with ``oracle`` on Grid, continuous and B-Grid; 0.05 / 0.06 /
+0.05 on the picture alone (it can only stand still).
 """
 
 from __future__ import annotations

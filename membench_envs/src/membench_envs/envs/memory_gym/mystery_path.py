@@ -35,6 +35,14 @@ tile), ``"position"`` (its centre in pixels), ``"rotation"`` (its facing in unit
 up, upstream's angle / 45), ``"returning"`` (1 when it fell and the next step puts it back on the start),
 ``"rewarded"`` ((7, 7), the path tiles already rewarded) and ``"time"`` (t / T). ``info["oracle"]`` is the
 path in every variant.
+
+Every reset parameter of upstream is a kwarg, except the agent's scale and speed (and, for the endless version, the
+camera offset, background, stamina bar and origin), which stay at upstream's defaults. Tested step for step against
+``memory_gym`` 1.0.2 (pygame-ce 2.5): the same paths, rewards, ends, agent positions and facings, and equal pixels in
+all three versions, with default and other kwargs (pygame 2.4, which memory-gym pins, was not available to compare).
+Measured (16 seeds): a memoryless policy that reads the agent off the image and follows the oracle reaches the goal
+in every episode (return 1.76 free / 1.0 grid); random moves on the picture alone reach it in 0 / 1 of 16 (return
+0.24 / 0.06).
 """
 
 from __future__ import annotations

@@ -46,6 +46,18 @@ episode ends (terminated) on death or when ``steps_per_coin`` (160) steps pass w
 (``max_steps`` adds a truncation). ``oracle`` is (2, 3): the agent and the coin; ``full`` drops the exit and the
 spawn count and adds ``"coin_timer"`` (steps since the last coin / steps_per_coin); ``"time"`` is t in steps when
 there is no step limit.
+
+Every reset parameter of upstream is a kwarg except the scales, the agent's speed, ``black_background``,
+``hide_chessboard``, ``use_exit`` (False crashes upstream) and ``spawn_interval_decay`` / ``reward_max_steps`` (no
+effect upstream); Endless takes no ``show_last_action`` (False crashes upstream). The reset's picture is fully lit
+and shows the agent facing up (upstream draws sprite 0 there). Upstream's other quirks are kept too, since they shape
+episodes and pictures: the spawn interval never decays (upstream compares with the first interval and pops the last)
+and the top bar shows the previous step's action and positive reward. Tested step for step against ``memory_gym``
+1.0.2 (pygame-ce 2.5.8), finite and endless, with default and other kwargs: the same rewards, ends, successes and
+agent positions, and equal pixels (the darkness's blend was measured on pygame, and the exit's rounded rectangle is a
+10 x 10 picture measured from pygame). Measured: a memoryless policy that heads for the coin and the exit from the
+oracle, return 1.2 and success 0.9 over 20 seeds; one that reads the agent and targets off the image when they are
+seen (random otherwise), 0.025 and 0.0. Endless, 8 seeds: oracle follower vs image reader, return 1.72 vs 0.06.
 """
 
 from __future__ import annotations

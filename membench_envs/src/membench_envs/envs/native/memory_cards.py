@@ -29,6 +29,9 @@ of the game (the time limit is a truncation, not part of the task). ``info["orac
 
 Event–recall (memory-classification paper, Table 2): a card seen at step t_e is recalled when its partner
 comes up at t_r > t_e; the shortest delay is one step (ξ = 2), the longest the whole episode, Ξ = [2, T].
+
+The rewards are the DTQN code's (its docstring says +1 for a match; the code pays 0). The memory paper specifies 5
+pairs (``MemoryCards-v0``); the 10- and 30-pair presets come from MIKASA-Base's code.
 """
 
 from __future__ import annotations

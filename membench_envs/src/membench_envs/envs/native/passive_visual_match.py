@@ -35,6 +35,9 @@ eaten apple is back, 0 elsewhere) and ``"time"`` (t / T). ``info["oracle"]`` is 
 
 Event–recall: the colour is in view in observations 0 … E−2 and the first action of the choice phase (at
 E + D − 2) can already head for the pad: ξ = (E + D − 2) − 0 − (E − 1) + 1 = D = 30.
+
+Measured with memoryless scripted policies (300 episodes): success 1.0 with ``oracle`` or ``full``, 0.333 on the
+picture alone (chance 1/3).
 """
 
 from __future__ import annotations
