@@ -136,6 +136,28 @@ def _game_tables(game: str) -> Callable[[], list[str]]:
     return lines
 
 
+def _robo_phases(module: str) -> Callable[[], list[str]]:
+    """The phase table of each robot ID of a family (:data:`membench_envs.catalogue.robo.PHASES`, plain data)."""
+
+    def lines() -> list[str]:
+        from membench_envs.catalogue import robo
+
+        out = ["", "Phases (each phase's first observation t; `membench_envs.robo.task_info(ID)['phases']`):", ""]
+        for env_id, phases in robo.PHASES.items():
+            if _robo_key(catalogue.get(env_id)) == module:
+                out.append(f"- `{env_id}`: " + ", ".join(f"{name} {t}" for name, t in phases))
+        return out
+
+    return lines
+
+
+def _robo(slug: str, title: str, module: str, docs: tuple[str, ...], steps: int,
+          representative: str | None = None) -> Family:
+    """A MIKASA-Robo family: pictures after ``steps`` idle steps (the overlay on ``full``), its phase table."""
+    shot = Shot(steps=steps, action="zero", full_kwargs={"render_overlay": True})
+    return Family(slug, title, (module,), docs, representative=representative, shot=shot, tables=_robo_phases(module))
+
+
 def _stori_page_tables() -> list[str]:
     from membench_envs.stori import games
 
@@ -151,7 +173,6 @@ def _slug(name: str) -> str:
 
 
 _B = "envs.backends."
-_OVERLAY = {"render_overlay": True}
 _MG = "envs.memory_gym."
 _N = "envs.native."
 
@@ -220,22 +241,16 @@ PAGES: tuple[Page, ...] = (
         "The 32 tabletop memory tasks of MIKASA-Robo on a Franka Panda, on ManiSkill 3 (extra `[robo]`)",
         _robo_key,
         (
-            Family("remember-color", "RememberColor", ("remember_color",), ("robo._remember", "robo.remember_color"),
-                   shot=Shot(steps=12, action="zero", full_kwargs=_OVERLAY)),
-            Family("remember-shape", "RememberShape", ("remember_shape",), ("robo.remember_shape",),
-                   shot=Shot(steps=12, action="zero", full_kwargs=_OVERLAY)),
-            Family("remember-shape-and-color", "RememberShapeAndColor", ("remember_shape_and_color",),
-                   ("robo.remember_shape_and_color",), shot=Shot(steps=12, action="zero", full_kwargs=_OVERLAY)),
-            Family("shell-game", "ShellGame", ("shell_game",), ("robo.shell_game", "robo.mug"),
-                   shot=Shot(steps=8, action="zero", full_kwargs=_OVERLAY)),
-            Family("colors", "BunchOfColors, SeqOfColors, ChainOfColors", ("colors",), ("robo.colors",),
-                   representative="MIKASA/SeqOfColors5-v0", shot=Shot(steps=32, action="zero", full_kwargs=_OVERLAY)),
-            Family("intercept", "Intercept and InterceptGrab", ("intercept",), ("robo.intercept",),
-                   shot=Shot(steps=6, action="zero", full_kwargs=_OVERLAY)),
-            Family("rotate", "RotateLenient and RotateStrict", ("rotate",), ("robo.rotate",),
-                   shot=Shot(steps=2, action="zero", full_kwargs=_OVERLAY)),
-            Family("take-it-back", "TakeItBack", ("take_it_back",), ("robo.take_it_back",),
-                   shot=Shot(steps=2, action="zero", full_kwargs=_OVERLAY)),
+            _robo("remember-color", "RememberColor", "remember_color", ("robo._remember", "robo.remember_color"), 12),
+            _robo("remember-shape", "RememberShape", "remember_shape", ("robo.remember_shape",), 12),
+            _robo("remember-shape-and-color", "RememberShapeAndColor", "remember_shape_and_color",
+                  ("robo.remember_shape_and_color",), 12),
+            _robo("shell-game", "ShellGame", "shell_game", ("robo.shell_game", "robo.mug"), 8),
+            _robo("colors", "BunchOfColors, SeqOfColors, ChainOfColors", "colors", ("robo.colors",), 32,
+                  representative="MIKASA/SeqOfColors5-v0"),
+            _robo("intercept", "Intercept and InterceptGrab", "intercept", ("robo.intercept",), 6),
+            _robo("rotate", "RotateLenient and RotateStrict", "rotate", ("robo.rotate",), 2),
+            _robo("take-it-back", "TakeItBack", "take_it_back", ("robo.take_it_back",), 2),
         ),
         docs=("robo", "catalogue.robo", "robo.base", "robo.wrappers", "robo.shapes"),
         closing=(
@@ -368,7 +383,7 @@ def _literal_block(lines: list[str], start: int, indent: int) -> tuple[list[str]
 
 def rst_to_markdown(text: str) -> str:
     """The docstrings' reStructuredText subset as Markdown: roles, simple tables, ``::`` literal blocks, ``<``."""
-    lines = text.splitlines()
+    lines = _ROLE.sub(_role, text).splitlines()  # first: a role may wrap onto the next line
     out: list[str] = []
     i = 0
     while i < len(lines):

@@ -10,11 +10,11 @@ Phases (observation index t, 0 = reset; defaults ``time_offset = 5``):
 - ``action``      t > time_offset: the mugs stay (they are dynamic: the robot can touch, push or lift them).
 
 Layout: the centre position is (U(-c, c), U(-c, c)) with ``center_range`` c = 0.1; the other two are ``min_dist``
-(0.2 m) away along y. ``cup_with_ball_number`` (the oracle, uniform in {0, 1, 2}) is the ball's position: 0 = centre
-- min_dist (left in the base camera), 1 = centre, 2 = centre + min_dist (right). The mugs are built from primitives
-(:mod:`membench_envs.robo.mug`); all three share one yaw (``mug_yaw``, the handle direction), a constant that never
-depends on the ball's cup. Upstream ShellGamePick turned all mugs by a target-dependent quaternion, which leaked the
-answer into every frame; here it is the same in every episode.
+(0.2 m) away along y. ``cup_with_ball_number`` (the oracle, uniform in {0, 1, 2}) is the ball's position:
+0 = centre - min_dist (left in the base camera), 1 = centre, 2 = centre + min_dist (right). The mugs are built from
+primitives (:mod:`membench_envs.robo.mug`); all three share one yaw (``mug_yaw``, the handle direction), a constant
+that never depends on the ball's cup. Upstream ShellGamePick turned all mugs by a target-dependent quaternion, which
+leaked the answer into every frame; here it is the same in every episode.
 
 Success (tcp = the gripper's tool centre point; ``static`` = every arm-joint speed ≤ 0.2 rad/s):
 

@@ -44,6 +44,9 @@ Customise with kwargs or class constants (App. M, Code 14)::
 
     class TakeItBackDebug(TakeItBackEnv):     # then membench_envs.robo.make(TakeItBackDebug, ...)
         GOAL_RADIUS = 0.08; CUBE_HALFSIZE = 0.02; MAX_EPISODE_STEPS = 1000
+
+Ξ = [2, 180]: the cube's start, seen on observation 0, is needed once the goal is reached, which can happen on any
+later step; the lower end is a bound, not a typical value.
 """
 
 from __future__ import annotations

@@ -58,8 +58,8 @@ def check_variant(obs_variant: str, allowed: tuple[str, ...] = VARIANTS) -> str:
 class BatchedCore:
     """The state and dynamics of N copies of one task, as numpy arrays.
 
-    Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`_step` and :meth:`_observe`.
-    They draw randomness only through :meth:`uniform` / :meth:`integers`.
+    Subclasses define the spaces and implement :meth:`_new_episodes`, :meth:`step`, :meth:`observe`, :meth:`oracle`,
+    :meth:`render_rgb` and :meth:`render_ansi`. They draw randomness only through :meth:`uniform` / :meth:`integers`.
     The task's kwargs are declared once in ``PARAMS`` (see :mod:`membench_envs.envs.core.params`); the single and
     the batched env check them there before building the core.
     """
