@@ -93,8 +93,8 @@ def _save(picture: np.ndarray, path: Path) -> None:
         k = max(1, MAX_SIDE // max(w, h))
         img = img.resize((w * k, h * k), Image.Resampling.NEAREST)
     if max(img.size) > MAX_SIDE:
-        k = MAX_SIDE / max(img.size)
-        size = (max(1, round(img.size[0] * k)), max(1, round(img.size[1] * k)))
+        scale = MAX_SIDE / max(img.size)
+        size = (max(1, round(img.size[0] * scale)), max(1, round(img.size[1] * scale)))
         img = img.resize(size, Image.Resampling.NEAREST if pixel_art else Image.Resampling.LANCZOS)
     img.quantize(colors=256 if pixel_art else 96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 

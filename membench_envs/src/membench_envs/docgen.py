@@ -286,13 +286,13 @@ def docstring(ref: str) -> str:
     if spec is None or spec.origin is None:
         raise ValueError(f"docs: no module {name}")
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    node: ast.AST = tree
+    node: ast.Module | ast.ClassDef = tree
     if cls:
         found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
         if not found:
             raise ValueError(f"docs: {name} has no class {cls}")
         node = found[0]
-    text = ast.get_docstring(node)  # type: ignore[arg-type]
+    text = ast.get_docstring(node)
     if not text:
         raise ValueError(f"docs: {ref} has no docstring")
     return text
@@ -578,7 +578,7 @@ def render_page(page: Page, images: Path) -> str:
     shared = _shared_params(every)
     missing = _load_missing(images)
     out = [GENERATED, "", f"# {page.title}", "", page.summary + ". "
-           f"{len(every)} IDs; the index of every ID is [README.md](README.md).", ""]
+           f"{len(every)} IDs; every ID of every suite: [the task index](README.md).", ""]
     out += [f"- [{f.title}](#{f.slug}) ({len(members[f.slug])} IDs)" for f in page.families]
     out += ["", "## About these tasks"] + _docs_section(page.docs, "###")
     if page.tables:
