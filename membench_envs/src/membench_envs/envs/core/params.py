@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -209,6 +209,12 @@ def check_kwargs(
     return out
 
 
+@overload
+def check_seed(seed: None, owner: str = ...) -> None: ...
+@overload
+def check_seed(seed: int | np.integer, owner: str = ...) -> int: ...
+@overload
+def check_seed(seed: Any, owner: str = ...) -> int | None: ...
 def check_seed(seed: Any, owner: str = "reset") -> int | None:
     """A reset seed: None or an int >= 0 (Python or numpy); one clear TypeError / ValueError otherwise."""
     if seed is None:
