@@ -38,7 +38,7 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q $(PINS) pytest ruff
+	$(PIP) install -q $(PINS) pytest ruff mypy types-PyYAML
 	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
 	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3,wandb,video]'
 	touch $(STAMP)
@@ -83,6 +83,7 @@ bench-perf: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # The task pages (docs/tasks/) and the README's suites table, generated from the catalogue and the docstrings
 # (`make test` checks both). `make pictures` re-renders docs/images/ (minutes: the robot scenes), then the pages.

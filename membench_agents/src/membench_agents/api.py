@@ -31,7 +31,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -203,7 +203,7 @@ class Agent:
         space = self.observation_space
         if isinstance(space, gym.spaces.Dict):
             space = space[next(iter(obs))]
-        return np.ndim(leaf) == len(space.shape) + 1
+        return np.ndim(leaf) == len(cast(tuple[int, ...], space.shape)) + 1  # the leaves are array spaces
 
     @torch.no_grad()
     def predict(self, obs, state=None, episode_start=None, deterministic: bool = True):

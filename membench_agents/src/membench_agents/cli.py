@@ -301,7 +301,7 @@ def cmd_eval(args) -> int:
               f"(episode seeds {seeds_eval[0]}..{seeds_eval[-1]})")
         for s, v in zip(cfg["seeds"], agg["per_run"], strict=True):
             print(f"  seed {s}: {v:.3f}")
-        if matches is not None:
+        if matches is not None and stored is not None:  # (matches is set only with a stored result)
             print(f"reproduces results.json: {'yes' if matches else 'NO'} "
                   f"(stored {mean_text(stored['mean'], stored['sem'], len(stored['per_run']))})")
         if videos:

@@ -153,6 +153,7 @@ class EpisodeStats:
 
     def finish(self, done, info: dict) -> list[tuple[float, int, bool | None]]:
         """The episodes of the ``done`` environments (their successes read from ``info``)."""
+        idx: Tensor | np.ndarray
         if isinstance(self.returns, Tensor):
             idx = torch.nonzero(torch.as_tensor(done, device=self.returns.device)).squeeze(1)
             rows = idx.cpu().numpy()

@@ -63,7 +63,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -187,6 +187,8 @@ class TransformerBlock(nn.Module):
 class DTQNetwork(nn.Module):
     """Observations ``[B, T, *obs]`` (T <= K; a dict of such for Dict spaces) -> Q-values ``[B, T, num_actions]``;
     the Q-values at position t depend only on the observations at positions 0..t."""
+
+    causal_mask: Tensor  # a buffer
 
     def __init__(self, observation_space: gym.Space, num_actions: int, cfg: DTQNConfig):
         super().__init__()
@@ -328,7 +330,8 @@ class DTQN:
         check_spaces(envs.single_observation_space, envs.single_action_space)
         self.config = cfg = config
         self.envs = envs
-        obs_space, act_space = envs.single_observation_space, envs.single_action_space
+        obs_space = envs.single_observation_space
+        act_space = cast(gym.spaces.Discrete, envs.single_action_space)  # check_spaces: Discrete only
         self.q_net = DTQNetwork(obs_space, int(act_space.n), cfg).to(self.device)
         self.target_net = copy.deepcopy(self.q_net)
         self.target_net.requires_grad_(False)

@@ -299,8 +299,8 @@ class PPO:
             self.logp_buf[t] = logp
             self.val_buf[t] = value
             env_action = policy.env_action(action)
-            env_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
-            next_obs, reward, terminated, truncated, info = envs.step(env_action)
+            step_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
+            next_obs, reward, terminated, truncated, info = envs.step(step_action)
             # episode bookkeeping stays where the env lives: numpy for numpy envs, tensors for torch envs
             if self.torch_env:
                 reward = reward.reshape(-1).to(torch.float64)
@@ -421,7 +421,7 @@ class PPO:
         t1 = time.perf_counter()
         advantages, returns = self._advantages()
         fast_or_readable = self.fast.update if self.fast else self._update
-        metrics = fast_or_readable(advantages, returns, should_stop)
+        metrics: dict[str, Any] = fast_or_readable(advantages, returns, should_stop)
         if cfg.norm_obs:  # new statistics take effect from the next rollout
             self.policy.update_obs_stats(tree_map(lambda o: o.reshape(-1, *o.shape[2:]), self.obs_buf))
         t2 = time.perf_counter()

@@ -264,14 +264,15 @@ class DiscretePPOLoss(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, rows, weight, bias, index, actions, targets, coefs):
+    def forward(ctx: Any, rows, weight, bias, index, actions,
+                targets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], coefs):
         n = weight.shape[0] - 1
         # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
         # reductions over the n logits are n - 1 vector operations
-        out = torch.addmm(bias.unsqueeze(1), weight, rows.t())
+        head = torch.addmm(bias.unsqueeze(1), weight, rows.t())
         if index is not None:
-            out = out.index_select(1, index)
-        out = out.numpy()
+            head = head.index_select(1, index)
+        out = head.numpy()
         z = out[:n] - out[:n].max(0)
         e = np.exp(z)
         total = e.sum(0)
@@ -292,12 +293,12 @@ class DiscretePPOLoss(torch.autograd.Function):
         d_logp = g_logp * np.float32(g * s_logp)  # dL/d newlogp
         d_ent = np.float32(g * s_ent)  # dL/d entropy (the same for every step)
         # d logp_a / d z_j = [j = a] - pi_j;  d entropy / d z_j = -pi_j (logp_j + entropy)
-        d_out = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like the forward's out
-        dz = d_out[:-1]
+        d_head = np.empty((pi.shape[0] + 1, len(a)), dtype=np.float32)  # [n + 1, steps], like the forward's out
+        dz = d_head[:-1]
         np.multiply(pi, -d_ent * (logp_all + entropy) - d_logp, out=dz)
         dz[a, steps] += d_logp
-        np.multiply(g_v, np.float32(g * s_v), out=d_out[-1])
-        d_out = torch.from_numpy(d_out)
+        np.multiply(g_v, np.float32(g * s_v), out=d_head[-1])
+        d_out = torch.from_numpy(d_head)
         if index is not None:
             d_out = d_out.new_zeros(d_out.shape[0], rows.shape[0]).index_copy_(1, index, d_out)
         d_rows = d_out.t().mm(weight) if ctx.needs_input_grad[0] else None

@@ -25,7 +25,7 @@ Two ways of sampling windows of consecutive rows, one per algorithm:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -124,7 +124,7 @@ class EpisodicReplay:
         """Mark the episode windows the step just taken (row ``p``) completes: the window of the episode's
         last K steps once it has K, or, where an episode of fewer than K steps ends, the one from its first step
         (a window is complete when the observation after its last step is stored: the next row, written now)."""
-        K = self.episode_window
+        K = cast(int, self.episode_window)  # (called only when there is one)
         t = self.episode_steps  # the index of this step in its episode
         full = t >= K - 1
         start = torch.where(full, p - (K - 1), p - t) % self.rows

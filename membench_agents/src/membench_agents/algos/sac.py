@@ -43,9 +43,9 @@ import copy
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -190,7 +190,7 @@ class _Body(nn.Module):
         self.encoder = make_encoder(observation_space, hidden_size=encoder_size)
         recurrent = CORES[core.lower()].recurrent
         self.core = make_core(core, self.encoder.out_dim, hidden_size) if recurrent else None
-        self.out_dim = self.core.out_dim if recurrent else self.encoder.out_dim
+        self.out_dim = self.core.out_dim if self.core is not None else self.encoder.out_dim
 
     @property
     def recurrent(self) -> bool:
@@ -226,27 +226,32 @@ class Actor(nn.Module):
     :meth:`env_action`, :attr:`device`.
     """
 
+    action_start: Tensor  # buffers: Discrete
+    action_scale: Tensor  # Box
+    action_bias: Tensor
+
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "mlp",
                  hidden_size: int = 256, encoder_size: int = 0):
         super().__init__()
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
         self.body = _Body(observation_space, core, hidden_size, encoder_size)
-        if self.discrete:
+        if isinstance(action_space, gym.spaces.Discrete):
             self.n_actions = int(action_space.n)
             self.net = mlp(self.body.out_dim, hidden_size, self.n_actions)  # logits
             self.register_buffer("action_start", torch.tensor(int(action_space.start)))
         else:
-            self.action_shape = tuple(action_space.shape)
+            box = cast(gym.spaces.Box, action_space)  # check_spaces: Box or Discrete
+            self.action_shape = tuple(box.shape)
             self.n_actions = int(np.prod(self.action_shape))
             self.net = mlp(self.body.out_dim, hidden_size, 2 * self.n_actions)  # mean and log-std
-            low = np.asarray(action_space.low, dtype=np.float32).reshape(-1)
-            high = np.asarray(action_space.high, dtype=np.float32).reshape(-1)
+            low = np.asarray(box.low, dtype=np.float32).reshape(-1)
+            high = np.asarray(box.high, dtype=np.float32).reshape(-1)
             self.register_buffer("action_scale", torch.as_tensor((high - low) / 2.0))
             self.register_buffer("action_bias", torch.as_tensor((high + low) / 2.0))
 
     @property
     def device(self) -> torch.device:
-        return self.net[0].weight.device
+        return cast(nn.Linear, self.net[0]).weight.device
 
     @property
     def recurrent(self) -> bool:
@@ -312,15 +317,16 @@ class Critic(nn.Module):
         super().__init__()
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
         self.body = _Body(observation_space, core, hidden_size, encoder_size)
-        if self.discrete:
+        if isinstance(action_space, gym.spaces.Discrete):
             self.net = mlp(self.body.out_dim, hidden_size, int(action_space.n))
         else:
-            self.net = mlp(self.body.out_dim + int(np.prod(action_space.shape)), hidden_size, 1)
+            box = cast(gym.spaces.Box, action_space)  # check_spaces: Box or Discrete
+            self.net = mlp(self.body.out_dim + int(np.prod(box.shape)), hidden_size, 1)
 
     def q(self, feats: Tensor, action: Tensor | None = None) -> Tensor:
         if self.discrete:
             return self.net(feats)
-        return self.net(torch.cat([feats, action], -1)).squeeze(-1)
+        return self.net(torch.cat([feats, cast(Tensor, action)], -1)).squeeze(-1)  # Box: an action is given
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -400,8 +406,8 @@ class SAC:
         else:
             action, _, _, self.next_state = self.actor.act(obs, self.next_state, es, generator=self.generator)
         env_action = self.actor.env_action(action)
-        env_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
-        next_obs, reward, terminated, truncated, info = self.envs.step(env_action)
+        step_action = env_action.to(self.env_device) if self.torch_env else env_action.cpu().numpy()
+        next_obs, reward, terminated, truncated, info = self.envs.step(step_action)
         reward = to_tensor(reward, dev, torch.float32).reshape(-1)
         terminated = to_tensor(terminated, dev, torch.bool).reshape(-1)
         done = terminated | to_tensor(truncated, dev, torch.bool).reshape(-1)
@@ -438,9 +444,10 @@ class SAC:
         feats, _ = body(tree_map(lambda o: o[b:], obs), state, es[b:])
         return feats[:-1] if which == "current" else feats[1:]
 
-    def critic_loss(self, batch: dict[str, Any]) -> tuple[Tensor, dict[str, float]]:
+    def critic_loss(self, batch: dict[str, Any]) -> tuple[Tensor, dict[str, Tensor]]:
         """The soft Bellman error of both critics over the loss steps of a batch of windows."""
         cfg, b = self.config, self.config.burn_in
+        critics, targets = cast(Sequence[Critic], self.critics), cast(Sequence[Critic], self.critic_targets)
         obs, es = batch["obs"], batch["episode_start"]
         # loss steps: slots b .. W-2 that are steps (not final observations); their next observation is the
         # slot after. Tensors below are over slots b .. W-1 (index 0 = slot b), cut into [:-1] and [1:].
@@ -449,19 +456,19 @@ class SAC:
         not_term = (~batch["terminated"][b:-1]).float()
         with torch.no_grad():
             next_feats = self.features(self.actor.body, obs, es, "next")
-            target_feats = [self.features(t.body, obs, es, "next") for t in self.critic_targets]
+            target_feats = [self.features(t.body, obs, es, "next") for t in targets]
             if self.discrete:  # exact expectation over the next actions
                 _, next_logp = self.actor.distribution(next_feats)
-                q_next = torch.min(*(t.q(f) for t, f in zip(self.critic_targets, target_feats, strict=True)))
+                q_next = torch.min(*(t.q(f) for t, f in zip(targets, target_feats, strict=True)))
                 v_next = (next_logp.exp() * (q_next - self.alpha * next_logp)).sum(-1)
             else:
                 next_a, next_logp = self.actor.sample(next_feats, self.generator)
-                q_next = torch.min(*(t.q(f, next_a) for t, f in zip(self.critic_targets, target_feats, strict=True)))
+                q_next = torch.min(*(t.q(f, next_a) for t, f in zip(targets, target_feats, strict=True)))
                 v_next = q_next - self.alpha * next_logp
             target = rewards + cfg.gamma * not_term * v_next
         n = mask.sum().clamp(min=1.0)
         losses, q_means = [], []
-        for critic in self.critics:
+        for critic in critics:
             feats = self.features(critic.body, obs, es, "current")
             if self.discrete:
                 q = critic.q(feats).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
@@ -475,21 +482,22 @@ class SAC:
     def actor_loss(self, batch: dict[str, Any]) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
         """The policy loss E[alpha log pi - min Q] and the entropy-coefficient loss, over the loss steps."""
         b = self.config.burn_in
+        critics = cast(Sequence[Critic], self.critics)
         obs, es = batch["obs"], batch["episode_start"]
         mask = (~batch["is_final"][b:-1]).float()
         n = mask.sum().clamp(min=1.0)
         feats = self.features(self.actor.body, obs, es, "current")
         with torch.no_grad():  # the critics are fixed here: only the actor learns from this loss
-            critic_feats = [self.features(c.body, obs, es, "current") for c in self.critics]
+            critic_feats = [self.features(c.body, obs, es, "current") for c in critics]
         if self.discrete:
             _, logp = self.actor.distribution(feats)
             probs = logp.exp()
-            q = torch.min(*(c.q(f) for c, f in zip(self.critics, critic_feats, strict=True)))
+            q = torch.min(*(c.q(f) for c, f in zip(critics, critic_feats, strict=True)))
             per_step = (probs * (self.alpha * logp - q)).sum(-1)
             mean_logp = (probs * logp).sum(-1).detach()  # E_pi[log pi] = -entropy, exactly
         else:
             a, logp = self.actor.sample(feats, self.generator)
-            q = torch.min(*(c.q(f, a) for c, f in zip(self.critics, critic_feats, strict=True)))
+            q = torch.min(*(c.q(f, a) for c, f in zip(critics, critic_feats, strict=True)))
             per_step = self.alpha * logp - q
             mean_logp = logp.detach()
         loss = (per_step * mask).sum() / n

@@ -92,7 +92,7 @@ def check_image_sizes(agent: str, env_id: str, obs_space: gym.Space) -> None:
 
     subspaces = obs_space.spaces.items() if isinstance(obs_space, spaces.Dict) else [(None, obs_space)]
     for key, sub in subspaces:
-        if not is_image_space(sub, check_channels=False):
+        if not isinstance(sub, spaces.Box) or not is_image_space(sub, check_channels=False):
             continue
         if min(sorted(sub.shape)[1:]) < NATURE_CNN_MIN_SIDE:  # the two largest sides (the third: channels)
             what = f"its observation {key!r}" if key is not None else "its observation"
@@ -126,12 +126,6 @@ class _EnvFn:
         return make_env(*self.args)
 
 
-def _callback_base():
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    return BaseCallback
-
-
 class EpisodeTracker:
     """Collects (return, length, success) of the training episodes finished during a rollout."""
 
@@ -157,7 +151,9 @@ class EpisodeTracker:
 
 
 def _make_callback(tracker: EpisodeTracker, should_stop: Callable[[], bool] | None = None):
-    class _Callback(_callback_base()):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _Callback(BaseCallback):
         stopped = False
 
         def _on_step(self) -> bool:
@@ -172,6 +168,7 @@ class SB3Trainer:
     """One SB3 training run (one seed), stepped one iteration (rollout + update) at a time."""
 
     keeps_unfinished_iteration = False  # SB3's learn() cannot be left half-way and continued
+    _policy: SB3Policy | None = None  # made by the policy property
 
     @classmethod
     def check(cls, cfg: dict[str, Any], obs_space: gym.Space, action_space: gym.Space) -> None:
@@ -216,7 +213,7 @@ class SB3Trainer:
     @property
     def policy(self) -> SB3Policy:
         """The model behind membench's policy interface (:class:`SB3Policy`), for evaluation and acting."""
-        if getattr(self, "_policy", None) is None or self._policy.model is not self.model:
+        if self._policy is None or self._policy.model is not self.model:
             self._policy = SB3Policy(self.model)
         return self._policy
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from membench_agents.algos.registry import AGENTS, ALGORITHMS, SB3_TRAINER, load
 from membench_agents.config.env_facts import make_kwargs
 from membench_agents.errors import ConfigError
+
+if TYPE_CHECKING:
+    from membench_agents.algos.sb3 import SB3Trainer
 
 
 @runtime_checkable
@@ -197,7 +200,7 @@ def budget_notes(cfg: dict[str, Any]) -> list[str]:
     return notes
 
 
-def trainer_class(agent: str) -> type:
+def trainer_class(agent: str) -> type[AlgoTrainer] | type[SB3Trainer]:
     """The Trainer class of an agent: its algorithm's (``registry.ALGORITHMS``), or the SB3 reference trainer."""
     kind = AGENTS[agent].kind
     return load(SB3_TRAINER) if kind == "sb3" else ALGORITHMS[kind].trainer_class()

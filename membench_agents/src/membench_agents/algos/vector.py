@@ -147,7 +147,7 @@ def obs_to_tensor(obs, device):
     return to_tensor(obs, device)
 
 
-def take_rows(obs, idx: np.ndarray):
+def take_rows(obs, idx: np.ndarray | torch.Tensor):
     """Rows ``idx`` of a batched observation (array, tensor, object array of per-env arrays, or dict)."""
     if isinstance(obs, dict):
         return {k: take_rows(v, idx) for k, v in obs.items()}

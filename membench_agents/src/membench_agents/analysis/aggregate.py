@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -126,14 +126,14 @@ def estimate(scores: Any, statistic: Callable[..., Any] = iqm, reps: int = REPS,
     return Estimate(value, float(lo), float(hi))
 
 
-def performance_profile(scores: Any, taus: Sequence[float]) -> np.ndarray:
+def performance_profile(scores: Any, taus: Sequence[float] | np.ndarray) -> np.ndarray:
     """For each τ, the fraction of all runs (pooled over tasks) with score > τ (rliable's run-score
     distribution)."""
     taus = np.asarray(taus, dtype=np.float64)
     return _fraction_above(pooled(scores), taus)
 
 
-def _fraction_above(x: np.ndarray, taus: np.ndarray, axis: int = -1) -> np.ndarray:
+def _fraction_above(x: np.ndarray, taus: Sequence[float] | np.ndarray, axis: int = -1) -> np.ndarray:
     x = np.moveaxis(np.asarray(x), axis, -1)
     out = np.empty((*x.shape[:-1], len(taus)))
     for i, tau in enumerate(taus):  # one threshold at a time: memory of x, not of x times the thresholds
@@ -141,8 +141,8 @@ def _fraction_above(x: np.ndarray, taus: np.ndarray, axis: int = -1) -> np.ndarr
     return out
 
 
-def performance_profile_ci(scores: Any, taus: Sequence[float], reps: int = REPS, confidence: float = CONFIDENCE,
-                           seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def performance_profile_ci(scores: Any, taus: Sequence[float] | np.ndarray, reps: int = REPS,
+                           confidence: float = CONFIDENCE, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(profile, lower band, upper band) at ``taus``: :func:`performance_profile` and its stratified-bootstrap
     percentile interval at every τ."""
     taus = np.asarray(taus, dtype=np.float64)
@@ -239,8 +239,8 @@ def table(agg: Aggregate, markdown: bool = False) -> str:
     """One row per algorithm: tasks, runs, IQM and mean with their intervals, and the notes."""
     pct = f"{agg.confidence:.0%}"
     head = ["algorithm", "metric", "tasks", "runs", f"IQM [{pct} CI]", f"mean [{pct} CI]"]
-    rows = [[a.name, a.metric, str(len(a.tasks)), str(a.n_runs), a.iqm.text(), a.mean.text()]
-            for a in agg.algorithms]
+    rows = [[a.name, a.metric, str(len(a.tasks)), str(a.n_runs), cast(Estimate, a.iqm).text(),
+             cast(Estimate, a.mean).text()] for a in agg.algorithms]  # (aggregate_results set both)
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -264,8 +264,9 @@ def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Pa
     ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4])
     ys = np.arange(len(agg.algorithms))[::-1]
     for y, (i, a) in zip(ys, enumerate(agg.algorithms), strict=True):
-        ax.barh(y, a.iqm.hi - a.iqm.lo, left=a.iqm.lo, height=0.6, color=f"C{i}", alpha=0.35)
-        ax.plot([a.iqm.value, a.iqm.value], [y - 0.3, y + 0.3], color=f"C{i}", lw=2.5)
+        est = cast(Estimate, a.iqm)  # (aggregate_results set it)
+        ax.barh(y, est.hi - est.lo, left=est.lo, height=0.6, color=f"C{i}", alpha=0.35)
+        ax.plot([est.value, est.value], [y - 0.3, y + 0.3], color=f"C{i}", lw=2.5)
         frac, lo, hi = agg.profiles[a.name]
         bx.plot(agg.taus, frac, color=f"C{i}", lw=2, label=a.name)
         bx.fill_between(agg.taus, lo, hi, color=f"C{i}", alpha=0.2)

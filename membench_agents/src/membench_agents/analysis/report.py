@@ -151,7 +151,8 @@ def mean_text(mean: float, sem: float, n: int, digits: int = 3) -> str:
 
 
 def _read_metrics(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    history, evals = [], []
+    history: list[dict[str, Any]] = []
+    evals: list[dict[str, Any]] = []
     if not path.is_file():
         return history, evals
     for i, line in enumerate(path.read_text().splitlines()):
@@ -207,11 +208,11 @@ def mean_sem_curve(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 20
     lo = max(float(x[0]) for x, _ in curves)
     hi = min(float(x[-1]) for x, _ in curves)
     grid = np.unique(np.concatenate([x for x, _ in curves])) if len(curves) == 1 else np.linspace(lo, hi, points)
-    ys = []
+    rows = []
     for x, y in curves:
         ok = ~np.isnan(y)
-        ys.append(np.interp(grid, x[ok], y[ok]) if ok.sum() else np.full_like(grid, np.nan))
-    ys = np.array(ys)
+        rows.append(np.interp(grid, x[ok], y[ok]) if ok.sum() else np.full_like(grid, np.nan))
+    ys = np.array(rows)
     mean = np.nanmean(ys, axis=0)
     err = np.array([sem(list(col[~np.isnan(col)])) for col in ys.T])
     return grid, mean, err

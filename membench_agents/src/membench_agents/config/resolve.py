@@ -228,7 +228,7 @@ class Resolved:
     """the validated plain dict (what the trainers read and ``config.yaml`` records)"""
     sources: list[str]
     """the layers, first to last: builtin, the agent defaults file, the cell or --config file, --set items"""
-    run_config: RunConfig | None = None
+    run_config: RunConfig
     """the typed config the dict was produced from"""
 
     @property

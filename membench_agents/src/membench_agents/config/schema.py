@@ -373,6 +373,7 @@ def _sb3_parameters(info: AgentInfo) -> dict[str, Any] | None:
     """{name: default} of the agent's SB3 constructor (less what the run sets), or None without SB3."""
     import inspect
 
+    cls: type[Any]
     try:
         if info.sb3_algo == "RecurrentPPO":
             from sb3_contrib import RecurrentPPO as cls
@@ -528,7 +529,7 @@ class RunConfig:
         if "obs_variant" in self.env_kwargs:
             raise ConfigError("set the observation variant with `obs_variant:`, not inside env_kwargs")
         check_device(self.device)
-        cls = SB3Config if info.kind == "sb3" else ALGORITHMS[info.kind].config_class()
+        cls: type[Any] = SB3Config if info.kind == "sb3" else ALGORITHMS[info.kind].config_class()
         algo = self.algo if self.algo is not None else cls()
         if not isinstance(algo, cls):
             raise ConfigError(f"agent {info.name!r} reads a {cls.__name__} section, got {type(algo).__name__}")

@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -252,6 +252,7 @@ def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:
     if len(set(agents)) != len(agents):
         raise w.error(f"{where}.agents", f"lists an agent twice: {agents}")
     sets = _strings(w, f"{where}.set", d["set"]) if d.get("set") is not None else []
+    K: list[int] | None
     if kind == "vary_k":
         K = _ints(w, f"{where}.K", d["K"])
         lengths = [_int(w, f"{where}.length", d["length"])] if d.get("length") is not None else []
@@ -315,8 +316,10 @@ def expand(spec: SweepSpec, **overrides: Any) -> list[Cell]:
     default_length = _full_kwargs(_spec(spec.env), {}).get(spec.length_kwarg)
     cells: dict[str, Cell] = {}
     for i, d in enumerate(spec.designs):
+        combos: list[tuple[str, int | None, int | None]]
         if d.kind == "vary_k":
-            combos = [(a, d.lengths[0] if d.lengths else None, k) for a in d.agents for k in d.K]
+            ks = cast(list[int], d.K)  # vary_k: always a list
+            combos = [(a, d.lengths[0] if d.lengths else None, k) for a in d.agents for k in ks]
         else:
             k = d.K[0] if d.K else None
             combos = [(a, L, k) for a in d.agents for L in d.lengths]
@@ -351,7 +354,8 @@ def cell_plan(spec_env: str, cell_cfg: dict[str, Any]):
 
 def plan_table(spec: SweepSpec, cells: list[Cell]) -> tuple[str, list[str]]:
     """The cells with their K, Ξ and regime (before training), and the protocol's warnings (deduplicated)."""
-    rows, warnings = [], {}
+    rows: list[list[str]] = []
+    warnings: dict[str, list[str]] = {}
     for c in cells:
         p = cell_plan(spec.env, c.cfg)
         lo, hi = p.xi
@@ -502,7 +506,9 @@ def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
     if spec is not None:
         for i, d in enumerate(spec.designs):
             first = next((c for c in cells if i in c.designs), None)
-            for L in d.eval_lengths if first is not None else []:
+            if first is None:
+                continue
+            for L in d.eval_lengths:
                 cfg = {**first.cfg, "env_kwargs": {**first.cfg["env_kwargs"], spec.length_kwarg: L}}
                 checks.append((f"{first.name} evaluated on {spec.length_kwarg}={L}", cfg))
     for name, cfg in checks:
@@ -589,11 +595,11 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
             for L in dz["eval_lengths"]:
                 if progress:
                     print(f"evaluating {c.name} on {kwarg}={L}", file=sys.stderr)
-                agg = evaluate_on_length(c.cfg, sweep_dir / "cells" / c.name, kwarg, L)
+                ev = evaluate_on_length(c.cfg, sweep_dir / "cells" / c.name, kwarg, L)
                 p = cell_plan(spec["env"], {**c.cfg, "env_kwargs": {**c.cfg["env_kwargs"], kwarg: L}})
                 gen.append({"design": i, "cell": c.name, "agent": c.agent, "K": c.K,
                             "train_length": c.length, "eval_length": L, "xi": list(p.xi), "regime": p.regime,
-                            **{k: agg[k] for k in ("metric", "mean", "sem", "n_runs", "per_run", "mean_length")}})
+                            **{k: ev[k] for k in ("metric", "mean", "sem", "n_runs", "per_run", "mean_length")}})
     out = {"spec": spec, "length_kwarg": kwarg, "cells": rows, "generalization": gen}
     agg = aggregate.aggregate_runs([sweep_dir / "cells" / c.name for c in cells])
     out["aggregate"] = agg.to_dict()

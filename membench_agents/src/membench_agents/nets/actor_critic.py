@@ -13,6 +13,7 @@ Observations are torch tensors (or dicts of them) on the policy's device with th
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import gymnasium as gym
 import numpy as np
@@ -30,6 +31,10 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 # --------------------------------------------------------------------------------------------------------
 class RunningMeanStd(nn.Module):
     """Running mean / variance of a stream of batches (parallel Welford), kept in buffers."""
+
+    mean: Tensor  # buffers
+    var: Tensor
+    count: Tensor
 
     def __init__(self, shape: tuple[int, ...] = (), epsilon: float = 1e-4):
         super().__init__()
@@ -77,7 +82,7 @@ class ObsNormalizer(nn.Module):
         key = _path_key(_path)
         if key not in self.stats:
             return obs
-        rms = self.stats[key]
+        rms = cast(RunningMeanStd, self.stats[key])
         mean = rms.mean.to(torch.float32)
         std = torch.sqrt(rms.var.to(torch.float32) + self.eps)
         return torch.clamp((obs.to(torch.float32) - mean) / std, -self.clip, self.clip)
@@ -93,7 +98,7 @@ class ObsNormalizer(nn.Module):
             return
         key = _path_key(_path)
         if key in self.stats:
-            self.stats[key].update(obs)
+            cast(RunningMeanStd, self.stats[key]).update(obs)
 
 
 def _leaves(space: gym.Space, path: tuple = ()):
@@ -151,6 +156,10 @@ class ActorCritic(nn.Module):
         init_log_std: initial log standard deviation of the Gaussian policy (Box actions only).
     """
 
+    action_start: Tensor  # buffers: Discrete / MultiDiscrete
+    action_low: Tensor  # Box
+    action_high: Tensor
+
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "lstm",
                  hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0,
                  core_kwargs: dict | None = None, init_log_std: float = 0.0):
@@ -179,7 +188,7 @@ class ActorCritic(nn.Module):
             self.kind = "multidiscrete"
             self.nvec = [int(n) for n in action_space.nvec]
             self.register_buffer("action_start", torch.as_tensor(action_space.start, dtype=torch.long))
-        else:
+        elif isinstance(action_space, gym.spaces.Box):  # (_action_head_size refused every other space)
             self.kind = "continuous"
             self.action_shape = tuple(action_space.shape)
             self.log_std = nn.Parameter(torch.full((self.n_out,), float(init_log_std)))
@@ -240,7 +249,8 @@ class ActorCritic(nn.Module):
             logp = logp_all.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
             return (idx + self.action_start if self._start_nonzero else idx), logp, v, state
         if self.kind == "multidiscrete":
-            idxs, logp = [], 0.0
+            idxs: list[Tensor] = []
+            logp = torch.zeros_like(v)
             for logits in p.split(self.nvec, -1):
                 lp = torch.log_softmax(logits, -1)
                 i = logits.argmax(-1) if deterministic else _sample_categorical(logits, generator)

@@ -14,6 +14,7 @@ returns ``[..., out_dim]``; dict encoders take dicts of such tensors.
 from __future__ import annotations
 
 import math
+from typing import TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -27,9 +28,12 @@ MAX_CHANNELS = 16
 NATURE_MIN_SIDE = 36
 
 
-def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
+_Layer = TypeVar("_Layer", nn.Linear, nn.Conv2d)
+
+
+def layer_init(layer: _Layer, std: float = math.sqrt(2), bias: float = 0.0) -> _Layer:
     nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
+    nn.init.constant_(cast(Tensor, layer.bias), bias)  # the layers built here all have a bias
     return layer
 
 
@@ -45,7 +49,13 @@ def image_layout(space: gym.Space) -> str | None:
     return None
 
 
-class VectorEncoder(nn.Module):
+class Encoder(nn.Module):
+    """An observation encoder: a batch of observations -> features ``[..., out_dim]``."""
+
+    out_dim: int
+
+
+class VectorEncoder(Encoder):
     """Flatten the trailing ``len(shape)`` dims; then a 2-layer tanh MLP of width ``hidden_size``.
 
     ``hidden_size=0``: no layers, the flattened float vector itself is the feature (``out_dim`` = its
@@ -59,6 +69,7 @@ class VectorEncoder(nn.Module):
             raise ValueError(f"hidden_size must be >= 0, got {hidden_size}")
         self.shape = tuple(shape)
         self.in_dim = int(np.prod(self.shape)) if self.shape else 1
+        self.net: nn.Sequential | None
         if hidden_size > 0:
             self.net = nn.Sequential(
                 layer_init(nn.Linear(self.in_dim, hidden_size)), nn.Tanh(),
@@ -80,12 +91,16 @@ class VectorEncoder(nn.Module):
     def _mlp(self, x: Tensor) -> Tensor:
         if self.net is None:
             return x
-        l1, l2 = self.net[0], self.net[2]  # functional calls: no per-module dispatch overhead per step
+        # functional calls: no per-module dispatch overhead per step
+        l1, l2 = cast(nn.Linear, self.net[0]), cast(nn.Linear, self.net[2])
         return torch.tanh(F.linear(torch.tanh(F.linear(x, l1.weight, l1.bias)), l2.weight, l2.bias))
 
 
 class OneHotEncoder(VectorEncoder):
     """Discrete / MultiDiscrete observations: concatenated one-hot codes, then the MLP (if any)."""
+
+    offsets: Tensor  # buffers
+    start: Tensor
 
     def __init__(self, nvec: np.ndarray, start: np.ndarray, hidden_size: int = 64,
                  obs_shape: tuple[int, ...] | None = None):
@@ -103,7 +118,7 @@ class OneHotEncoder(VectorEncoder):
         return self._mlp(onehot)
 
 
-class CNNEncoder(nn.Module):
+class CNNEncoder(Encoder):
     """A small CNN on ``(H, W, C)`` (or ``(C, H, W)``) images; uint8 pixels are scaled by 1/255."""
 
     def __init__(self, space: gym.spaces.Box, layout: str = "hwc", feature_size: int = 256):
@@ -140,7 +155,7 @@ class CNNEncoder(nn.Module):
         return self.fc(self.convs(x)).reshape(*lead, self.out_dim)
 
 
-class DictEncoder(nn.Module):
+class DictEncoder(Encoder):
     """One encoder per key (recursively for nested dicts); the outputs are concatenated in key order."""
 
     def __init__(self, space: gym.spaces.Dict, hidden_size: int = 64, path: str = "observation"):
@@ -148,11 +163,10 @@ class DictEncoder(nn.Module):
         if len(space.spaces) == 0:
             raise ValueError(f"unsupported observation space {space}: {path} is an empty Dict")
         self.keys = list(space.spaces)
-        self.encoders = nn.ModuleDict(
-            {_module_key(k): make_encoder(s, hidden_size=hidden_size, _path=f"{path}[{k!r}]")
-             for k, s in space.spaces.items()}
-        )
-        self.out_dim = sum(e.out_dim for e in self.encoders.values())
+        encoders = {_module_key(k): make_encoder(s, hidden_size=hidden_size, _path=f"{path}[{k!r}]")
+                    for k, s in space.spaces.items()}
+        self.encoders = nn.ModuleDict(encoders)
+        self.out_dim = sum(e.out_dim for e in encoders.values())
 
     def forward(self, obs: dict) -> Tensor:
         return torch.cat([self.encoders[_module_key(k)](obs[k]) for k in self.keys], dim=-1)
@@ -163,7 +177,7 @@ def _module_key(key: str) -> str:
     return "k_" + str(key).replace(".", "_")
 
 
-def make_encoder(observation_space: gym.Space, hidden_size: int = 64, *, _path: str = "observation") -> nn.Module:
+def make_encoder(observation_space: gym.Space, hidden_size: int = 64, *, _path: str = "observation") -> Encoder:
     """The encoder of ``observation_space`` (see the module docstring); ``.out_dim`` is its feature size.
 
     ``hidden_size``: width of the vector / one-hot MLPs (0: no MLP, the flat vector is the feature).

@@ -162,8 +162,8 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(f"{path} cannot be read ({reason}): the file is truncated or not a checkpoint; "
                               "restore it, or delete the seed's folder to retrain that seed") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-        raise CheckpointError(f"{path} is not a membench checkpoint of format {CHECKPOINT_FORMAT} (found {found!r}); "
+        what = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+        raise CheckpointError(f"{path} is not a membench checkpoint of format {CHECKPOINT_FORMAT} (found {what!r}); "
                               "it was written by another program or an older membench")
     missing = [k for k in ("config", "seed", "trainer", "run", "global_step") if k not in payload]
     if missing:
@@ -194,11 +194,13 @@ def load_trainer_state(trainer: Any, state: Any, path: str | os.PathLike) -> Non
 
 #: The types of what every reader of a checkpoint uses before the trainer does (the run's bookkeeping included).
 _PAYLOAD_TYPES = {"config": dict, "seed": int, "global_step": int, "trainer": dict, "run": dict}
-_RUN_TYPES = {"history": list, "evals": list, "recent": list, "finished": bool, "train_time": (int, float)}
+_RUN_TYPES: dict[str, type | tuple[type, ...]] = {"history": list, "evals": list, "recent": list, "finished": bool,
+                                                  "train_time": (int, float)}
 _TYPE_NAMES = {dict: "a mapping", int: "an integer", list: "a list", bool: "a boolean", (int, float): "a number"}
 
 
 def _check_payload_types(payload: dict[str, Any]) -> None:
+    kind: type | tuple[type, ...]
     for key, kind in _PAYLOAD_TYPES.items():
         value = payload[key]
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):

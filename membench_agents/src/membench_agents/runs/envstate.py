@@ -341,7 +341,7 @@ class _Restorer:
         if "external" in node:
             raise ValueError(f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
                              "environment does not match the checkpoint")
-        obj = object.__new__(cls)
+        obj: Any = object.__new__(cls)
         for k, v in node["attrs"].items():
             object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
         return obj
@@ -406,7 +406,7 @@ class _Restorer:
         return self.build(node, path)
 
     def _into_sequence(self, target: Any, node: dict[str, Any], path: str) -> Any:
-        items = node.get("__list__", node.get("__tuple__"))
+        items = node["__list__"] if "__list__" in node else node["__tuple__"]  # (dispatched on one of them)
         if isinstance(target, (list, tuple)) and len(target) == len(items):
             values = [self.into(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(target, items, strict=True))]
             if isinstance(target, list):

@@ -114,14 +114,15 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
                 check_stop(should_stop)
                 action, _, _, state = policy.act(obs, state, es, deterministic=deterministic, generator=gen)
                 env_action = policy.env_action(action)
+                step_action: torch.Tensor | np.ndarray = env_action
                 if not torch_env:
-                    env_action = env_action.cpu().numpy()
+                    step_action = env_action.cpu().numpy()
                 elif env_action.device != env_device:
-                    env_action = env_action.to(env_device)
-                next_obs, reward, terminated, truncated, info = envs.step(env_action)
+                    step_action = env_action.to(env_device)
+                next_obs, reward, terminated, truncated, info = envs.step(step_action)
                 r = to_tensor(reward, "cpu", torch.float64).reshape(-1).numpy()
-                done = (to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool))
-                done = done.reshape(-1).numpy()
+                ended_now = (to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool))
+                done = ended_now.reshape(-1).numpy()
                 ret[active] += r[active]
                 length[active] += 1
                 ended = np.flatnonzero(done & active)

@@ -27,7 +27,7 @@ def normalize_eval(result: dict[str, Any]) -> dict[str, Any]:
     returns = [float(x) for x in result["returns"]]
     lengths = [int(x) for x in result["lengths"]]
     raw = result.get("successes")
-    successes = list(raw) if raw is not None else [None] * len(returns)
+    successes: list[Any] = list(raw) if raw is not None else [None] * len(returns)
     has_success = bool(successes) and all(s is not None for s in successes)
     return {
         "returns": returns,

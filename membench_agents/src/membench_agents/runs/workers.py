@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import signal
@@ -232,7 +233,7 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
         for i, job in enumerate(jobs):
             try:
                 results[job.label] = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume,
-                                                should_stop=stop, report=lambda m, j=job: bar.update(j, m),
+                                                should_stop=stop, report=functools.partial(bar.update, job),
                                                 tracking=job.tracking)
             except Interrupted as e:
                 bar.write(f"[{job.label}] {e}")

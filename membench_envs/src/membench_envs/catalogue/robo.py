@@ -308,7 +308,7 @@ class Preset:
         return self.family.timing(self.parameters)
 
 
-def _num(name: str, default: float, doc: str = "", low_open: bool = True) -> Param:
+def _num(name: str, default: float | None, doc: str = "", low_open: bool = True) -> Param:
     return Param(name, "float", default, low=0.0, low_open=low_open, none_ok=True, doc=doc)
 
 

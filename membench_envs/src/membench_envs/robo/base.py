@@ -590,13 +590,14 @@ class MemoryTabletopEnv(BaseEnv):
     @cached_property
     def single_observation_space(self) -> gym.spaces.Dict:
         raw = common.to_numpy(self._init_raw_obs)
-        spaces = {}
+        spaces: dict[str, gym.Space] = {}
         for key, value in raw.items():
             shape = tuple(value.shape[1:])
             if key == "rgb":
                 spaces[key] = gym.spaces.Box(0, 255, shape, dtype=np.uint8)
             elif key == "oracle":
                 low, high = self.oracle_bounds()
+                dtype: type[np.floating] | type[np.integer]
                 dtype = np.float32 if self.ORACLE_DTYPE.is_floating_point else np.int64
                 spaces[key] = gym.spaces.Box(np.asarray(low, dtype=dtype), np.asarray(high, dtype=dtype), shape,
                                              dtype=dtype)

@@ -54,14 +54,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 #: What the recorded environment is made with (the expert's controller; the datasets' reward and fixed length).
-RECORD_KWARGS = {"obs_variant": "oracle", "control_mode": "pd_ee_delta_pose", "reward_mode": "normalized_dense",
-                 "terminate_on_success": False}
+RECORD_KWARGS: dict[str, Any] = {"obs_variant": "oracle", "control_mode": "pd_ee_delta_pose",
+                                 "reward_mode": "normalized_dense", "terminate_on_success": False}
 FORMAT = "membench-robo-dataset/1"
 
 
@@ -80,6 +81,9 @@ class CollectionStopped(CollectionError):
 class _Terminated(BaseException):
     """Raised by the SIGTERM handler to unwind the collection loop (a BaseException: no ``except Exception`` in the
     env or the expert swallows it)."""
+
+    message: str | None = None
+    """What the collection said when it stopped (None: it stopped outside the recording loop)."""
 
 
 def dataset_paths(out: str | os.PathLike, env_id: str) -> tuple[Path, Path, Path]:
@@ -200,7 +204,7 @@ def _write_h5(path: Path, groups: dict[str, dict[str, np.ndarray]]) -> None:
 
 
 def _read_h5_group(f, group: str) -> dict[str, np.ndarray]:
-    out = {}
+    out: dict[str, np.ndarray] = {}
     f[group].visititems(lambda name, obj: out.__setitem__(name, obj[()]) if hasattr(obj, "shape") else None)
     return out
 
@@ -246,7 +250,7 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
                 return _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start,
                                        max_attempts, progress, env_kwargs)
         except _Terminated as stop:  # unwound and unlocked
-            message = getattr(stop, "message", None)
+            message = stop.message
             if message is None:  # outside the recording loop: resuming, or assembling the final pair
                 message = (f"stopped by SIGTERM: every finished episode is kept in {parts} (or already in "
                            f"{h5_path}); run the same command again to continue.")
@@ -261,94 +265,129 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
 
 def _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start, max_attempts, progress,
                     env_kwargs) -> tuple[Path, Path]:
-    import gymnasium as gym
-
-    from membench_envs.robo.dataset import open_index
-    from membench_envs.robo.experts import scripted_expert
-
-    if json_path.is_file() and h5_path.is_file():
-        have = len(open_index(h5_path)[1])
-        if have >= episodes:
-            if parts.is_dir():  # a run stopped while removing its parts, after the final pair was written
-                for p in parts.iterdir():
-                    p.unlink()
-                parts.rmdir()
-            print(f"{json_path}: already holds {have} episodes", file=sys.stderr)
-            return h5_path, json_path
-        raise ValueError(f"{h5_path} already holds {have} episodes (< {episodes}); choose another --out or delete it")
+    if _already_collected(h5_path, json_path, parts, episodes):
+        return h5_path, json_path
     settings = _settings(env_id, env_kwargs, only_success, seed_start)
     _check_settings(parts, settings)
-
-    def attempted(seed: int) -> str | None:
-        if (parts / f"ep_{seed}.h5").is_file():
-            return "kept"
-        if (parts / f"ep_{seed}.rejected").is_file():
-            return "rejected"
-        return None
-
-    seed, kept, tried, successes, kept_here = seed_start, 0, 0, 0, 0
-    while kept < episodes and tried < max_attempts and attempted(seed) is not None:  # what an earlier run did
-        kept += attempted(seed) == "kept"
-        tried += 1
-        seed += 1
-    if tried:
-        import h5py
-
-        for s in range(seed_start, seed):
-            if attempted(s) == "kept":
-                with h5py.File(parts / f"ep_{s}.h5", "r") as f:
-                    successes += bool(f["traj/success"][()].any())
-        print(f"resuming: {kept} episodes kept from {tried} seeds already tried", file=sys.stderr)
-
-    bar = _progress(episodes, kept) if progress else None
-    env = None
+    tally = _resume(parts, seed_start, episodes, max_attempts)
     started = time.perf_counter()
     try:
-        try:
-            while kept < episodes and tried < max_attempts:
-                if env is None:
-                    env = gym.make(env_id, **RECORD_KWARGS, **env_kwargs)
-                    expert = scripted_expert(env)
-                ep = _record_episode(env, expert, seed)
-                ok = bool(ep["success"].any())
-                if ok or not only_success:
-                    _write_h5(parts / f"ep_{seed}.h5", {"traj": ep})
-                else:
-                    (parts / f"ep_{seed}.rejected").touch()
-                successes += ok  # counted once the attempt is on disk: a stop before this drops the episode
-                tried += 1
-                if ok or not only_success:
-                    kept += 1
-                    kept_here += 1
-                    if bar is not None:
-                        bar.update(1)
-                if bar is not None:
-                    bar.set_postfix(success=f"{successes / tried:.2f}", seeds=tried)
-                seed += 1
-        finally:
-            if bar is not None:
-                bar.close()
-            if env is not None:
-                env.close()
+        _record(env_id, env_kwargs, parts, episodes, max_attempts, only_success, progress, tally)
     except (_Terminated, KeyboardInterrupt) as stop:
         what = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
-        if attempted(seed) is not None:  # stopped after the attempt was written, before it was counted
-            kept += attempted(seed) == "kept"
-            seed += 1
-        done = f"seeds {seed_start}..{seed - 1} done" if seed > seed_start else "no seed done"
-        message = (f"stopped by {what}: {kept} of {episodes} episodes kept in {parts} ({done}); the episode in "
-                   f"play, if any, was dropped. Run the same command again to continue from seed {seed}.")
+        if _attempted(parts, tally.seed) is not None:  # stopped after the attempt was written, before it was counted
+            tally.kept += _attempted(parts, tally.seed) == "kept"
+            tally.seed += 1
+        done = f"seeds {seed_start}..{tally.seed - 1} done" if tally.seed > seed_start else "no seed done"
+        message = (f"stopped by {what}: {tally.kept} of {episodes} episodes kept in {parts} ({done}); the episode in "
+                   f"play, if any, was dropped. Run the same command again to continue from seed {tally.seed}.")
         print(f"membench-envs collect: {message}", file=sys.stderr, flush=True)
-        stop.message = message
+        if isinstance(stop, _Terminated):
+            stop.message = message
         raise
-    if kept < episodes:
-        raise CollectionError(f"only {kept} of {episodes} successful episodes in {tried} seeds "
-                           f"(success rate {successes / max(tried, 1):.2f}); raise max_attempts or resume later: "
-                           f"the {kept} kept are in {parts}")
-    _assemble(env_id, settings, parts, h5_path, json_path, seed_start, seed, tried, successes)
-    if kept_here:
-        print(f"{kept_here / (time.perf_counter() - started) * 60:.1f} episodes/min in this run", file=sys.stderr)
+    if tally.kept < episodes:
+        raise CollectionError(f"only {tally.kept} of {episodes} successful episodes in {tally.tried} seeds "
+                              f"(success rate {tally.successes / max(tally.tried, 1):.2f}); raise max_attempts or "
+                              f"resume later: the {tally.kept} kept are in {parts}")
+    _assemble(env_id, settings, parts, h5_path, json_path, seed_start, tally.seed, tally.tried, tally.successes)
+    if tally.kept_here:
+        print(f"{tally.kept_here / (time.perf_counter() - started) * 60:.1f} episodes/min in this run",
+              file=sys.stderr)
     return h5_path, json_path
+
+
+def _already_collected(h5_path: Path, json_path: Path, parts: Path, episodes: int) -> bool:
+    """True when the final pair holds the episodes asked for (leftover parts removed); an error if it holds fewer."""
+    from membench_envs.robo.dataset import open_index
+
+    if not (json_path.is_file() and h5_path.is_file()):
+        return False
+    have = len(open_index(h5_path)[1])
+    if have >= episodes:
+        if parts.is_dir():  # a run stopped while removing its parts, after the final pair was written
+            for p in parts.iterdir():
+                p.unlink()
+            parts.rmdir()
+        print(f"{json_path}: already holds {have} episodes", file=sys.stderr)
+        return True
+    raise ValueError(f"{h5_path} already holds {have} episodes (< {episodes}); choose another --out or delete it")
+
+
+@dataclass
+class _Tally:
+    """Where a collection stands: the next seed to play, and the episodes kept, seeds tried and successes so far."""
+
+    seed: int
+    kept: int = 0
+    tried: int = 0
+    successes: int = 0
+    kept_here: int = 0
+    """Episodes kept by this run (for its speed)."""
+
+
+def _attempted(parts: Path, seed: int) -> str | None:
+    """What an earlier attempt at ``seed`` left: ``"kept"``, ``"rejected"``, or None (not attempted)."""
+    if (parts / f"ep_{seed}.h5").is_file():
+        return "kept"
+    if (parts / f"ep_{seed}.rejected").is_file():
+        return "rejected"
+    return None
+
+
+def _resume(parts: Path, seed_start: int, episodes: int, max_attempts: int) -> _Tally:
+    """The tally of what earlier runs did: the seeds from ``seed_start`` on that already have a part."""
+    tally = _Tally(seed_start)
+    while tally.kept < episodes and tally.tried < max_attempts and _attempted(parts, tally.seed) is not None:
+        tally.kept += _attempted(parts, tally.seed) == "kept"
+        tally.tried += 1
+        tally.seed += 1
+    if tally.tried:
+        import h5py
+
+        for s in range(seed_start, tally.seed):
+            if _attempted(parts, s) == "kept":
+                with h5py.File(parts / f"ep_{s}.h5", "r") as f:
+                    tally.successes += bool(f["traj/success"][()].any())
+        print(f"resuming: {tally.kept} episodes kept from {tally.tried} seeds already tried", file=sys.stderr)
+    return tally
+
+
+def _record(env_id: str, env_kwargs: dict[str, Any], parts: Path, episodes: int, max_attempts: int,
+            only_success: bool, progress: bool, tally: _Tally) -> None:
+    """Play seeds from ``tally.seed`` on, each attempt written as its part, until ``episodes`` are kept or
+    ``max_attempts`` seeds are tried; ``tally`` follows every attempt on disk."""
+    import gymnasium as gym
+
+    from membench_envs.robo.experts import scripted_expert
+
+    bar = _progress(episodes, tally.kept) if progress else None
+    env = None
+    try:
+        while tally.kept < episodes and tally.tried < max_attempts:
+            if env is None:
+                env = gym.make(env_id, **RECORD_KWARGS, **env_kwargs)
+                expert = scripted_expert(env)
+            ep = _record_episode(env, expert, tally.seed)
+            ok = bool(ep["success"].any())
+            if ok or not only_success:
+                _write_h5(parts / f"ep_{tally.seed}.h5", {"traj": ep})
+            else:
+                (parts / f"ep_{tally.seed}.rejected").touch()
+            tally.successes += ok  # counted once the attempt is on disk: a stop before this drops the episode
+            tally.tried += 1
+            if ok or not only_success:
+                tally.kept += 1
+                tally.kept_here += 1
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.set_postfix(success=f"{tally.successes / tally.tried:.2f}", seeds=tally.tried)
+            tally.seed += 1
+    finally:
+        if bar is not None:
+            bar.close()
+        if env is not None:
+            env.close()
 
 
 def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, seed_start: int, seed_end: int,
@@ -358,7 +397,9 @@ def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, see
 
     from membench_envs import catalogue
 
-    groups, metas, rejected = {}, [], []
+    groups: dict[str, dict[str, np.ndarray]] = {}
+    metas: list[dict[str, Any]] = []
+    rejected: list[int] = []
     control_mode = RECORD_KWARGS["control_mode"]
     for s in range(seed_start, seed_end):
         part = parts / f"ep_{s}.h5"
@@ -371,9 +412,10 @@ def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, see
         groups[f"traj_{i}"] = ep
         metas.append(_episode_meta(ep, s, i, control_mode))
     spec = catalogue.get(env_id)
+    default_steps = cast(int, spec.episode_length)  # every robot task has its T
     index = {
         "env_info": {"env_id": env_id, "env_kwargs": settings["env_kwargs"],
-                     "max_episode_steps": int(settings["env_kwargs"].get("episode_steps") or spec.episode_length)},
+                     "max_episode_steps": int(settings["env_kwargs"].get("episode_steps") or default_steps)},
         "source_type": "scripted expert",
         "source_desc": "membench_envs.robo.experts (privileged state), oracle variant, two 128x128 cameras",
         "episodes": metas,

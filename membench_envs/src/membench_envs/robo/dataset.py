@@ -204,7 +204,7 @@ class EpisodeDataset(Dataset):
         else:
             step = stride or seq_len
             self.items = [(i, s, seq_len) for i, n in enumerate(lengths) for s in range(0, n - seq_len + 1, step)]
-        self._file = None
+        self._file: Any = None  # an h5py.File once opened
 
     @property
     def episodes(self) -> list[dict[str, Any]]:

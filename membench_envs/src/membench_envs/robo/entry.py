@@ -120,7 +120,7 @@ def make(
         render_mode=render_mode,
         **kwargs,
     )
-    env = MikasaRoboEnv(raw, batched=batched, clip_actions=clip_actions)
+    env: MikasaRoboEnv | RenderOverlay = MikasaRoboEnv(raw, batched=batched, clip_actions=clip_actions)
     if render_overlay:
         env = RenderOverlay(env)
     return env

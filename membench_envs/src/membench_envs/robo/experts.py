@@ -421,10 +421,15 @@ class CarryPolicy:
         start = np.asarray(info["oracle"], dtype=np.float64)
         goal = b.goal_position[0].numpy().astype(np.float64)
         a[6] = -1.0
+        if self.stage in ("reach", "descend", "close", "lift"):
+            aim = self._grasp(a, tcp, cube)
+        else:
+            aim = self._carry(a, tcp, cube, start, goal)
+        a[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1, 1)
+        return a
 
-        def carry(xy):  # the TCP's aim that brings the held cube to xy, CARRY_Z high
-            return tcp + np.array([xy[0] - cube[0], xy[1] - cube[1], self.CARRY_Z - cube[2]])
-
+    def _grasp(self, a: np.ndarray, tcp: np.ndarray, cube: np.ndarray) -> np.ndarray:
+        """The aim (and gripper, pitch in ``a``) of the stages up to the lifted, tilted cube; moves the stage on."""
         if self.stage == "reach":
             aim, a[6] = np.array([cube[0], cube[1], 0.1]), 1.0
             if np.linalg.norm(aim - tcp) < 0.01:
@@ -438,13 +443,23 @@ class CarryPolicy:
             self.count += 1
             if self.count >= 4:
                 self.stage = "lift"
-        elif self.stage == "lift":
+        else:  # lift
             aim = np.array([tcp[0], tcp[1], self.CARRY_Z + 0.02])
             if self._tilt() < self.TILT:
                 a[4] = 1.0  # pitch the hand forward
             else:
                 self.stage = "to_goal"
-        elif self.stage == "to_goal":
+        return aim
+
+    def _carry(self, a: np.ndarray, tcp: np.ndarray, cube: np.ndarray, start: np.ndarray,
+               goal: np.ndarray) -> np.ndarray:
+        """The aim (and gripper in ``a``) of the stages from the goal region back to the start; moves the stage on."""
+        b = self.base
+
+        def carry(xy):  # the TCP's aim that brings the held cube to xy, CARRY_Z high
+            return tcp + np.array([xy[0] - cube[0], xy[1] - cube[1], self.CARRY_Z - cube[2]])
+
+        if self.stage == "to_goal":
             aim = carry(goal)
             if bool(b.goal_reached[0]):
                 self.stage = "back"
@@ -459,8 +474,7 @@ class CarryPolicy:
         else:
             aim, a[6] = tcp + np.array([0.0, 0.0, 0.02 if self.count >= 3 else 0.0]), 1.0
             self.count += 1
-        a[:3] = np.clip((aim - tcp) / 0.1 * 1.5, -1, 1)
-        return a
+        return aim
 
 
 def scripted_expert(env: Any, **kwargs: Any):

@@ -49,8 +49,8 @@ class RoboVectorEnv(VectorEnv):
     """gymnasium ``VectorEnv`` over one batched ManiSkill env (GPU simulation), SAME_STEP autoreset, torch values."""
 
     def __init__(self, env: gym.Env):
-        self.env = env
-        base = env.unwrapped
+        self.env: Any = env  # a batched MikasaRoboEnv: its reset takes a seed per sub-env
+        base: Any = env.unwrapped  # ManiSkill's BaseEnv (untyped)
         try:
             batched = env.get_wrapper_attr("batched")
         except AttributeError:

@@ -34,7 +34,7 @@ def record_episode(
     import membench_envs  # noqa: F401
 
     owns = isinstance(env, str)
-    if owns:
+    if isinstance(env, str):
         env = gym.make(env, render_mode=render_mode, render_overlay=overlay, **make_kwargs)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +53,8 @@ def record_episode(
         fps = fps or int(env.metadata.get("render_fps", 20))
         with imageio.get_writer(str(path), fps=fps, macro_block_size=8) as writer:
             for frame in frames:
-                writer.append_data(frame[..., :3].astype(np.uint8))
+                # imageio's v2 stub types get_writer's result as its base class, which lacks append_data
+                writer.append_data(frame[..., :3].astype(np.uint8))  # type: ignore[attr-defined]
     finally:
         if owns:
             env.close()

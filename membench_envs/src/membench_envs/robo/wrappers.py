@@ -50,9 +50,11 @@ def _to_numpy_unbatched(value: Any) -> Any:
 class MikasaRoboEnv(gym.Wrapper):
     """membench's MIKASA-Robo environment: unbatched numpy for one CPU env, batched torch otherwise."""
 
+    env: Any  # a ManiSkill env (untyped): batched values, a seed per sub-env
+
     def __init__(self, env: gym.Env, batched: bool | None = None, clip_actions: bool = False):
         super().__init__(env)
-        base = env.unwrapped
+        base: Any = env.unwrapped  # ManiSkill's BaseEnv
         self.batched = bool(base.num_envs > 1 if batched is None else batched)
         if not self.batched and base.num_envs != 1:
             raise ValueError(f"batched=False needs num_envs=1, got num_envs={base.num_envs}")
@@ -98,26 +100,27 @@ class MikasaRoboEnv(gym.Wrapper):
             return a
         if isinstance(action, torch.Tensor):
             action = action.detach().cpu().numpy()
-        a = np.asarray(action, dtype=np.float32)
-        if a.shape != shape:
-            raise ValueError(f"action has shape {a.shape}, expected {shape} for action space {self.action_space}")
+        arr = np.asarray(action, dtype=np.float32)
+        if arr.shape != shape:
+            raise ValueError(f"action has shape {arr.shape}, expected {shape} for action space {self.action_space}")
         if self.clip_actions:
-            return np.clip(np.nan_to_num(a), self._low, self._high)
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"action {a} contains NaN or inf")
-        if np.any(a < self._low - 1e-6) or np.any(a > self._high + 1e-6):
-            raise ValueError(f"action {a} is outside the action space {self.action_space} (clip_actions=True clips)")
-        return a
+            return np.clip(np.nan_to_num(arr), self._low, self._high)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"action {arr} contains NaN or inf")
+        if np.any(arr < self._low - 1e-6) or np.any(arr > self._high + 1e-6):
+            raise ValueError(f"action {arr} is outside the action space {self.action_space} (clip_actions=True clips)")
+        return arr
 
     # --- gymnasium API ----------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        seeds: int | list[int | None] | None
         if isinstance(seed, (list, tuple)):
-            seed = [check_seed(s, "reset") for s in seed]
+            seeds = [check_seed(s, "reset") for s in seed]
         else:
-            seed = check_seed(seed, "reset")
-        if self.batched and isinstance(seed, (int, np.integer)) and self.num_envs > 1:
-            seed = [int(seed) + i for i in range(self.num_envs)]  # gymnasium's convention: env i gets seed + i
-        obs, info = self.env.reset(seed=seed, options=options)
+            seeds = check_seed(seed, "reset")
+        if self.batched and isinstance(seeds, (int, np.integer)) and self.num_envs > 1:
+            seeds = [int(seeds) + i for i in range(self.num_envs)]  # gymnasium's convention: env i gets seed + i
+        obs, info = self.env.reset(seed=seeds, options=options)
         if self.batched:
             return obs, info
         return _to_numpy_unbatched(obs), self._info(info)

@@ -121,6 +121,27 @@ def parse_config(game: str | Game, config: Mapping[str, Any] | None, *, where: s
         return StoriConfig(type=4)
     if not isinstance(config, Mapping):
         raise TypeError(f"{where}: config must be a dict such as {{'type': 1, 'prob': 0.3}}, got {config!r}")
+    kind_of = _config_type(config, where)
+    if kind_of == 4:
+        return StoriConfig(type=4)
+    if kind_of == 3:
+        return _drift(g, config, where)
+    prob = _prob(where, config["prob"])
+    if kind_of == 1:
+        return StoriConfig(type=1, effect=Concept(type=1, prob=prob))
+    if kind_of == 2:
+        mode = _mode(where, config["mode"], g.random_modes, f"{g.name} type-2")
+        return StoriConfig(type=2, effect=Concept(type=2, prob=prob, mode=mode))
+    kind = config["kind"]
+    if kind not in KINDS:
+        raise ValueError(f"{where}: kind={kind!r} is not allowed; valid kinds: {', '.join(KINDS)}")
+    table = {"crop": CROP_MODES, "blackout": g.blackout, "ram": g.ram_edits}[kind]
+    mode = _mode(where, config["mode"], table, f"{g.name} {kind}")
+    return StoriConfig(type=5, effect=Concept(type=5, prob=prob, mode=mode, kind=kind))
+
+
+def _config_type(config: Mapping[str, Any], where: str) -> int:
+    """The config's type, once its keys are exactly those of the type (``timing`` optional)."""
     if "type" not in config:
         raise ValueError(f"{where}: the config has no 'type'; valid types: {', '.join(map(str, TYPES))}")
     kind_of = _int(where, "type", config["type"])
@@ -136,38 +157,28 @@ def parse_config(game: str | Game, config: Mapping[str, Any] | None, *, where: s
     missing = [k for k in allowed if k not in config and k != "timing"]
     if missing:
         raise ValueError(f"{where}: type {kind_of} needs the key(s) {', '.join(missing)}")
-    if kind_of == 4:
-        return StoriConfig(type=4)
-    if kind_of == 3:
-        schedule = config["schedule"]
-        if schedule not in SCHEDULES:
-            raise ValueError(f"{where}: schedule={schedule!r} is not allowed; valid: {', '.join(SCHEDULES)}")
-        threshold = _int(where, "threshold", config["threshold"])
-        if threshold < 1:
-            raise ValueError(f"{where}: threshold={threshold!r} is not allowed; threshold must be an int >= 1")
-        timing = config.get("timing", "code")
-        if timing not in TIMINGS:
-            raise ValueError(f"{where}: timing={timing!r} is not allowed; valid: {', '.join(TIMINGS)}")
-        second = config["concept"]
-        if isinstance(second, Mapping) and second.get("type") in (3, 4):
-            raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {second['type']} "
-                             "(type 4 is the first concept; a drift cannot drift)")
-        inner = parse_config(g, second, where=f"{where} (drift concept)")
-        if inner.type not in (1, 2, 5):  # the type-3/4 check above covers dicts; this one numpy ints
-            raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {inner.type}")
-        return StoriConfig(type=3, effect=inner.effect, schedule=schedule, threshold=threshold, timing=timing)
-    prob = _prob(where, config["prob"])
-    if kind_of == 1:
-        return StoriConfig(type=1, effect=Concept(type=1, prob=prob))
-    if kind_of == 2:
-        mode = _mode(where, config["mode"], g.random_modes, f"{g.name} type-2")
-        return StoriConfig(type=2, effect=Concept(type=2, prob=prob, mode=mode))
-    kind = config["kind"]
-    if kind not in KINDS:
-        raise ValueError(f"{where}: kind={kind!r} is not allowed; valid kinds: {', '.join(KINDS)}")
-    table = {"crop": CROP_MODES, "blackout": g.blackout, "ram": g.ram_edits}[kind]
-    mode = _mode(where, config["mode"], table, f"{g.name} {kind}")
-    return StoriConfig(type=5, effect=Concept(type=5, prob=prob, mode=mode, kind=kind))
+    return kind_of
+
+
+def _drift(g: Game, config: Mapping[str, Any], where: str) -> StoriConfig:
+    """A type-3 config (its keys checked): the schedule, threshold and timing, and the second concept parsed."""
+    schedule = config["schedule"]
+    if schedule not in SCHEDULES:
+        raise ValueError(f"{where}: schedule={schedule!r} is not allowed; valid: {', '.join(SCHEDULES)}")
+    threshold = _int(where, "threshold", config["threshold"])
+    if threshold < 1:
+        raise ValueError(f"{where}: threshold={threshold!r} is not allowed; threshold must be an int >= 1")
+    timing = config.get("timing", "code")
+    if timing not in TIMINGS:
+        raise ValueError(f"{where}: timing={timing!r} is not allowed; valid: {', '.join(TIMINGS)}")
+    second = config["concept"]
+    if isinstance(second, Mapping) and second.get("type") in (3, 4):
+        raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {second['type']} "
+                         "(type 4 is the first concept; a drift cannot drift)")
+    inner = parse_config(g, second, where=f"{where} (drift concept)")
+    if inner.type not in (1, 2, 5):  # the type-3/4 check above covers dicts; this one numpy ints
+        raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {inner.type}")
+    return StoriConfig(type=3, effect=inner.effect, schedule=schedule, threshold=threshold, timing=timing)
 
 
 def preset_config(game: str, preset: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ are never used (the authors' code draws from them, so its episodes cannot be rep
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -55,7 +55,8 @@ RAM_SIZE = 128
 class StoriEnv(gym.Env):
     """A STORI task: ``gym.make("STORI/<Game>-<Preset>-v0")`` or ``gym.make("STORI/<Game>-v0", config={...})``."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15}  # noqa: RUF012
 
     def __init__(self, game: str = "Breakout", config: Mapping[str, Any] | None = None, render_mode: str | None = None,
                  **kwargs: Any):
@@ -109,7 +110,7 @@ class StoriEnv(gym.Env):
 
         concept = self.config.effect
         self.wrapper: FrameWrapper | None = (
-            None if concept is None else make_wrapper(concept, self.game, self.action_space.n, self._noop)
+            None if concept is None else make_wrapper(concept, self.game, int(self.action_space.n), self._noop)
         )
         self._masks = self.wrapper is not None and self.wrapper.masks_observation and self.obs_variant != "full"
         self._seed_sequence = np.random.SeedSequence()
@@ -145,7 +146,7 @@ class StoriEnv(gym.Env):
     def _capture(self, slot: int) -> None:
         if self._masks and self._on:  # the masked frame only: nothing reads the clean one then
             self.ale.getScreenRGB(self._frames[slot])
-            self.wrapper.mask(self._frames[slot], self.ale)
+            cast(FrameWrapper, self.wrapper).mask(self._frames[slot], self.ale)  # _masks: there is a wrapper
         else:
             self.ale.getScreenRGB(self._clean[slot])
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import cast
 
 #: ALE's screen (every supported game): 210 rows of 160 pixels.
 SCREEN_HEIGHT, SCREEN_WIDTH = 210, 160
@@ -110,10 +111,10 @@ class Game:
 
     def fills(self, mode: int) -> tuple[tuple[Region, Colour], ...]:
         """The (region, colour) pairs of blackout ``mode``, in fill order."""
-        out = []
+        out: list[tuple[Region, Colour]] = []
         for fill in self.blackout[mode][1]:
             region, colour = (fill[0], fill[1]) if len(fill) == 2 else (fill, self.blackout_colour)
-            out.append((tuple(region), tuple(colour)))
+            out.append((cast(Region, tuple(region)), cast(Colour, tuple(colour))))
         return tuple(out)
 
 
@@ -264,7 +265,7 @@ _GOPHER_SCORE: Region = (0, 159, 0, 25)
 
 
 def _rows() -> dict[int, tuple[str, tuple[Fill, ...]]]:
-    modes = {}
+    modes: dict[int, tuple[str, tuple[Fill, ...]]] = {}
     for row, region in enumerate(_UNDERGROUND_ROWS):
         modes[7 + 2 * row] = (f"underground row {row} in the earth colour", ((region, _EARTH),))
         modes[8 + 2 * row] = (f"underground row {row} in the dug colour (is it dug or not?)", ((region, _DUG),))

@@ -121,8 +121,8 @@ class BreakoutEvents(FrameWrapper):
             return reward
         changed = np.flatnonzero(blocks != self.previous)
         if changed.size and self.rng.random() < self.prob:
-            for i in changed:
-                ale.setRAM(BREAKOUT_BLOCKS.start + int(i), int(self.previous[i]))
+            for k in changed:
+                ale.setRAM(BREAKOUT_BLOCKS.start + int(k), int(self.previous[k]))
             if mode == 2:
                 return 0.0
         return reward

@@ -11,8 +11,6 @@ GRU, ``()`` for the MLP, ``(memory, valid)`` for GTrXL.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch  # noqa: F401  (used in the doctest)
 
 from membench_agents.nets.memory.base import MemoryCore, MLPCore, State
@@ -27,7 +25,7 @@ from membench_agents.nets.memory.rnn import (
 )
 
 #: name -> constructor(input_dim, hidden_size, **options)
-CORES: dict[str, Callable[..., MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore, "gtrxl": GTrXLCore}
+CORES: dict[str, type[MemoryCore]] = {"mlp": MLPCore, "lstm": LSTMCore, "gru": GRUCore, "gtrxl": GTrXLCore}
 
 
 def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCore:

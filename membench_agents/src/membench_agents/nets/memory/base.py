@@ -12,6 +12,8 @@ training batches; a core knows nothing about them.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
@@ -96,5 +98,5 @@ class MLPCore(MemoryCore):
         return self._mlp(x), ()
 
     def _mlp(self, x: Tensor) -> Tensor:
-        l1, l2 = self.net[0], self.net[2]
+        l1, l2 = cast(nn.Linear, self.net[0]), cast(nn.Linear, self.net[2])
         return torch.tanh(F.linear(torch.tanh(F.linear(x, l1.weight, l1.bias)), l2.weight, l2.bias))

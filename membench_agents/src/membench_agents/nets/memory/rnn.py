@@ -19,7 +19,7 @@ Updates call :meth:`forward` on truncated-BPTT chunks ``[T, B]``:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -80,7 +80,7 @@ def layout_segments(x: Tensor, state: State, plan: SegmentPlan) -> tuple[Tensor,
 class _RNNCore(MemoryCore):
     recurrent = True
     context_length = 1
-    rnn_cls: type[nn.RNNBase]
+    rnn_cls: type[nn.LSTM] | type[nn.GRU]
     n_state: int
     keep_gate: int
     #: "auto" pads episode segments unless that computes more than this many times the real steps.
@@ -109,12 +109,14 @@ class _RNNCore(MemoryCore):
                     p.zero_()
             # keep-gate bias +1 (LSTM forget gate, GRU update gate): remember by default at initialisation
             k = self.keep_gate
-            self.rnn.bias_hh_l0[k * H : (k + 1) * H] = 1.0
+            bias_hh = self._weights()[3]
+            bias_hh[k * H : (k + 1) * H] = 1.0
 
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
+        weight_ih = self._weights()[0]
         if device is None:
-            device = self.rnn.weight_ih_l0.device
-        dtype = self.rnn.weight_ih_l0.dtype
+            device = weight_ih.device
+        dtype = weight_ih.dtype
         return tuple(torch.zeros(batch_size, self.hidden_size, device=device, dtype=dtype) for _ in range(self.n_state))
 
     # -- subclass hooks -------------------------------------------------------------------------------
@@ -130,8 +132,8 @@ class _RNNCore(MemoryCore):
         raise NotImplementedError
 
     def _weights(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        r = self.rnn
-        return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
+        r = self.rnn  # torch registers the layer-0 parameters by name: untyped attributes
+        return cast(tuple[Tensor, Tensor, Tensor, Tensor], (r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0))
 
     # -- forward --------------------------------------------------------------------------------------
     def step(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:

@@ -74,7 +74,7 @@ import importlib.util
 import logging
 import sys
 import types
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -163,7 +163,8 @@ _QUIET = _QuietWalkerReset()
 class MemoryMaze(gym.Env):
     """The package's ``memory_maze_<size>x<size>`` dm_env task as a gymnasium env, with the membench variants."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": CONTROL_FREQ}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": CONTROL_FREQ}  # noqa: RUF012
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         """``kwargs``: see ``catalogue.memory_maze.PARAMS`` (checked and completed there)."""
@@ -194,7 +195,7 @@ class MemoryMaze(gym.Env):
         reach = s * 1.5  # bounds the components of a vector between two points of the maze (<= s * sqrt(2))
         pos = gym.spaces.Box(0.0, s, (2,), np.float32)
         direction = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
-        partial = {
+        partial: dict[str, gym.Space] = {
             "image": gym.spaces.Box(0, 255, (res, res, 3), np.uint8),
             "target_color": gym.spaces.Box(0.0, 1.0, (3,), np.float32),
         }
@@ -222,7 +223,7 @@ class MemoryMaze(gym.Env):
                 "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
             })
         self.action_space = gym.spaces.Discrete(6)
-        self._dm = None  # the package's dm_env task, built at the first reset (and at every seeded one)
+        self._dm: Any = None  # the package's dm_env task, built at the first reset (and at every seeded one)
         self._t = 0
         self._image: np.ndarray | None = None
         self._started = False

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -49,7 +49,8 @@ _OBJECTS = ("key", "ball")
 class MiniGridMemory(gym.Env):
     """minigrid's ``MemoryEnv`` with the paper's view, time limit and actions, and the membench variants."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         """``kwargs``: see ``catalogue.minigrid.PARAMS`` (checked and completed there)."""

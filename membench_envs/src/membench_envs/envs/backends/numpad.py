@@ -78,7 +78,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import weakref
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -191,7 +191,8 @@ def model_xml(size: int) -> str:
 class Numpad(gym.Env):
     """Numpad on MuJoCo. Kwargs: see :mod:`membench_envs.catalogue.numpad` (``PARAMS``)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 10}  # noqa: RUF012
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         p = check_kwargs("Numpad", PARAMS, kwargs)
@@ -238,6 +239,7 @@ class Numpad(gym.Env):
     def _import_mujoco(self, needs_gl: bool):
         if importlib.util.find_spec("mujoco") is None:
             require("mujoco", "numpad", env_id=self.env_id)  # raises MissingExtraError naming the fix
+        self._gl: str | None
         try:
             self._gl = select_mujoco_gl(self.env_id)  # the headless backend our renderer makes its context on
         except MissingSystemLibraryError:

@@ -56,7 +56,7 @@ import random
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -87,7 +87,9 @@ class POPGymTask(gym.Env):
     What differs between families (the oracle, success, the picture, the mazes' seeding) is one row of
     :data:`FAMILIES`; this class is the same for all of them."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 4}  # noqa: RUF012
+    observation_space: gym.spaces.Box  # every variant is one flat float32 vector
 
     def __init__(self, family: str, difficulty: str, render_mode: str | None = None, **kwargs: Any):
         """``family`` and ``difficulty`` are set by the ID's registration; ``kwargs``: ``obs_variant``."""
@@ -117,8 +119,7 @@ class POPGymTask(gym.Env):
         self._oracle_low = np.asarray(lo, dtype=np.float32)
         self._oracle_high = np.asarray(hi, dtype=np.float32)
 
-        p = self._obs_flat.size + self._act_flat.size + 1
-        self._partial_size = p
+        self._partial_size = self._obs_flat.size + self._act_flat.size + 1
         lo = np.concatenate([self._obs_flat.low, self._act_flat.low, [0.0]]).astype(np.float32)
         hi = np.concatenate([self._obs_flat.high, self._act_flat.high, [1.0]]).astype(np.float32)
         if self.obs_variant == "partial":
@@ -507,8 +508,8 @@ def _pendulum_true_state(task: POPGymTask) -> np.ndarray:
     return np.array([np.cos(th), np.sin(th), thdot], dtype=np.float32)
 
 
-_CARTPOLE = {"success": _survived, "picture": _cartpole_picture, "render_fps": 50}
-_PENDULUM = {"picture": _pendulum_picture, "render_fps": 20}
+_CARTPOLE: dict[str, Any] = {"success": _survived, "picture": _cartpole_picture, "render_fps": 50}
+_PENDULUM: dict[str, Any] = {"picture": _pendulum_picture, "render_fps": 20}
 _LABYRINTH = Family(lambda t: _unit(t._state_flat.size + 2), _visited_map, _reached, _maze_picture, maze=True)
 
 #: Every popgym family (``catalogue.popgym.POPGYM_CLASSES``): its oracle, success, picture and frame rate.

@@ -63,7 +63,7 @@ Measured with a memoryless scripted policy heading for the nearest item of one c
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -109,7 +109,8 @@ def max_items(layout: str, episode_timeout: int, delay_tics: int) -> int:
 class ViZDoomTwoColors(gym.Env):
     """ViZDoom-Two-Colors. Kwargs: see ``catalogue.vizdoom.PARAMS``."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 35}  # noqa: RUF012
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         p = check_kwargs("ViZDoomTwoColors", PARAMS, kwargs)
@@ -129,7 +130,7 @@ class ViZDoomTwoColors(gym.Env):
 
         image = gym.spaces.Box(0, 255, (*IMAGE, 3), np.uint8)
         colour = gym.spaces.Discrete(2)
-        spaces = {"image": image, "health": gym.spaces.Box(0.0, 100.0, (1,), np.float32)}
+        spaces: dict[str, gym.Space] = {"image": image, "health": gym.spaces.Box(0.0, 100.0, (1,), np.float32)}
         if self.obs_variant == "oracle":
             spaces["oracle"] = colour
         elif self.obs_variant == "full":
@@ -148,7 +149,7 @@ class ViZDoomTwoColors(gym.Env):
         self._vzd = require("vizdoom", "vizdoom", env_id=IDS[self.layout])
         self._wy, self._wx = area_weights(IMAGE[0], SCREEN[0]), area_weights(IMAGE[1], SCREEN[1])
         self._actions = [list(a) for a in ACTIONS]
-        self.game = None
+        self.game: Any = None  # a vizdoom.DoomGame once started
         self._started = self._done = False
         self.good = GREEN
         self._screen = np.zeros((*SCREEN, 3), dtype=np.uint8)

@@ -52,11 +52,13 @@ _GLYPHS = {c: np.array([[ch == "1" for ch in row] for row in rows]) for c, rows 
 
 
 def palette(i: int) -> tuple[int, int, int]:
-    return tuple(int(v) for v in PALETTE[int(i) % len(PALETTE)])
+    r, g, b = (int(v) for v in PALETTE[int(i) % len(PALETTE)])
+    return r, g, b
 
 
 def dim(color, factor: float = 0.45) -> tuple[int, int, int]:
-    return tuple(int(c * factor) for c in color)
+    r, g, b = (int(c * factor) for c in color)
+    return r, g, b
 
 
 class Canvas:

@@ -66,7 +66,7 @@ class BatchedCore:
 
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     action_space: gym.Space
-    obs_spaces: dict[str, gym.spaces.Box]
+    obs_spaces: dict[str, gym.Space]
     oracle_dim: int
 
     def __init__(self, num_envs: int):
@@ -122,7 +122,7 @@ class BatchedCore:
 def validate_actions(space: gym.Space, actions: Any, batch: int | None) -> np.ndarray:
     """Return actions as an array, raising one clear ValueError for a wrong shape or an out-of-space value."""
     arr = np.asarray(actions)
-    expected = space.shape if batch is None else (batch, *space.shape)
+    expected = space.shape if batch is None else (batch, *(space.shape or ()))
     if arr.shape != expected:
         raise ValueError(f"action has shape {arr.shape}, expected {expected} for action space {space}")
     if isinstance(space, gym.spaces.Discrete):
@@ -152,7 +152,8 @@ class NativeEnv(gym.Env):
     """A single environment backed by a :class:`BatchedCore` with N = 1."""
 
     core_cls: ClassVar[type[BatchedCore]]
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
+    # not a ClassVar: gymnasium's Env declares metadata per instance
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}  # noqa: RUF012
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         """``kwargs``: the task's (``core_cls.PARAMS``, ``obs_variant`` included), checked and completed there."""

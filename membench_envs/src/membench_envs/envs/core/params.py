@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -118,35 +118,45 @@ class Param:
                 raise self._fail(owner, value, TypeError)
             return bool(value)
         if kind == "choice":
-            if isinstance(self.choices[0], str):
-                given = value if isinstance(value, str) else None
-            else:  # ints: numpy integers too, never a bool or a float
-                given = _number(value, integer=True)
-            if given is None:  # not of the choices' type
-                raise self._fail(owner, value, TypeError)
-            if given not in self.choices:
-                raise self._fail(owner, value, ValueError)
-            return given
+            return self._check_choice(value, owner)
         if kind in ("int", "float"):
-            number = _number(value, integer=kind == "int")
-            if number is None:
-                raise self._fail(owner, value, TypeError)
-            if not self._in_bounds(number) or (self.odd and number % 2 == 0):
-                raise self._fail(owner, value, ValueError)
-            return number
-        # sequences
+            return self._check_number(value, owner)
+        return self._check_sequence(value, owner)
+
+    def _check_choice(self, value: Any, owner: str) -> Any:
+        given: str | int | float | None
+        if isinstance(self.choices[0], str):
+            given = value if isinstance(value, str) else None
+        else:  # ints: numpy integers too, never a bool or a float
+            given = _number(value, integer=True)
+        if given is None:  # not of the choices' type
+            raise self._fail(owner, value, TypeError)
+        if given not in self.choices:
+            raise self._fail(owner, value, ValueError)
+        return given
+
+    def _check_number(self, value: Any, owner: str) -> int | float:
+        number = _number(value, integer=self.kind == "int")
+        if number is None:
+            raise self._fail(owner, value, TypeError)
+        if not self._in_bounds(number) or (self.odd and number % 2 == 0):
+            raise self._fail(owner, value, ValueError)
+        return number
+
+    def _check_sequence(self, value: Any, owner: str) -> tuple[int | float, ...]:
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
             raise self._fail(owner, value, TypeError)
         if self.max_length is not None and len(value) > self.max_length:  # before looking at the items
             raise self._fail(owner, _Long(value), ValueError)
-        items = [_number(v, integer=kind == "ints") for v in np.asarray(value, dtype=object).ravel()]
-        if np.ndim(value) != 1 or any(v is None for v in items):
+        items = [_number(v, integer=self.kind == "ints") for v in np.asarray(value, dtype=object).ravel()]
+        numbers = [v for v in items if v is not None]
+        if np.ndim(value) != 1 or len(numbers) != len(items):
             raise self._fail(owner, value, TypeError)
         lengths = self.length if isinstance(self.length, tuple) else (self.length,)
-        wrong_length = len(items) not in lengths if self.length is not None else not items
-        if wrong_length or not all(self._in_bounds(v) for v in items):
+        wrong_length = len(numbers) not in lengths if self.length is not None else not numbers
+        if wrong_length or not all(self._in_bounds(v) for v in numbers):
             raise self._fail(owner, value, ValueError)
-        return tuple(items)
+        return tuple(numbers)
 
 
 #: ``obs_variant``, the kwarg of every ID but MIKASA-Robo's (whose variants are its own).
@@ -199,6 +209,12 @@ def check_kwargs(
     return out
 
 
+@overload
+def check_seed(seed: None, owner: str = ...) -> None: ...
+@overload
+def check_seed(seed: int | np.integer, owner: str = ...) -> int: ...
+@overload
+def check_seed(seed: Any, owner: str = ...) -> int | None: ...
 def check_seed(seed: Any, owner: str = "reset") -> int | None:
     """A reset seed: None or an int >= 0 (Python or numpy); one clear TypeError / ValueError otherwise."""
     if seed is None:

@@ -327,10 +327,17 @@ class MemoryGymCore(BatchedCore):
 
     def generator(self, i: int) -> np.random.Generator:
         """Environment i's generator for the episode that starts now."""
-        if self.episode[i] == 0 or self.rngs[i] is None:  # a new seed
+        rng = self.rngs[i]
+        if self.episode[i] == 0 or rng is None:  # a new seed
             seed = self.pending_seeds[i]
-            self.rngs[i] = np.random.default_rng(int(self.keys[i]) if seed is None else seed)
-        return self.rngs[i]
+            rng = self.rngs[i] = np.random.default_rng(int(self.keys[i]) if seed is None else seed)
+        return rng
+
+    def episode_generator(self, i: int) -> np.random.Generator:
+        """Environment i's generator of the running episode (:meth:`generator` made it when the episode started)."""
+        rng = self.rngs[i]
+        assert rng is not None, "generator(i) starts every episode"
+        return rng
 
 
 class MemoryGymEnv(NativeEnv):

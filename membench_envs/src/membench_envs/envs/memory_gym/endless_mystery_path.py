@@ -84,6 +84,11 @@ _ROW_EDGE = (np.arange(SCREEN) % TILE == 0) | (np.arange(SCREEN) % TILE == TILE 
 
 class EndlessMysteryPathCore(MemoryGymCore):
     PARAMS = PARAMS
+    # the per-tile arrays, (re)sized by _allocate
+    rank: np.ndarray
+    rewarded: np.ndarray
+    refilled: np.ndarray
+    node_xy: np.ndarray
 
     def __init__(self, num_envs: int, *, max_steps: int | None, stamina_level: int, start_refills_stamina: bool,
                  show_past_path: bool, visual_feedback: bool, reward_fall_off: float, reward_path_progress: float,
@@ -152,7 +157,7 @@ class EndlessMysteryPathCore(MemoryGymCore):
     def _add_segment(self, i: int) -> None:
         """Upstream's next segment: a 7 x 7 path from the last goal row (the first: a random row) to a random row
         of the segment's last column, shifted to columns 8s … 8s + 6, then a transition tile in column 8s + 7."""
-        rng = self.rngs[i]
+        rng = self.episode_generator(i)
         s = int(self.segments[i])
         start_y = int(rng.integers(0, GRID)) if s == 0 else int(self.end_y[i])
         end_y = int(rng.integers(0, GRID))

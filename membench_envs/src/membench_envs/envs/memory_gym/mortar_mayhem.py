@@ -302,7 +302,7 @@ class MortarMayhemCore(MemoryGymCore):
 
         self.action_space = gym.spaces.Discrete(4) if self.grid else gym.spaces.MultiDiscrete([3, 3])
         image = gym.spaces.Box(0, 255, (SCREEN, SCREEN, 3), np.uint8)
-        partial = {"image": image}
+        partial: dict[str, gym.Space] = {"image": image}
         if not self.show_commands:
             partial["commands_one_hot"] = gym.spaces.Box(0.0, 1.0, (MAX_B_COMMANDS * 9,), np.float32)
         oracle_space = gym.spaces.MultiDiscrete([len(COMMANDS) + 1] * m + [m + 1, self.size, self.size])
@@ -445,7 +445,7 @@ class MortarMayhemCore(MemoryGymCore):
 
     def _next_round(self, i: int) -> None:
         """Endless: draw one more command and show it alone (the red tiles stay on while it is shown)."""
-        command = int(self.rngs[i].integers(0, self.allowed, 1)[0])
+        command = int(self.episode_generator(i).integers(0, self.allowed, 1)[0])
         k = int(self.num[i])
         if k < self.max_commands:
             self.commands[i, k] = command

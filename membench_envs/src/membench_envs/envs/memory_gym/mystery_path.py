@@ -138,7 +138,7 @@ def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[
     wall = [False] * (n * n)  # tile x * n + y
     for x in range(1, n - 2):  # inner walls: one draw per tile, x outer
         for y in range(1, n - 2):
-            wall[x * n + y] = rng.integers(0, 100) < 33
+            wall[x * n + y] = bool(rng.integers(0, 100) < 33)
     s, e = start[0] * n + start[1], goal[0] * n + goal[1]
     near_ends = {s, e, *four[s], *four[e]}
     border = [x * n + y for x in range(n) for y in range(n)

@@ -63,10 +63,12 @@ seen (random otherwise), 0.025 and 0.0. Endless, 8 seeds: oracle follower vs ima
 from __future__ import annotations
 
 import math
+from typing import ClassVar, cast
 
 import gymnasium as gym
 import numpy as np
 
+from membench_envs.envs.core.native import BatchedCore
 from membench_envs.envs.core.params import OBS_VARIANT, Param
 from membench_envs.envs.memory_gym.common import (
     AGENT_RADIUS,
@@ -264,7 +266,7 @@ class SearingSpotlightsCore(MemoryGymCore):
         self.T = int(max_steps)
         self.initial_spawns, self.num_spawns = int(initial_spawns), int(num_spawns)
         self.spawn_interval = int(initial_spawn_interval + spawn_interval_threshold)  # upstream's first interval
-        self.radius_range = (spot_min_radius, spot_max_radius + 1)
+        self.radius_range = (int(spot_min_radius), int(spot_max_radius + 1))  # as integers() truncated the floats
         self.speed_range = (spot_min_speed, spot_max_speed)
         self.damage, self.H = float(spot_damage), int(agent_health)
         self.visual_feedback = bool(visual_feedback)
@@ -439,7 +441,7 @@ class SearingSpotlightsCore(MemoryGymCore):
         spawn = self._spawning(rows, timer)
         for j in np.flatnonzero(spawn):
             i = int(rows[j])
-            self._spawn_spotlight(i, self.rngs[i])
+            self._spawn_spotlight(i, self.episode_generator(i))
         self.spawns_left[rows] -= spawn
         self.spawn_timer[rows] = np.where(spawn, 0, timer)
         reward = np.zeros(m, dtype=np.float64)
@@ -494,23 +496,23 @@ class SearingSpotlightsCore(MemoryGymCore):
                 skipped[:, j] = removed[:, j - 1]
                 removed[:, j] &= ~skipped[:, j]
         drawn = listed & ~self.spot_done[rows] & ~skipped
-        r, j = np.nonzero(drawn)
+        r, c = np.nonzero(drawn)
         d = rows[r]
-        t = self.spot_t[d, j][:, None]
-        path = self.spot_path[d, j]
+        t = self.spot_t[d, c][:, None]
+        path = self.spot_path[d, c]
         target = path[:, 1] * (1 - t) + path[:, 2] * t  # pygame's lerp: a * (1 - t) + b * t
         at = path[:, 0] * (1 - t) + target * t
-        self.spot_at[d, j] = at
-        t = t[:, 0] + self.spot_speed[d, j]
+        self.spot_at[d, c] = at
+        t = t[:, 0] + self.spot_speed[d, c]
         finished = t >= 1.0
-        self.spot_t[d, j] = np.where(finished, 1.0, t)
-        self.spot_done[d, j] = finished
+        self.spot_t[d, c] = np.where(finished, 1.0, t)
+        self.spot_done[d, c] = finished
         self.spot_lit[rows] = drawn
         dx, dy = at[:, 0] - agent[r, 0], at[:, 1] - agent[r, 1]
-        reach = np.sqrt(dx * dx + dy * dy) <= self.spot_radius[d, j] + AGENT_RADIUS
+        reach = np.sqrt(dx * dx + dy * dy) <= self.spot_radius[d, c] + AGENT_RADIUS
         hit = np.zeros(rows.size, dtype=bool)
         hit[r[reach]] = True
-        for j in np.flatnonzero(removed.any(axis=1)):  # close the gaps, keeping the list's order
+        for j in np.flatnonzero(removed.any(axis=1)).tolist():  # close the gaps, keeping the list's order
             i = int(rows[j])
             keep = np.flatnonzero(~removed[j, :self.spots[i]])
             k = keep.size
@@ -533,7 +535,7 @@ class SearingSpotlightsCore(MemoryGymCore):
             d = self.coin_at[rows, j] - agent
             taken[:, j] = listed & (np.sqrt((d * d).sum(axis=1)) <= COIN_RADIUS + AGENT_RADIUS)
             skip = taken[:, j]
-        for j in np.flatnonzero(taken.any(axis=1)):
+        for j in np.flatnonzero(taken.any(axis=1)).tolist():
             i = int(rows[j])
             for xy in self.coin_at[i, :self.coins[i]][taken[j, :self.coins[i]]]:
                 first = np.flatnonzero(self.coin_left[i] & (self.coin_xy[i] == xy).all(axis=1))[0]
@@ -704,13 +706,13 @@ class SearingSpotlights(MemoryGymEnv):
     ``reset(seed=s)`` gives upstream's episode for seed ``s``; later resets without a seed continue that generator,
     as upstream's ``np_random`` does."""
 
-    core_cls = SearingSpotlightsCore
+    core_cls: ClassVar[type[BatchedCore]] = SearingSpotlightsCore  # the endless core's kwargs differ
 
 
 class SearingSpotlightsVector(MemoryGymVectorEnv):
     """Searing Spotlights, N environments in one numpy step (the episodes are drawn per environment in Python)."""
 
-    core_cls = SearingSpotlightsCore
+    core_cls: ClassVar[type[BatchedCore]] = SearingSpotlightsCore  # the endless core's kwargs differ
 
 
 # ======================================================================================================================
@@ -753,8 +755,9 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
         n = num_envs
         self.coin_t = np.zeros(n, dtype=np.int64)  # steps since the last coin
         self.collected = np.zeros(n, dtype=np.int64)
-        image = self.obs_spaces["partial"]["image"]
-        full = dict(self.obs_spaces["full"].spaces)
+        spaces = cast(dict[str, gym.spaces.Dict], self.obs_spaces)  # every variant of the base task is a Dict
+        image = spaces["partial"]["image"]
+        full = dict(spaces["full"].spaces)
         del full["exit"]
         full["coins"] = gym.spaces.MultiDiscrete(np.tile([SCREEN, SCREEN, 2], (1, 1)))
         del full["spawns_left"]  # (no end to the spawns)
@@ -809,7 +812,7 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
         reward += self.reward_coin * got
         for j in np.flatnonzero(got):
             i = int(rows[j])
-            self._new_coin(i, self.rngs[i])
+            self._new_coin(i, self.episode_generator(i))
         self.collected[rows] += got
         self.coin_t[rows] = np.where(got, 0, self.coin_t[rows])
         return np.zeros(rows.size, dtype=bool)
