@@ -18,6 +18,8 @@ PINS := gymnasium==1.4.0 mani-skill==3.0.1 popgym==1.0.7 mazelib==0.9.16 minigri
 # The reference the native MemoryGym tasks are tested against, step for step. Its own pins (gymnasium 0.29,
 # pygame 2.4) conflict with gymnasium 1.x, so it is installed without them; pygame-ce above provides `pygame`.
 REFERENCE_NODEPS := memory-gym==1.0.2
+# The checks `make lint` (and CI, and the pre-commit hooks) run, at the versions they were made clean with.
+LINT_PINS := ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261122
 
 # Small nets on 2 cores: 1 thread is faster than 2 and does not collapse under contention.
 export OMP_NUM_THREADS ?= 1
@@ -38,7 +40,7 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q $(PINS) pytest ruff mypy types-PyYAML
+	$(PIP) install -q $(PINS) $(LINT_PINS) pytest
 	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
 	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3,wandb,video]'
 	touch $(STAMP)
@@ -81,8 +83,11 @@ bench: setup
 bench-perf: setup
 	$(PY) experiments/perf.py
 
+# Lint (ruff: pyflakes, pycodestyle, isort, bugbear, pyupgrade, complexity <= 15, ruff's own rules), the format,
+# and the types of both packages (mypy, default strictness). The same as .pre-commit-config.yaml.
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 # The task pages (docs/tasks/) and the README's suites table, generated from the catalogue and the docstrings
