@@ -114,8 +114,7 @@ def _play(env_id: str, variant: str, shot: docgen.Shot, extra: dict[str, Any]) -
 
 
 def render_family(page: docgen.Page, family: docgen.Family) -> None:
-    spec = catalogue.get(family.representative or next(
-        s.id for s in catalogue.all_tasks() if _member(page, family, s)))
+    spec = catalogue.get(family.representative or next(s.id for s in catalogue.all_tasks() if _member(page, family, s)))
     seen, env = _play(spec.id, "partial", family.shot, {})
     env.close()
     picture = _image(seen[-1])

@@ -48,12 +48,24 @@ GTRXL_RUNS = ("ppo-gtrxl", "ppo-lstm-readable")
 TARGET_RATIO = 4.0
 
 
-def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool = False,
-           sparse: bool = False, fast_cpu: str = "auto") -> dict:
+def config(
+    agent: str,
+    steps: int,
+    seed: int,
+    corridor_length: int | None,
+    sb3_default_arch: bool = False,
+    sparse: bool = False,
+    fast_cpu: str = "auto",
+) -> dict:
     from membench_agents.config.resolve import resolve
 
-    sets = ["eval.episodes=100", "eval.seed_start=0", "eval.every_steps=0", "checkpoint.every_iterations=0",
-            "checkpoint.every_seconds=0"]
+    sets = [
+        "eval.episodes=100",
+        "eval.seed_start=0",
+        "eval.every_steps=0",
+        "checkpoint.every_iterations=0",
+        "checkpoint.every_seconds=0",
+    ]
     if corridor_length is not None:
         sets.append(f"env_kwargs.corridor_length={corridor_length}")
     if not sparse:  # the dense variant's shaping (MIKASA/TMazePassiveDense-v0): both agents can learn at L = 10
@@ -61,8 +73,9 @@ def config(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_d
     if agent == "ppo-lstm" and fast_cpu != "auto":
         sets.append(f"ppo.fast_cpu={fast_cpu}")
     matched = MATCHED / f"{agent}.yaml"
-    cfg = resolve(TASK, agent, config_file=matched if matched.is_file() else None, steps=steps, seeds=[seed],
-                  overrides=sets).config
+    cfg = resolve(
+        TASK, agent, config_file=matched if matched.is_file() else None, steps=steps, seeds=[seed], overrides=sets
+    ).config
     if agent == "ppo-gtrxl":  # the ppo-lstm cell's PPO settings: only the memory core differs
         lstm = config("ppo-lstm", steps, seed, corridor_length, sparse=sparse)["ppo"]
         cfg["ppo"].update({k: v for k, v in lstm.items() if k not in ("gtrxl", "fast_cpu")})
@@ -89,8 +102,9 @@ def matched(a: dict, b: dict) -> list[tuple[str, object, object]]:
     return pairs
 
 
-def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool,
-            sparse: bool, fast_cpu: str) -> dict:
+def run_one(
+    agent: str, steps: int, seed: int, corridor_length: int | None, sb3_default_arch: bool, sparse: bool, fast_cpu: str
+) -> dict:
     """Train + evaluate one agent in this process (called in a fresh subprocess)."""
     import torch
 
@@ -122,14 +136,22 @@ def run_one(agent: str, steps: int, seed: int, corridor_length: int | None, sb3_
     with tempfile.TemporaryDirectory() as d:
         summary = loop.train_seed(cfg, seed, d, trainer=trainer)
     fast = getattr(getattr(trainer, "algo", None), "fast", None)  # membench PPO's CPU fast path, if it ran
-    return {"agent": agent, "steps": summary["global_step"], "train_time_s": summary["train_time_s"],
-            "env_time_s": env_time[0], "sps": summary["sps"], "success_rate": summary["eval"]["success_rate"],
-            "mean_return": summary["eval"]["mean_return"], "torch_threads": torch.get_num_threads(),
-            "fast_cpu_updates": fast.counters["updates"] if fast is not None else 0}
+    return {
+        "agent": agent,
+        "steps": summary["global_step"],
+        "train_time_s": summary["train_time_s"],
+        "env_time_s": env_time[0],
+        "sps": summary["sps"],
+        "success_rate": summary["eval"]["success_rate"],
+        "mean_return": summary["eval"]["mean_return"],
+        "torch_threads": torch.get_num_threads(),
+        "fast_cpu_updates": fast.counters["updates"] if fast is not None else 0,
+    }
 
 
 def _timed(fn, total: list[float], active: list[bool]):
     """``fn`` adding its wall time to ``total[0]`` while ``active[0]``."""
+
     def timed(*args, **kwargs):
         if not active[0]:
             return fn(*args, **kwargs)
@@ -147,30 +169,56 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=102_400, help="rounded up to whole rollouts (16 x 128 steps)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--corridor-length", type=int, default=None)
-    ap.add_argument("--sb3-default-arch", action="store_true",
-                    help="RecurrentPPO with its default policy (separate critic LSTM, 64-64 MLPs) instead of the "
-                         "architecture matched to membench's (one shared LSTM, linear heads)")
-    ap.add_argument("--sparse", action="store_true",
-                    help="the sparse reward (as registered) instead of the dense variant's shaping; at L = 10 "
-                         "neither agent then sees a reward within the budget")
-    ap.add_argument("--fast-cpu", choices=("auto", "on", "off"), default="auto",
-                    help="membench PPO's PPOConfig.fast_cpu (off: time the readable path)")
-    ap.add_argument("--gtrxl-steps", type=int, default=20_480,
-                    help="budget of the PPO-GTrXL run and its readable PPO-LSTM reference (whole rollouts)")
+    ap.add_argument(
+        "--sb3-default-arch",
+        action="store_true",
+        help="RecurrentPPO with its default policy (separate critic LSTM, 64-64 MLPs) instead of the "
+        "architecture matched to membench's (one shared LSTM, linear heads)",
+    )
+    ap.add_argument(
+        "--sparse",
+        action="store_true",
+        help="the sparse reward (as registered) instead of the dense variant's shaping; at L = 10 "
+        "neither agent then sees a reward within the budget",
+    )
+    ap.add_argument(
+        "--fast-cpu",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="membench PPO's PPOConfig.fast_cpu (off: time the readable path)",
+    )
+    ap.add_argument(
+        "--gtrxl-steps",
+        type=int,
+        default=20_480,
+        help="budget of the PPO-GTrXL run and its readable PPO-LSTM reference (whole rollouts)",
+    )
     ap.add_argument("--no-gtrxl", action="store_true", help="skip the PPO-GTrXL runs")
     ap.add_argument("--one", choices=AGENTS + GTRXL_RUNS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.steps, args.seed, args.corridor_length, args.sb3_default_arch,
-                                 args.sparse, args.fast_cpu)))
+        print(
+            json.dumps(
+                run_one(
+                    args.one,
+                    args.steps,
+                    args.seed,
+                    args.corridor_length,
+                    args.sb3_default_arch,
+                    args.sparse,
+                    args.fast_cpu,
+                )
+            )
+        )
         return 0
 
     probe = config("ppo-lstm", args.steps, args.seed, args.corridor_length, sparse=args.sparse)["ppo"]
     per_iteration = probe["num_envs"] * probe["num_steps"]
     args.steps = -(-args.steps // per_iteration) * per_iteration  # whole rollouts for both agents
     args.gtrxl_steps = max(1, -(-args.gtrxl_steps // per_iteration)) * per_iteration
-    cfgs = {a: config(a, args.steps, args.seed, args.corridor_length, sparse=args.sparse)
-            for a in (*AGENTS, "ppo-gtrxl")}
+    cfgs = {
+        a: config(a, args.steps, args.seed, args.corridor_length, sparse=args.sparse) for a in (*AGENTS, "ppo-gtrxl")
+    }
     task = TASK + (f" (corridor_length={args.corridor_length}" if args.corridor_length else " (L=10")
     task += ", sparse reward)" if args.sparse else ", dense shaping: penalty=True)"
     arch = "RecurrentPPO default policy" if args.sb3_default_arch else "architectures matched (one LSTM, linear heads)"
@@ -194,34 +242,48 @@ def main() -> int:
             print(out.stderr, file=sys.stderr)
             return 1
         results[agent] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\n{'agent':<20} {'steps':>8} {'train s':>8} {'of it env s':>12} {'SPS':>9} {'success (100 seeds)':>20} "
-          f"{'return':>7}")
+    print(
+        f"\n{'agent':<20} {'steps':>8} {'train s':>8} {'of it env s':>12} {'SPS':>9} {'success (100 seeds)':>20} "
+        f"{'return':>7}"
+    )
     for agent, r in results.items():
         succ = "n/a" if r["success_rate"] is None else f"{r['success_rate']:.2f}"
         label = agent.replace("-readable", " (readable)")
-        print(f"{label:<20} {r['steps']:>8,} {r['train_time_s']:>8.1f} {r['env_time_s']:>12.2f} {r['sps']:>9,.0f} "
-              f"{succ:>20} {r['mean_return']:>7.3f}")
+        print(
+            f"{label:<20} {r['steps']:>8,} {r['train_time_s']:>8.1f} {r['env_time_s']:>12.2f} {r['sps']:>9,.0f} "
+            f"{succ:>20} {r['mean_return']:>7.3f}"
+        )
     ours, ref = results["ppo-lstm"], results["sb3-recurrentppo"]
-    print(f"\nmembench PPO-LSTM: {ours['fast_cpu_updates']} of its updates ran on the CPU fast path "
-          f"(PPOConfig.fast_cpu={args.fast_cpu})")
+    print(
+        f"\nmembench PPO-LSTM: {ours['fast_cpu_updates']} of its updates ran on the CPU fast path "
+        f"(PPOConfig.fast_cpu={args.fast_cpu})"
+    )
     ratio = ours["sps"] / ref["sps"]
     verdict = "meets" if ratio >= TARGET_RATIO else "BELOW"
-    print(f"throughput ratio membench PPO-LSTM / sb3-contrib RecurrentPPO: {ratio:.1f}x "
-          f"({verdict} the {TARGET_RATIO:.0f}x target)")
+    print(
+        f"throughput ratio membench PPO-LSTM / sb3-contrib RecurrentPPO: {ratio:.1f}x "
+        f"({verdict} the {TARGET_RATIO:.0f}x target)"
+    )
     # For context: each agent steps the task its library's standard way (membench: the native batched env,
     # one numpy call per step for all envs; RecurrentPPO: SB3's DummyVecEnv over single envs). The same
     # comparison without the time spent inside the environments' step calls:
     no_env = (ref["train_time_s"] - ref["env_time_s"]) / (ours["train_time_s"] - ours["env_time_s"])
-    print(f"without environment stepping (membench native batched env, {ours['env_time_s']:.2f} s; RecurrentPPO "
-          f"SB3 DummyVecEnv, {ref['env_time_s']:.2f} s): {no_env:.1f}x")
+    print(
+        f"without environment stepping (membench native batched env, {ours['env_time_s']:.2f} s; RecurrentPPO "
+        f"SB3 DummyVecEnv, {ref['env_time_s']:.2f} s): {no_env:.1f}x"
+    )
     if not args.no_gtrxl:
         g, plain = results["ppo-gtrxl"], results["ppo-lstm-readable"]
         gt = cfgs["ppo-gtrxl"]["ppo"]["gtrxl"]
-        print(f"\nmembench PPO-GTrXL ({gt['n_layers']} layers, {gt['n_heads']} heads, window {gt['window']}, width "
-              f"{cfgs['ppo-gtrxl']['ppo']['hidden_size']}; readable path, no CPU fast path) on the same cell:")
-        print(f"  SPS {g['sps']:,.0f}: {g['sps'] / ours['sps']:.2f}x PPO-LSTM (fast_cpu={args.fast_cpu}, "
-              f"{ours['sps']:,.0f} SPS), {g['sps'] / plain['sps']:.2f}x PPO-LSTM on the readable path "
-              f"({plain['sps']:,.0f} SPS)")
+        print(
+            f"\nmembench PPO-GTrXL ({gt['n_layers']} layers, {gt['n_heads']} heads, window {gt['window']}, width "
+            f"{cfgs['ppo-gtrxl']['ppo']['hidden_size']}; readable path, no CPU fast path) on the same cell:"
+        )
+        print(
+            f"  SPS {g['sps']:,.0f}: {g['sps'] / ours['sps']:.2f}x PPO-LSTM (fast_cpu={args.fast_cpu}, "
+            f"{ours['sps']:,.0f} SPS), {g['sps'] / plain['sps']:.2f}x PPO-LSTM on the readable path "
+            f"({plain['sps']:,.0f} SPS)"
+        )
     return 0
 
 

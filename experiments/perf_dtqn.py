@@ -35,8 +35,16 @@ def measure(K: int, iterations: int, device: str) -> dict:
     from membench_agents.algos.vector import make_vector_env
 
     L = 4 * K  # episodes of 4K + 1 steps: every window the agent acts on is full from step K - 1 on
-    cfg = DTQNConfig(context_len=K, num_envs=8, num_steps=4, total_steps=10**9, buffer_size=8 * 2 * (L + 2),
-                     learning_starts=8 * K, device=device, num_threads=1)
+    cfg = DTQNConfig(
+        context_len=K,
+        num_envs=8,
+        num_steps=4,
+        total_steps=10**9,
+        buffer_size=8 * 2 * (L + 2),
+        learning_starts=8 * K,
+        device=device,
+        num_threads=1,
+    )
     algo = DTQN(make_vector_env(TASK, cfg.num_envs, env_kwargs={"corridor_length": L}), cfg)
     # fill the replay with full windows and the acting windows with K steps (no timing, no gradient steps)
     while algo.global_step < cfg.learning_starts or int(algo.state[1].min()) < K:
@@ -68,10 +76,17 @@ def measure(K: int, iterations: int, device: str) -> dict:
     replay_bytes = algo.replay.nbytes
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else rss
-    return {"K": K, "sps": steps / elapsed, "update_ms": 1000 * t_update / max(grads, 1),
-            "act_ms": 1000 * t_act / (iterations * cfg.num_steps), "peak_mb": peak,
-            "growth_mb": (peak if cuda else peak - rss_before), "memory": "cuda" if cuda else "rss",
-            "replay_mb": replay_bytes / 2**20, "gradient_steps": grads}
+    return {
+        "K": K,
+        "sps": steps / elapsed,
+        "update_ms": 1000 * t_update / max(grads, 1),
+        "act_ms": 1000 * t_act / (iterations * cfg.num_steps),
+        "peak_mb": peak,
+        "growth_mb": (peak if cuda else peak - rss_before),
+        "memory": "cuda" if cuda else "rss",
+        "replay_mb": replay_bytes / 2**20,
+        "gradient_steps": grads,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -87,22 +102,41 @@ def main(argv: list[str]) -> int:
     rows = []
     env = dict(os.environ, OMP_NUM_THREADS="1")
     for K in args.K:
-        out = subprocess.run([sys.executable, __file__, "--child", str(K), "--iterations", str(args.iterations),
-                              "--device", args.device], capture_output=True, text=True, env=env)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(K),
+                "--iterations",
+                str(args.iterations),
+                "--device",
+                args.device,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
             return 1
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     ref = rows[0]
     mem = "peak CUDA MB" if ref["memory"] == "cuda" else "peak RSS MB"
-    print(f"DTQN on {TASK} (L = 4K), d_model 128, 8 heads, 2 layers, batch 32, 8 envs, 1 gradient step per env step, "
-          f"device {args.device}; ratios against K = {ref['K']} of this run")
-    print(f"{'K':>5} {'SPS':>8} {'SPS ratio':>9} {'update ms':>9} {'act ms':>7} {mem:>12} {'growth MB':>9} "
-          f"{'growth ratio':>12} {'replay MB':>9}")
+    print(
+        f"DTQN on {TASK} (L = 4K), d_model 128, 8 heads, 2 layers, batch 32, 8 envs, 1 gradient step per env step, "
+        f"device {args.device}; ratios against K = {ref['K']} of this run"
+    )
+    print(
+        f"{'K':>5} {'SPS':>8} {'SPS ratio':>9} {'update ms':>9} {'act ms':>7} {mem:>12} {'growth MB':>9} "
+        f"{'growth ratio':>12} {'replay MB':>9}"
+    )
     for r in rows:
         growth_ratio = r["growth_mb"] / ref["growth_mb"] if ref["growth_mb"] > 0 else float("nan")
-        print(f"{r['K']:>5} {r['sps']:>8.1f} {r['sps'] / ref['sps']:>9.3f} {r['update_ms']:>9.1f} {r['act_ms']:>7.1f} "
-              f"{r['peak_mb']:>12.0f} {r['growth_mb']:>9.0f} {growth_ratio:>12.2f} {r['replay_mb']:>9.1f}")
+        print(
+            f"{r['K']:>5} {r['sps']:>8.1f} {r['sps'] / ref['sps']:>9.3f} {r['update_ms']:>9.1f} {r['act_ms']:>7.1f} "
+            f"{r['peak_mb']:>12.0f} {r['growth_mb']:>9.0f} {growth_ratio:>12.2f} {r['replay_mb']:>9.1f}"
+        )
     return 0
 
 

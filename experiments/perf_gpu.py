@@ -48,13 +48,34 @@ EVAL_SETS = ["eval.episodes=20", "eval.num_envs=4"]
 
 
 def _membench(args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "membench_agents.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "membench_agents.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 def _train(agent: str, env_id: str, steps: int, sets: list[str], device: str, run_dir: Path) -> dict:
-    argv = ["train", "--env", env_id, "--agent", agent, "--seeds", "0-0", "--steps", str(steps), "--device", device,
-            "--run-dir", str(run_dir), "--no-progress", "--jobs", "1"]
+    argv = [
+        "train",
+        "--env",
+        env_id,
+        "--agent",
+        agent,
+        "--seeds",
+        "0-0",
+        "--steps",
+        str(steps),
+        "--device",
+        device,
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        "--jobs",
+        "1",
+    ]
     for s in [*sets, *EVAL_SETS]:
         argv += ["--set", s]
     t0 = time.perf_counter()
@@ -75,17 +96,19 @@ def _eval_without_gpu(run_dir: Path) -> dict:
 
 
 def _print_table(rows: list[dict], devices: list[str]) -> None:
-    print(f"\n{'agent':<10} {'env':<24} {'steps':>7} {'extra':<16} "
-          + " ".join(f"{d + ' SPS':>9}" for d in devices)
-          + (f" {'cuda/cpu':>8}" if devices == ["cuda", "cpu"] else "")
-          + " " + " ".join(f"{d + ' final':>11}" for d in devices)
-          + ("  cuda run re-evaluated on a CPU-only process" if "cuda" in devices else ""))
+    print(
+        f"\n{'agent':<10} {'env':<24} {'steps':>7} {'extra':<16} "
+        + " ".join(f"{d + ' SPS':>9}" for d in devices)
+        + (f" {'cuda/cpu':>8}" if devices == ["cuda", "cpu"] else "")
+        + " "
+        + " ".join(f"{d + ' final':>11}" for d in devices)
+        + ("  cuda run re-evaluated on a CPU-only process" if "cuda" in devices else "")
+    )
     for r in rows:
         cells_txt = []
         for d in devices:
             cells_txt.append(f"{r[d]['sps']:9.0f}" if "sps" in r[d] else f"{'error':>9}")
-        line = (f"{r['agent']:<10} {r['env']:<24} {r['steps']:>7} {','.join(r['sets'])[:16]:<16} "
-                + " ".join(cells_txt))
+        line = f"{r['agent']:<10} {r['env']:<24} {r['steps']:>7} {','.join(r['sets'])[:16]:<16} " + " ".join(cells_txt)
         if devices == ["cuda", "cpu"]:
             ok = "sps" in r["cuda"] and "sps" in r["cpu"]
             line += f" {r['cuda']['sps'] / r['cpu']['sps']:8.2f}" if ok else f" {'-':>8}"
@@ -140,7 +163,8 @@ def main(argv: list[str]) -> int:
             if "error" in r[d]:
                 print(f"{r['agent']} on {r['env']} ({d}): {r[d]['error']}")
     failed = any("error" in r[d] for r in rows for d in devices) or any(
-        "error" in r.get("cpu_eval_of_cuda_run", {}) for r in rows)
+        "error" in r.get("cpu_eval_of_cuda_run", {}) for r in rows
+    )
     print(f"\nrun folders: {root}")
     return 1 if failed else 0
 

@@ -91,8 +91,11 @@ def main() -> int:
             rates = {}
             env = gym.make(ours)
             if have_upstream:  # upstream's MultiDiscrete envs take their actions as lists
-                rates["memory_gym (pygame)"] = single_rate(gym.make(theirs).unwrapped, SINGLE_STEPS, as_list=not
-                                                           isinstance(env.action_space, gym.spaces.Discrete))
+                rates["memory_gym (pygame)"] = single_rate(
+                    gym.make(theirs).unwrapped,
+                    SINGLE_STEPS,
+                    as_list=not isinstance(env.action_space, gym.spaces.Discrete),
+                )
             rates["membench single"] = single_rate(env, SINGLE_STEPS)
             for n, steps in BATCHED_STEPS.items():
                 rates[f"membench batched N={n}"] = batched_rate(ours, n, steps)

@@ -49,8 +49,10 @@ def main(argv: list[str]) -> int:
 
     tasks = load_tasks(ENV_ID, backend)  # memory_maze.tasks, imported as our env does (no legacy gym)
     configs = {}
-    for name, kwargs in (("raw dm_env task (global_observables=True)", {"global_observables": True}),
-                         ("raw dm_env task (image_only_obs=True)", {"image_only_obs": True})):
+    for name, kwargs in (
+        ("raw dm_env task (global_observables=True)", {"global_observables": True}),
+        ("raw dm_env task (image_only_obs=True)", {"image_only_obs": True}),
+    ):
         task = tasks.memory_maze_9x9(seed=0, **kwargs)
         task.reset()
         configs[name] = (task, task.step)
@@ -72,7 +74,7 @@ def main(argv: list[str]) -> int:
     wall = dict.fromkeys(configs, 0.0)
     cpu = dict.fromkeys(configs, 0.0)
     for r in range(REPEATS):
-        chunk = actions[WARMUP + r * steps: WARMUP + (r + 1) * steps]
+        chunk = actions[WARMUP + r * steps : WARMUP + (r + 1) * steps]
         for name, (_, step) in configs.items():
             begin, begin_cpu = time.perf_counter(), time.process_time()
             for a in chunk:

@@ -66,8 +66,10 @@ def load_upstream():
     """MIKASA-Base's Numpad env package from ``$NUMPAD_UPSTREAM``, or (None, why not)."""
     folder = os.environ.get("NUMPAD_UPSTREAM")
     if not folder:
-        return None, ("not installed: numpad-gym / MIKASA-Base are not on PyPI (the only index pip reaches here); "
-                      "set NUMPAD_UPSTREAM to a checkout's mikasa_base/Numpad/env to compare")
+        return None, (
+            "not installed: numpad-gym / MIKASA-Base are not on PyPI (the only index pip reaches here); "
+            "set NUMPAD_UPSTREAM to a checkout's mikasa_base/Numpad/env to compare"
+        )
     init = Path(folder) / "__init__.py"
     if not init.is_file():
         return None, f"NUMPAD_UPSTREAM={folder} holds no __init__.py (expected mikasa_base/Numpad/env)"
@@ -82,8 +84,10 @@ def main() -> None:
     t0 = time.perf_counter()
     upstream, why = load_upstream()
     # the version from the metadata: importing mujoco before the env picks MUJOCO_GL would break rendering
-    print(f"env-steps/s, random actions, unwrapped envs, one process (python {sys.version.split()[0]}, "
-          f"gymnasium {gym.__version__}, mujoco {importlib.metadata.version('mujoco')})")
+    print(
+        f"env-steps/s, random actions, unwrapped envs, one process (python {sys.version.split()[0]}, "
+        f"gymnasium {gym.__version__}, mujoco {importlib.metadata.version('mujoco')})"
+    )
     print(f"upstream: {'MIKASA-Base numpad (numpy) from ' + os.environ['NUMPAD_UPSTREAM'] if upstream else why}")
     header = f"{'ID':<44}{'vector':>10}{'image 64':>10}{'upstream':>10}{'vector/up':>11}"
     print(header)

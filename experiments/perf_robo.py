@@ -22,8 +22,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 #: One task per family (the ones not registered yet are skipped).
-FAMILIES = ["MIKASA/RememberColor3-v0", "MIKASA/ShellGameTouch-v0", "MIKASA/BunchOfColors3-v0",
-            "MIKASA/InterceptMedium-v0", "MIKASA/RotateLenientPos-v0", "MIKASA/TakeItBack-v0"]
+FAMILIES = [
+    "MIKASA/RememberColor3-v0",
+    "MIKASA/ShellGameTouch-v0",
+    "MIKASA/BunchOfColors3-v0",
+    "MIKASA/InterceptMedium-v0",
+    "MIKASA/RotateLenientPos-v0",
+    "MIKASA/TakeItBack-v0",
+]
 
 
 def _interleaved_rates(envs: dict, samplers: dict, steps: int, rounds: int = 5) -> dict:
@@ -69,10 +75,15 @@ def main(argv: list[str]) -> int:
     for variant, ms_mode, steps in (("full", "state", n_state), ("partial", "rgb", n_rgb)):
         render = "none" if ms_mode == "state" else backend
         envs = {
-            "PickCube-v1": gym.make("PickCube-v1", obs_mode=ms_mode, sim_backend="physx_cpu", render_backend=render,
-                                    robot_uids="panda_wristcam", control_mode="pd_joint_delta_pos"),
-            "RC3 raw": RememberColorEnv(colors=3, obs_variant=variant, sim_backend="physx_cpu",
-                                        render_backend=render),
+            "PickCube-v1": gym.make(
+                "PickCube-v1",
+                obs_mode=ms_mode,
+                sim_backend="physx_cpu",
+                render_backend=render,
+                robot_uids="panda_wristcam",
+                control_mode="pd_joint_delta_pos",
+            ),
+            "RC3 raw": RememberColorEnv(colors=3, obs_variant=variant, sim_backend="physx_cpu", render_backend=render),
         }
         for env_id in families:
             envs[env_id] = gym.make(env_id, obs_variant=variant)
@@ -92,14 +103,18 @@ def main(argv: list[str]) -> int:
         for name, rate in rates.items():
             print(f"  {name:36s} {rate:9.1f} {rate / pick:14.2f}x")
         ours = rates["MIKASA/RememberColor3-v0"]
-        print(f"  wrapper alone (RC3 gym.make vs RC3 raw): {100 * (1 - ours / rates['RC3 raw']):.1f}% slower "
-              f"(target <= 15%)")
+        print(
+            f"  wrapper alone (RC3 gym.make vs RC3 raw): {100 * (1 - ours / rates['RC3 raw']):.1f}% slower "
+            f"(target <= 15%)"
+        )
 
     from membench_envs.robo.vector import make_vec
 
     act = lambda: rng.uniform(-1, 1, (2, 8)).astype(np.float32)  # noqa: E731
-    for variant, steps, single in (("full", n_vec, rows[0][1]["MIKASA/RememberColor3-v0"]),
-                                   ("partial", n_rgb // 2, rows[1][1]["MIKASA/RememberColor3-v0"])):
+    for variant, steps, single in (
+        ("full", n_vec, rows[0][1]["MIKASA/RememberColor3-v0"]),
+        ("partial", n_rgb // 2, rows[1][1]["MIKASA/RememberColor3-v0"]),
+    ):
         venv = make_vec("MIKASA/RememberColor3-v0", num_envs=2, obs_variant=variant, backend="cpu")
         venv.reset(seed=0)
         for _ in range(5):
@@ -109,8 +124,10 @@ def main(argv: list[str]) -> int:
             venv.step(act())
         vec_rate = 2 * steps / (time.perf_counter() - t0)
         venv.close()
-        print(f"AsyncVectorEnv helper, 2 CPU workers, {variant:7s}: {vec_rate:8.1f} env-steps/s "
-              f"({vec_rate / single:.2f}x one in-process env; {os.cpu_count()} cores on this machine)")
+        print(
+            f"AsyncVectorEnv helper, 2 CPU workers, {variant:7s}: {vec_rate:8.1f} env-steps/s "
+            f"({vec_rate / single:.2f}x one in-process env; {os.cpu_count()} cores on this machine)"
+        )
 
     import tempfile
 
@@ -121,8 +138,10 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         collect("MIKASA/RememberColor3-v0", n_eps, out, progress=False)
         minutes = (time.perf_counter() - t0) / 60
-    print(f"dataset collection, MIKASA/RememberColor3-v0 (T = 60, RGB + joints + oracle, scripted expert, HDF5): "
-          f"{n_eps / minutes:.1f} episodes/min ({n_eps} episodes, env start-up included)")
+    print(
+        f"dataset collection, MIKASA/RememberColor3-v0 (T = 60, RGB + joints + oracle, scripted expert, HDF5): "
+        f"{n_eps / minutes:.1f} episodes/min ({n_eps} episodes, env start-up included)"
+    )
     del membench_envs
     return 0
 

@@ -40,9 +40,22 @@ def run_one(agent: str, steps: int, seed: int) -> dict:
         from membench_agents.algos.sac import SAC, SACConfig
         from membench_agents.algos.vector import make_vector_env
 
-        cfg = SACConfig(num_envs=1, total_steps=steps, buffer_size=1_000_000, learning_starts=LEARNING_STARTS,
-                        batch_size=BATCH, gradient_steps=1, gamma=0.99, tau=0.005, policy_lr=LR, q_lr=LR,
-                        hidden_size=HIDDEN, seed=seed, device="cpu", iteration_steps=steps)
+        cfg = SACConfig(
+            num_envs=1,
+            total_steps=steps,
+            buffer_size=1_000_000,
+            learning_starts=LEARNING_STARTS,
+            batch_size=BATCH,
+            gradient_steps=1,
+            gamma=0.99,
+            tau=0.005,
+            policy_lr=LR,
+            q_lr=LR,
+            hidden_size=HIDDEN,
+            seed=seed,
+            device="cpu",
+            iteration_steps=steps,
+        )
         algo = SAC(make_vector_env(TASK, 1), cfg)
         t0 = time.perf_counter()
         while not algo.finished:
@@ -54,16 +67,36 @@ def run_one(agent: str, steps: int, seed: int) -> dict:
         from membench_agents.algos.sb3 import SB3Policy
         from stable_baselines3 import SAC as SB3SAC
 
-        model = SB3SAC("MlpPolicy", gym.make(TASK), buffer_size=1_000_000, learning_starts=LEARNING_STARTS,
-                       batch_size=BATCH, train_freq=1, gradient_steps=1, gamma=0.99, tau=0.005, learning_rate=LR,
-                       ent_coef="auto", policy_kwargs={"net_arch": [HIDDEN, HIDDEN]}, seed=seed, device="cpu")
+        model = SB3SAC(
+            "MlpPolicy",
+            gym.make(TASK),
+            buffer_size=1_000_000,
+            learning_starts=LEARNING_STARTS,
+            batch_size=BATCH,
+            train_freq=1,
+            gradient_steps=1,
+            gamma=0.99,
+            tau=0.005,
+            learning_rate=LR,
+            ent_coef="auto",
+            policy_kwargs={"net_arch": [HIDDEN, HIDDEN]},
+            seed=seed,
+            device="cpu",
+        )
         t0 = time.perf_counter()
         model.learn(total_timesteps=steps)
         train_time = time.perf_counter() - t0
         policy, done = SB3Policy(model), model.num_timesteps
     res = evaluate(policy, TASK, None, EVAL_SEEDS, device="cpu", deterministic=True, num_envs=len(EVAL_SEEDS))
-    return {"agent": agent, "seed": seed, "steps": done, "train_time_s": train_time, "sps": done / train_time,
-            "mean_return": res["mean_return"], "torch_threads": torch.get_num_threads()}
+    return {
+        "agent": agent,
+        "seed": seed,
+        "steps": done,
+        "train_time_s": train_time,
+        "sps": done / train_time,
+        "mean_return": res["mean_return"],
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def main() -> int:
@@ -78,14 +111,20 @@ def main() -> int:
         print(json.dumps(run_one(args.one[0], steps, int(args.one[1]))))
         return 0
     agents = ("membench-sac", "sb3-sac")
-    print(f"task: {TASK}; {steps:,} steps per run ({LEARNING_STARTS:,} random warm-up), seeds 0..{args.seeds - 1}; "
-          f"1 env, nets {HIDDEN}-{HIDDEN}, batch {BATCH}, 1 update per step, lr {LR}, auto entropy; 1 torch thread")
+    print(
+        f"task: {TASK}; {steps:,} steps per run ({LEARNING_STARTS:,} random warm-up), seeds 0..{args.seeds - 1}; "
+        f"1 env, nets {HIDDEN}-{HIDDEN}, batch {BATCH}, 1 update per step, lr {LR}, auto entropy; 1 torch thread"
+    )
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     results: dict[str, list[dict]] = {a: [] for a in agents}
     for seed in range(args.seeds):
         for agent in agents:  # interleaved, so that a change in machine load hits both agents alike
-            out = subprocess.run([sys.executable, __file__, "--one", agent, str(seed), "--steps", str(steps)],
-                                 capture_output=True, text=True, env=env)
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", agent, str(seed), "--steps", str(steps)],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
                 return 1
@@ -93,14 +132,20 @@ def main() -> int:
     print(f"\n{'agent':<14} {'seed':>4} {'steps':>7} {'train s':>8} {'SPS':>7} {'return (10 eps)':>16}")
     for agent in agents:
         for r in results[agent]:
-            print(f"{agent:<14} {r['seed']:>4} {r['steps']:>7,} {r['train_time_s']:>8.1f} {r['sps']:>7.0f} "
-                  f"{r['mean_return']:>16.1f}")
+            print(
+                f"{agent:<14} {r['seed']:>4} {r['steps']:>7,} {r['train_time_s']:>8.1f} {r['sps']:>7.0f} "
+                f"{r['mean_return']:>16.1f}"
+            )
     mean = {a: {k: sum(r[k] for r in rs) / len(rs) for k in ("sps", "mean_return")} for a, rs in results.items()}
     ours, ref = mean["membench-sac"], mean["sb3-sac"]
-    print(f"\nmean SPS: membench {ours['sps']:.0f}, SB3 {ref['sps']:.0f}; ratio membench / SB3 = "
-          f"{ours['sps'] / ref['sps']:.2f}x (target >= 1)")
-    print(f"mean final return: membench {ours['mean_return']:.1f}, SB3 {ref['mean_return']:.1f}"
-          + ("" if args.full or args.steps else " (quick mode: too early to compare returns; use --full)"))
+    print(
+        f"\nmean SPS: membench {ours['sps']:.0f}, SB3 {ref['sps']:.0f}; ratio membench / SB3 = "
+        f"{ours['sps'] / ref['sps']:.2f}x (target >= 1)"
+    )
+    print(
+        f"mean final return: membench {ours['mean_return']:.1f}, SB3 {ref['mean_return']:.1f}"
+        + ("" if args.full or args.steps else " (quick mode: too early to compare returns; use --full)")
+    )
     return 0
 
 

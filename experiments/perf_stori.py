@@ -83,9 +83,21 @@ def _instructions(env_id: str, max_pool: bool) -> int:
     for steps in (100, 600):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "callgrind.out")
-            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
-                            "--child", env_id, str(int(max_pool)), str(steps)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [
+                    "valgrind",
+                    "--tool=callgrind",
+                    f"--callgrind-out-file={out}",
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    env_id,
+                    str(int(max_pool)),
+                    str(steps),
+                ],
+                check=True,
+                capture_output=True,
+            )
             with open(out) as f:
                 counts.append(int(re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M).group(1)))
     return counts[1] - counts[0]
@@ -107,8 +119,11 @@ def instructions_table(games: list[str], presets: list[str]) -> int:
             if env_id not in gym.registry:
                 continue
             bare, pooled = _instructions(env_id, False), _instructions(env_id, True)
-            print(f"{env_id.removeprefix('STORI/'):<28} {bare:>14,} {bare / raw - 1:>+9.1%}   {pooled:>14,} "
-                  f"{pooled / raw - 1:>+9.1%}", flush=True)
+            print(
+                f"{env_id.removeprefix('STORI/'):<28} {bare:>14,} {bare / raw - 1:>+9.1%}   {pooled:>14,} "
+                f"{pooled / raw - 1:>+9.1%}",
+                flush=True,
+            )
     return 0
 
 
@@ -129,8 +144,10 @@ def main() -> int:
                 continue
             bare = frames_per_second(gym.make(env_id, max_pool=False))
             pooled = frames_per_second(gym.make(env_id))
-            print(f"{env_id.removeprefix('STORI/'):<28} {bare:>18.0f} {raw / bare - 1:>+9.1%}   "
-                  f"{pooled:>19.0f} {raw / pooled - 1:>+9.1%}")
+            print(
+                f"{env_id.removeprefix('STORI/'):<28} {bare:>18.0f} {raw / bare - 1:>+9.1%}   "
+                f"{pooled:>19.0f} {raw / pooled - 1:>+9.1%}"
+            )
     return 0
 
 

@@ -43,9 +43,11 @@ def main() -> int:
         print("vizdoom is not installed: pip install 'membench-envs[vizdoom]'", file=sys.stderr)
         return 1
     reference = "VizdoomHealthGatheringSupreme-v1"
-    names = [reference] + [f"{env_id} [{variant}]" for env_id in ("MIKASA/ViZDoomTwoColors-v0",
-                                                                   "MIKASA/ViZDoomTwoColorsHard-v0")
-                           for variant in ("partial", "full")]
+    names = [reference] + [
+        f"{env_id} [{variant}]"
+        for env_id in ("MIKASA/ViZDoomTwoColors-v0", "MIKASA/ViZDoomTwoColorsHard-v0")
+        for variant in ("partial", "full")
+    ]
     envs = {reference: gym.make(reference)}
     for name in names[1:]:
         env_id, variant = name[:-1].split(" [")

@@ -44,7 +44,7 @@ def ppo_budget(name: str) -> tuple[int, dict, str]:
         return steps, {"gamma": 0.8, "gae_lambda": 0.9}, "run scripts: Remember* 5M (5x3: 10M), gamma 0.8, lambda 0.9"
     for family in ("BunchOfColors", "SeqOfColors", "ChainOfColors"):
         if name.startswith(family):
-            n = int(name[len(family):])
+            n = int(name[len(family) :])
             source = "run scripts: colours 50M / 75M / 100M for 3 / 5 / 7, gamma 0.9"
             return {3: 50, 5: 75, 7: 100}[n] * M, {"gamma": 0.9}, source
     shell = {"ShellGameTouch": 20, "ShellGamePush": 10, "ShellGamePick": 100}
@@ -72,33 +72,78 @@ def _cell(comments: list[str], body: dict) -> str:
 
 def ppo_cell(env_id: str, name: str) -> str:
     steps, extra, source = ppo_budget(name)
-    ppo = {"num_envs": 16, "num_steps": 90, "learning_rate": 3.0e-4, "anneal_lr": False, "gamma": 0.99,
-           "gae_lambda": 0.95, "clip_coef": 0.2, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5,
-           "update_epochs": 4, "num_minibatches": 4, "target_kl": 0.2, "hidden_size": 256, "encoder_size": 256,
-           "init_log_std": -0.5, "norm_obs": False, "norm_reward": False}
+    ppo = {
+        "num_envs": 16,
+        "num_steps": 90,
+        "learning_rate": 3.0e-4,
+        "anneal_lr": False,
+        "gamma": 0.99,
+        "gae_lambda": 0.95,
+        "clip_coef": 0.2,
+        "ent_coef": 0.0,
+        "vf_coef": 0.5,
+        "max_grad_norm": 0.5,
+        "update_epochs": 4,
+        "num_minibatches": 4,
+        "target_kl": 0.2,
+        "hidden_size": 256,
+        "encoder_size": 256,
+        "init_log_std": -0.5,
+        "norm_obs": False,
+        "norm_reward": False,
+    }
     ppo.update(extra)
-    return _cell([
-        f"{env_id}, full (state) variant, PPO-MLP: the paper's solvability check (100% success in state mode).",
-        f"Budget and overrides: the authors' baselines ({source}).",
-        "Other fields: their ppo_memtasks.py defaults (lr 3e-4, no annealing, 4 epochs, clip 0.2, ent 0,",
-        "vf 0.5, grad norm 0.5, target KL 0.2, MLP 256x3 tanh, log-std -0.5, normalized_dense reward, no",
-        "observation/reward normalisation). CPU scale: 16 envs and 4 minibatches instead of 1024 and 32",
-        "(on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32). Fixed-length episodes as the",
-        "baselines' (terminate_on_success false; success is read at the last step).",
-    ], {"env": env_id, "agent": "ppo-mlp", "obs_variant": "full", "env_kwargs": ENV_KWARGS, "total_steps": steps,
-        "ppo": ppo})
+    return _cell(
+        [
+            f"{env_id}, full (state) variant, PPO-MLP: the paper's solvability check (100% success in state mode).",
+            f"Budget and overrides: the authors' baselines ({source}).",
+            "Other fields: their ppo_memtasks.py defaults (lr 3e-4, no annealing, 4 epochs, clip 0.2, ent 0,",
+            "vf 0.5, grad norm 0.5, target KL 0.2, MLP 256x3 tanh, log-std -0.5, normalized_dense reward, no",
+            "observation/reward normalisation). CPU scale: 16 envs and 4 minibatches instead of 1024 and 32",
+            "(on a GPU: --set ppo.num_envs=1024 --set ppo.num_minibatches=32). Fixed-length episodes as the",
+            "baselines' (terminate_on_success false; success is read at the last step).",
+        ],
+        {
+            "env": env_id,
+            "agent": "ppo-mlp",
+            "obs_variant": "full",
+            "env_kwargs": ENV_KWARGS,
+            "total_steps": steps,
+            "ppo": ppo,
+        },
+    )
 
 
 def sac_cell(env_id: str, name: str) -> str:
-    sac = {"num_envs": 4, "buffer_size": 1_000_000, "learning_starts": 4000, "batch_size": 256,
-           "gradient_steps": 2, "gamma": 0.8, "tau": 0.005, "policy_lr": 3.0e-4, "q_lr": 3.0e-4, "autotune": True,
-           "hidden_size": 256}
-    return _cell([
-        f"{env_id}, full (state) variant, SAC. The paper publishes no SAC budget or hyperparameters; these are",
-        "membench's choice: 1M steps, gamma 0.8 (as the baselines' Remember* PPO runs), 4 envs with 2 gradient",
-        "steps per vector step (one update per two env steps), batch 256, networks 256-256, normalized_dense reward.",
-    ], {"env": env_id, "agent": "sac", "obs_variant": "full", "env_kwargs": ENV_KWARGS, "total_steps": 1_000_000,
-        "sac": sac})
+    sac = {
+        "num_envs": 4,
+        "buffer_size": 1_000_000,
+        "learning_starts": 4000,
+        "batch_size": 256,
+        "gradient_steps": 2,
+        "gamma": 0.8,
+        "tau": 0.005,
+        "policy_lr": 3.0e-4,
+        "q_lr": 3.0e-4,
+        "autotune": True,
+        "hidden_size": 256,
+    }
+    return _cell(
+        [
+            f"{env_id}, full (state) variant, SAC. The paper publishes no SAC budget or hyperparameters; these are",
+            "membench's choice: 1M steps, gamma 0.8 (as the baselines' Remember* PPO runs), 4 envs with 2 gradient",
+            "steps per vector step (one update per two env steps), batch 256, networks 256-256, normalized_dense "
+            "reward.",
+        ],
+        {
+            "env": env_id,
+            "agent": "sac",
+            "obs_variant": "full",
+            "env_kwargs": ENV_KWARGS,
+            "total_steps": 1_000_000,
+            "sac": sac,
+        },
+    )
 
 
 def cells() -> dict[Path, str]:

@@ -22,19 +22,50 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TASKS = {"vector": "MIKASA/TMazePassiveDense-v0", "image": "MIKASA/MortarMayhemGrid-v0",
-         "dict": "MIKASA/MortarMayhemBGrid-v0"}
-AGENTS = ["ppo-mlp", "ppo-lstm", "ppo-gru", "ppo-gtrxl", "sac", "sac-lstm", "sac-gru", "dtqn", "sb3-ppo",
-          "sb3-recurrentppo"]
+TASKS = {
+    "vector": "MIKASA/TMazePassiveDense-v0",
+    "image": "MIKASA/MortarMayhemGrid-v0",
+    "dict": "MIKASA/MortarMayhemBGrid-v0",
+}
+AGENTS = [
+    "ppo-mlp",
+    "ppo-lstm",
+    "ppo-gru",
+    "ppo-gtrxl",
+    "sac",
+    "sac-lstm",
+    "sac-gru",
+    "dtqn",
+    "sb3-ppo",
+    "sb3-recurrentppo",
+]
 
 
 def one(env: str, agent: str, delay: float, start_timeout: float = 300) -> tuple[str, ...]:
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "run"
-        proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", "--env", env, "--agent", agent,
-                                 "--seeds", "1", "--run-dir", str(run), "--no-progress"], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, OMP_NUM_THREADS="1"))
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "membench_agents",
+                "train",
+                "--env",
+                env,
+                "--agent",
+                agent,
+                "--seeds",
+                "1",
+                "--run-dir",
+                str(run),
+                "--no-progress",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, OMP_NUM_THREADS="1"),
+        )
         ckpt = run / "seed_0" / "checkpoint.pt"
         end = time.monotonic() + start_timeout
         while not ckpt.is_file() and proc.poll() is None and time.monotonic() < end:

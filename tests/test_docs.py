@@ -14,8 +14,13 @@ from membench_envs import catalogue, cli, docgen
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 #: The hand-written pages (the generated ones are checked by `membench-envs docs --check`).
-HAND_WRITTEN = [ROOT / "README.md", ROOT / "membench_envs" / "README.md", ROOT / "membench_agents" / "README.md",
-                ROOT / "experiments" / "README.md", *sorted(DOCS.glob("*.md"))]
+HAND_WRITTEN = [
+    ROOT / "README.md",
+    ROOT / "membench_envs" / "README.md",
+    ROOT / "membench_agents" / "README.md",
+    ROOT / "experiments" / "README.md",
+    *sorted(DOCS.glob("*.md")),
+]
 
 
 def test_the_task_pages_are_generated_from_the_catalogue_and_the_docstrings():
@@ -39,8 +44,9 @@ def test_a_stale_or_missing_page_fails_the_check_and_names_it(tmp_path, capsys):
 def test_docs_of_a_file_is_one_error_line(tmp_path):
     plain = tmp_path / "plain.md"
     plain.write_text("x\n")
-    out = subprocess.run([sys.executable, "-m", "membench_envs.cli", "docs", str(plain)], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "membench_envs.cli", "docs", str(plain)], capture_output=True, text=True
+    )
     assert out.returncode == 2 and out.stderr == f"membench-envs: error: {plain} is not a folder\n"
 
 
@@ -102,7 +108,8 @@ def _anchors(path: Path) -> set[str]:
     text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
     headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings} | set(
-        re.findall(r'<a id="([^"]+)"></a>', text))
+        re.findall(r'<a id="([^"]+)"></a>', text)
+    )
 
 
 def _paths(path: Path) -> list[str]:
@@ -113,13 +120,20 @@ def _paths(path: Path) -> list[str]:
 
 
 def _exists(name: str, page: Path) -> bool:
-    bases = [page.parent, ROOT, ROOT / "membench_envs" / "src", ROOT / "membench_agents" / "src",
-             ROOT / "membench_agents" / "src" / "membench_agents", ROOT / "membench_envs" / "src" / "membench_envs"]
+    bases = [
+        page.parent,
+        ROOT,
+        ROOT / "membench_envs" / "src",
+        ROOT / "membench_agents" / "src",
+        ROOT / "membench_agents" / "src" / "membench_agents",
+        ROOT / "membench_envs" / "src" / "membench_envs",
+    ]
     return any((base / name).exists() for base in bases)
 
 
-@pytest.mark.parametrize("page", [*HAND_WRITTEN, *sorted((DOCS / "tasks").glob("*.md"))],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page", [*HAND_WRITTEN, *sorted((DOCS / "tasks").glob("*.md"))], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_every_link_and_named_file_exists(page):
     """Relative links resolve, to a heading where they name one; a hand-written page's backticked repository paths
     exist (the generated pages quote upstream paths from the docstrings, so only their links are checked)."""
@@ -134,8 +148,13 @@ def test_every_link_and_named_file_exists(page):
 
 
 def test_no_doc_or_code_refers_to_shared_notes_or_an_architecture_file():
-    files = [*HAND_WRITTEN, *(DOCS / "tasks").glob("*.md"), *ROOT.glob("membench_*/src/**/*.py"),
-             *ROOT.glob("experiments/**/*.py"), ROOT / "Makefile"]
+    files = [
+        *HAND_WRITTEN,
+        *(DOCS / "tasks").glob("*.md"),
+        *ROOT.glob("membench_*/src/**/*.py"),
+        *ROOT.glob("experiments/**/*.py"),
+        ROOT / "Makefile",
+    ]
     bad = [f for f in files if re.search(r"\.\./shared|ARCHITECTURE\.md", f.read_text(encoding="utf-8"))]
     assert not bad, bad
 

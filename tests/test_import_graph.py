@@ -36,14 +36,20 @@ def modules(package: str) -> dict[str, Path]:
 def _type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's own modules that ``name`` imports (anywhere in the file, but under ``if TYPE_CHECKING``)."""
     tree = ast.parse(path.read_text())
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-            for child in node.body for n in ast.walk(child)}
+    skip = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _type_checking(node)
+        for child in node.body
+        for n in ast.walk(child)
+    }
     base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = set()
     for node in ast.walk(tree):
@@ -75,7 +81,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(n)
         for m in sorted(graph[n]):
             if state.get(m) == 1:
-                return [*stack[stack.index(m):], m]
+                return [*stack[stack.index(m) :], m]
             if m not in state and (found := visit(m)):
                 return found
         stack.pop()
@@ -108,8 +114,9 @@ def _layer(module: str) -> int:
 def test_membench_agents_imports_point_down_the_layers():
     known = modules("membench_agents")
     upward = [f"{n} -> {m}" for n, p in known.items() for m in imports(n, p, known) if _layer(m) > _layer(n)]
-    assert not upward, "imports against the layers (" + " < ".join("/".join(p) for p in LAYERS) + "):\n" + "\n".join(
-        sorted(upward))
+    assert not upward, (
+        "imports against the layers (" + " < ".join("/".join(p) for p in LAYERS) + "):\n" + "\n".join(sorted(upward))
+    )
 
 
 def test_the_checker_finds_a_cycle():

@@ -33,8 +33,15 @@ def tiny_config(agent: str = "ppo-lstm", *, iterations: int = 6, seeds=1, varian
         if agent == "sb3-recurrentppo":
             sets += ["sb3.policy_kwargs={lstm_hidden_size: 16}"]
     else:
-        sets += ["ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=2",
-                 "ppo.hidden_size=16", "ppo.learning_rate=0.001", "ppo.deterministic=true"]
+        sets += [
+            "ppo.num_envs=8",
+            "ppo.num_steps=16",
+            "ppo.num_minibatches=2",
+            "ppo.update_epochs=2",
+            "ppo.hidden_size=16",
+            "ppo.learning_rate=0.001",
+            "ppo.deterministic=true",
+        ]
         steps = iterations * 8 * 16
     sets += [f"{k}={v}" for k, v in over.items()]
     return resolve(TMAZE, agent, steps=steps, seeds=seeds, obs_variant=variant, overrides=sets).config
@@ -92,8 +99,10 @@ class NestedDictObsEnv(gym.Env):
     """Nested Dict observations (ManiSkill-like): membench encoders take them, SB3 does not."""
 
     observation_space = gym.spaces.Dict(
-        {"agent": gym.spaces.Dict({"qpos": gym.spaces.Box(-1, 1, (2,), np.float32)}),
-         "extra": gym.spaces.Box(-1, 1, (1,), np.float32)}
+        {
+            "agent": gym.spaces.Dict({"qpos": gym.spaces.Box(-1, 1, (2,), np.float32)}),
+            "extra": gym.spaces.Box(-1, 1, (1,), np.float32),
+        }
     )
     action_space = gym.spaces.Discrete(2)
 

@@ -26,13 +26,26 @@ class Toy:
     extra: dict = field(default_factory=dict)
 
 
-@pytest.mark.parametrize("name, value, what", [
-    ("n", 0, "an integer >= 1"), ("n", 2.0, "an integer >= 1"), ("n", True, "an integer >= 1"),
-    ("lr", 0.0, "> 0"), ("lr", float("inf"), "a finite number"), ("lr", "1e-3", "a finite number"),
-    ("gamma", 1.5, r"in \[0, 1\]"), ("tau", 0.0, r"in \(0, 1\]"), ("drop", 1.0, r"in \[0, 1\)"),
-    ("kl", -1.0, "> 0 or None"), ("threads", 0, "an integer >= 1 or None"), ("mode", "c", "one of 'a', 'b'"),
-    ("mode", 3, "one of 'a', 'b'"), ("flag", 1, "true or false"), ("seed", 0.5, "an integer"),
-])
+@pytest.mark.parametrize(
+    "name, value, what",
+    [
+        ("n", 0, "an integer >= 1"),
+        ("n", 2.0, "an integer >= 1"),
+        ("n", True, "an integer >= 1"),
+        ("lr", 0.0, "> 0"),
+        ("lr", float("inf"), "a finite number"),
+        ("lr", "1e-3", "a finite number"),
+        ("gamma", 1.5, r"in \[0, 1\]"),
+        ("tau", 0.0, r"in \(0, 1\]"),
+        ("drop", 1.0, r"in \[0, 1\)"),
+        ("kl", -1.0, "> 0 or None"),
+        ("threads", 0, "an integer >= 1 or None"),
+        ("mode", "c", "one of 'a', 'b'"),
+        ("mode", 3, "one of 'a', 'b'"),
+        ("flag", 1, "true or false"),
+        ("seed", 0.5, "an integer"),
+    ],
+)
 def test_a_field_outside_its_declared_type_or_range_is_one_error_naming_it(name, value, what):
     with pytest.raises(ValueError, match=rf"^Toy\.{name} must be {what}, got "):
         check_fields(Toy(**{name: value}))

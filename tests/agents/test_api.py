@@ -12,11 +12,27 @@ from tests.agents._runs_helpers import TMAZE
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    sets = [f"{k}={v}" for k, v in (("env_kwargs.corridor_length", 2), ("ppo.num_envs", 8), ("ppo.num_steps", 16),
-                                     ("ppo.hidden_size", 16), ("ppo.num_minibatches", 2), ("eval.episodes", 20),
-                                     ("eval.num_envs", 10))]
-    out = train(TMAZE, "ppo-lstm", seeds=[0, 1], steps=4 * 8 * 16, overrides=sets,
-                run_dir=tmp_path_factory.mktemp("api") / "run", progress=False)
+    sets = [
+        f"{k}={v}"
+        for k, v in (
+            ("env_kwargs.corridor_length", 2),
+            ("ppo.num_envs", 8),
+            ("ppo.num_steps", 16),
+            ("ppo.hidden_size", 16),
+            ("ppo.num_minibatches", 2),
+            ("eval.episodes", 20),
+            ("eval.num_envs", 10),
+        )
+    ]
+    out = train(
+        TMAZE,
+        "ppo-lstm",
+        seeds=[0, 1],
+        steps=4 * 8 * 16,
+        overrides=sets,
+        run_dir=tmp_path_factory.mktemp("api") / "run",
+        progress=False,
+    )
     return out
 
 

@@ -28,26 +28,32 @@ def test_the_four_forms_of_a_bench():
     assert _cells(bench.plan(agent="ppo-gru")) == [(LADDER_ENV, "ppo-gru", "partial")]  # one cell on the ladder's ID
     # env and agent: one cell, the spec is not read
     assert _cells(bench.plan("MIKASA/TMazePassive-v0", "ppo-mlp", "no-such-spec.yaml")) == [
-        ("MIKASA/TMazePassive-v0", "ppo-mlp", "partial")]
+        ("MIKASA/TMazePassive-v0", "ppo-mlp", "partial")
+    ]
 
 
 def test_cells_on_several_tasks_are_named_by_their_task_too():
-    cfgs = [{"env": "MIKASA/TMazePassive-v0", "env_kwargs": {}, "agent": "ppo-mlp", "obs_variant": "partial"},
-            {"env": "POPGym/RepeatPreviousEasy-v0", "env_kwargs": {}, "agent": "ppo-mlp", "obs_variant": "partial"}]
+    cfgs = [
+        {"env": "MIKASA/TMazePassive-v0", "env_kwargs": {}, "agent": "ppo-mlp", "obs_variant": "partial"},
+        {"env": "POPGym/RepeatPreviousEasy-v0", "env_kwargs": {}, "agent": "ppo-mlp", "obs_variant": "partial"},
+    ]
     assert bench.labels(cfgs[:1]) == ["ppo-mlp"]
     assert bench.labels(cfgs) == ["MIKASA__TMazePassive-v0__ppo-mlp", "POPGym__RepeatPreviousEasy-v0__ppo-mlp"]
     with pytest.raises(ConfigError, match=r"two bench cells share a label: \['ppo-mlp', 'ppo-mlp'\]"):
         bench.labels([cfgs[0], cfgs[0]])
 
 
-@pytest.mark.parametrize(("meta", "message"), [
-    (None, "is not a membench bench folder"),
-    ("cells: [a, a]\n", "lists a cell twice"),
-    ("cells: []\n", "is not a bench file"),
-    ("- a\n", "is not a bench file"),
-    ("cells: [a]\ntitle: 3\n", "title must be a string, got 3"),
-    ("cells: [a]\nexpect: {a: [0, true]}\n", r"expect must map cell labels to \[low, high\]"),
-])
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (None, "is not a membench bench folder"),
+        ("cells: [a, a]\n", "lists a cell twice"),
+        ("cells: []\n", "is not a bench file"),
+        ("- a\n", "is not a bench file"),
+        ("cells: [a]\ntitle: 3\n", "title must be a string, got 3"),
+        ("cells: [a]\nexpect: {a: [0, true]}\n", r"expect must map cell labels to \[low, high\]"),
+    ],
+)
 def test_a_bench_file_read_back_is_checked(tmp_path, meta, message):
     if meta is not None:
         (tmp_path / bench.BENCH_FILE).write_text(meta)

@@ -11,17 +11,32 @@ import yaml
 from tests.agents._runs_helpers import ROOT, membench
 
 LADDER = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0"
-TINY = ["--steps", "1024", "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
-        "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=20", "--set", "eval.every_steps=256",
-        "--no-progress"]
+TINY = [
+    "--steps",
+    "1024",
+    "--set",
+    "ppo.num_envs=8",
+    "--set",
+    "ppo.num_steps=16",
+    "--set",
+    "ppo.hidden_size=16",
+    "--set",
+    "ppo.num_minibatches=2",
+    "--set",
+    "eval.episodes=20",
+    "--set",
+    "eval.every_steps=256",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """`membench train` of a tiny ppo-lstm run with 2 seeds in 2 worker processes."""
     run = tmp_path_factory.mktemp("cli") / "run"
-    out = membench("train", "--config", str(LADDER / "ppo-lstm.yaml"), "--seeds", "2", "--jobs", "2",
-                   "--run-dir", str(run), *TINY)
+    out = membench(
+        "train", "--config", str(LADDER / "ppo-lstm.yaml"), "--seeds", "2", "--jobs", "2", "--run-dir", str(run), *TINY
+    )
     assert out.returncode == 0, out.stderr
     return run, out
 
@@ -55,8 +70,16 @@ def test_tensorboard_log_has_returns_success_losses_and_sps(trained):
     acc = EventAccumulator(str(trained[0] / "seed_0"))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
-    for tag in ("charts/episodic_return", "charts/success_rate", "charts/SPS", "losses/policy_loss",
-                "losses/value_loss", "losses/entropy", "eval/success_rate", "final/success_rate"):
+    for tag in (
+        "charts/episodic_return",
+        "charts/success_rate",
+        "charts/SPS",
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "eval/success_rate",
+        "final/success_rate",
+    ):
         assert tag in tags, (tag, tags)
     assert [e.step for e in acc.Scalars("charts/SPS")] == [128 * i for i in range(1, 9)]
 
@@ -91,8 +114,9 @@ def test_eval_video_writes_the_episodes_and_says_where(trained, tmp_path):
 def test_report_prints_the_table_and_writes_one_plot(trained, tmp_path):
     run, _ = trained
     other = tmp_path / "runs" / "mlp"
-    out = membench("train", "--config", str(LADDER / "ppo-mlp.oracle.yaml"), "--seeds", "1", "--run-dir", str(other),
-                   *TINY)
+    out = membench(
+        "train", "--config", str(LADDER / "ppo-mlp.oracle.yaml"), "--seeds", "1", "--run-dir", str(other), *TINY
+    )
     assert out.returncode == 0, out.stderr
     (tmp_path / "runs" / "lstm").symlink_to(run, target_is_directory=True)
     out = membench("report", str(tmp_path / "runs"), "--out", str(tmp_path / "cmp.png"))
@@ -107,13 +131,19 @@ def test_report_prints_the_table_and_writes_one_plot(trained, tmp_path):
 
 def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump({
-        "title": "tiny ladder", "jobs": 2,
-        "cells": [str(LADDER / "ppo-mlp.yaml"), str(LADDER / "ppo-mlp.oracle.yaml")],
-        "expect": {"ppo-mlp": [0.0, 1.0], "ppo-mlp.oracle": [2.0, 3.0]},  # the second cannot be met
-    }))
-    out = membench("bench", "--spec", str(spec), "--steps", "1024", "--seeds", "1", "--out", str(tmp_path / "o"),
-                   "--no-progress")
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "title": "tiny ladder",
+                "jobs": 2,
+                "cells": [str(LADDER / "ppo-mlp.yaml"), str(LADDER / "ppo-mlp.oracle.yaml")],
+                "expect": {"ppo-mlp": [0.0, 1.0], "ppo-mlp.oracle": [2.0, 3.0]},  # the second cannot be met
+            }
+        )
+    )
+    out = membench(
+        "bench", "--spec", str(spec), "--steps", "1024", "--seeds", "1", "--out", str(tmp_path / "o"), "--no-progress"
+    )
     assert out.returncode == 3, out.stderr  # an expectation not met is a failure exit code
     assert "expected ladder" in out.stdout and "NOT MET" in out.stdout and " ok" in out.stdout
     bench = next((tmp_path / "o" / "bench").iterdir())
@@ -130,8 +160,20 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
 
 
 def test_bench_one_cell_uses_the_agent_defaults_on_an_id_without_config(tmp_path):
-    out = membench("bench", "--env", "MIKASA/TMazePassiveL5-v0", "--agent", "sb3-ppo", "--steps", "512",
-                   "--seeds", "1", "--out", str(tmp_path), "--no-progress")
+    out = membench(
+        "bench",
+        "--env",
+        "MIKASA/TMazePassiveL5-v0",
+        "--agent",
+        "sb3-ppo",
+        "--steps",
+        "512",
+        "--seeds",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    )
     assert out.returncode == 0, out.stderr
     assert "membench_agents/config/defaults/sb3.yaml" in out.stderr and "sb3-ppo" in out.stdout
 
@@ -163,6 +205,7 @@ def test_resume_of_a_folder_that_is_not_a_run_is_one_clear_error(tmp_path):
 def test_module_entry_point_and_list():
     out = membench("list")
     assert out.returncode == 0 and "sb3-recurrentppo" in out.stdout
-    out = subprocess.run([__import__("sys").executable, "-m", "membench_agents", "--help"], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [__import__("sys").executable, "-m", "membench_agents", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0 and "train" in out.stdout and "report" in out.stdout

@@ -30,7 +30,9 @@ def exp(tmp_path) -> Path:
     """A private config root (what the package ships: defaults/<kind>.yaml and cells/) with layered defaults, an
     agent's own delta and cells."""
     e = tmp_path / "config"
-    write(e / "defaults" / "sb3.yaml", """
+    write(
+        e / "defaults" / "sb3.yaml",
+        """
 base:
   total_steps: 1000
   sb3: {n_envs: 2, n_steps: 16, learning_rate: 0.001}
@@ -42,16 +44,23 @@ obs_type:
 action_type:
   discrete: {sb3: {ent_coef: 0.02}}
   continuous: {sb3: {ent_coef: 0.0}}
-""")
-    write(e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.yaml", """
+""",
+    )
+    write(
+        e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.yaml",
+        """
 total_steps: 5000
 env_kwargs: {corridor_length: 4}
 sb3: {learning_rate: 0.0005}
-""")
-    write(e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.oracle.yaml", """
+""",
+    )
+    write(
+        e / "cells" / "MIKASA" / "TMazePassive-v0" / "sb3-ppo.oracle.yaml",
+        """
 obs_variant: oracle
 total_steps: 7000
-""")
+""",
+    )
     return e
 
 
@@ -62,11 +71,20 @@ def test_resolution_order_defaults_then_cell_then_overrides(exp):
     # base -> obs_type (vector) -> action_type (discrete) -> cell
     assert c["sb3"] == {"n_envs": 2, "n_steps": 32, "learning_rate": 0.0005, "ent_coef": 0.02}
     assert c["seeds"] == [0, 1, 2] and c["eval"]["episodes"] == 100 and c["eval"]["seed_start"] == 0
-    assert r.sources[:3] == ["builtin", "membench_agents/config/defaults/sb3.yaml",
-                             "membench_agents/config/cells/MIKASA/TMazePassive-v0/sb3-ppo.yaml"]
+    assert r.sources[:3] == [
+        "builtin",
+        "membench_agents/config/defaults/sb3.yaml",
+        "membench_agents/config/cells/MIKASA/TMazePassive-v0/sb3-ppo.yaml",
+    ]
 
-    r = resolve(TMAZE, "sb3-ppo", root=exp, steps=123, seeds="4,5",
-                overrides=["sb3.n_steps=8", "eval.episodes=10", "env_kwargs.penalty=true"])
+    r = resolve(
+        TMAZE,
+        "sb3-ppo",
+        root=exp,
+        steps=123,
+        seeds="4,5",
+        overrides=["sb3.n_steps=8", "eval.episodes=10", "env_kwargs.penalty=true"],
+    )
     c = r.config
     assert c["total_steps"] == 123 and c["seeds"] == [4, 5] and c["sb3"]["n_steps"] == 8
     assert c["eval"]["episodes"] == 10 and c["env_kwargs"] == {"corridor_length": 4, "penalty": True}
@@ -88,8 +106,13 @@ def test_defaults_pick_the_agent_then_the_obs_and_action_type_sections(exp):
     assert d["sb3"] == {"n_envs": 2, "n_steps": 64, "learning_rate": 0.001, "ent_coef": 0.0}
     assert path == exp / "defaults" / "sb3.yaml"
     d, _ = config.agent_defaults("sb3-recurrentppo", "dict", "discrete", root=exp)  # its delta, under obs_type
-    assert d["sb3"] == {"n_envs": 2, "n_steps": 24, "learning_rate": 0.001, "ent_coef": 0.02,
-                        "policy_kwargs": {"lstm_hidden_size": 8}}
+    assert d["sb3"] == {
+        "n_envs": 2,
+        "n_steps": 24,
+        "learning_rate": 0.001,
+        "ent_coef": 0.02,
+        "policy_kwargs": {"lstm_hidden_size": 8},
+    }
     assert config.agent_defaults("ppo-gru", "vector", "discrete", root=exp) == ({}, None)  # no file: built-in only
     write(exp / "defaults" / "sb3.yaml", "agent:\n  ppo-lstm: {total_steps: 5}\n")  # another kind's agent
     with pytest.raises(ConfigError, match=r"unknown 'agent.ppo-lstm'.*Valid: sb3-ppo, sb3-recurrentppo"):
@@ -99,13 +122,16 @@ def test_defaults_pick_the_agent_then_the_obs_and_action_type_sections(exp):
 def test_suite_section_applies_to_the_ids_of_that_suite_only(exp):
     """`suite.STORI` in a defaults file (the Atari preprocessing) reaches STORI IDs and no others; a suite the
     catalogue does not know is one error naming the valid ones."""
-    write(exp / "defaults" / "ppo.yaml", """
+    write(
+        exp / "defaults" / "ppo.yaml",
+        """
 base:
   total_steps: 1000
   ppo: {num_envs: 4}
 suite:
   STORI: {env_kwargs: {grayscale: true, screen_size: 84}, ppo: {num_envs: 8}}
-""")
+""",
+    )
     stori = resolve("STORI/Breakout-5A-v0", "ppo-lstm", root=exp).config
     assert stori["env_kwargs"] == {"grayscale": True, "screen_size": 84} and stori["ppo"]["num_envs"] == 8
     tmaze = resolve("MIKASA/TMazeClassic-v0", "ppo-lstm", root=exp).config
@@ -233,11 +259,14 @@ def test_every_agent_has_defaults_for_any_env():
 
 def test_the_agents_of_one_kind_differ_only_by_their_deltas():
     """One defaults file per algorithm kind: ppo-mlp/lstm/gru share everything, ppo-gtrxl adds its core's options."""
-    ppo = {a: resolve("POPGym/RepeatPreviousEasy-v0", a).config["ppo"] for a in ("ppo-mlp", "ppo-lstm", "ppo-gru",
-                                                                                "ppo-gtrxl")}
+    ppo = {
+        a: resolve("POPGym/RepeatPreviousEasy-v0", a).config["ppo"]
+        for a in ("ppo-mlp", "ppo-lstm", "ppo-gru", "ppo-gtrxl")
+    }
     assert ppo["ppo-mlp"] == ppo["ppo-lstm"] == ppo["ppo-gru"]
     assert {k: v for k, v in ppo["ppo-gtrxl"].items() if k != "gtrxl"} == {
-        k: v for k, v in ppo["ppo-lstm"].items() if k != "gtrxl"}
+        k: v for k, v in ppo["ppo-lstm"].items() if k != "gtrxl"
+    }
     assert ppo["ppo-gtrxl"]["gtrxl"]["window"] == 16
     sac = resolve("MIKASA/TMazePassive-v0", "sac-gru").config["sac"]
     assert (sac["batch_size"], sac["burn_in"], sac["sequence_length"]) == (32, 8, 16)
@@ -251,7 +280,10 @@ def test_the_default_bench_is_the_ladder_of_tuned_cells_train_resolves_too():
     res = [resolve(spec["env"], c["agent"], obs_variant=c.get("obs_variant")) for c in spec["cells"]]
     cfgs = [r.config for r in res]
     assert [(c["agent"], c["obs_variant"]) for c in cfgs] == [
-        ("ppo-mlp", "partial"), ("ppo-lstm", "partial"), ("ppo-mlp", "oracle")]
+        ("ppo-mlp", "partial"),
+        ("ppo-lstm", "partial"),
+        ("ppo-mlp", "oracle"),
+    ]
     assert all(r.sources[-1].startswith("membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/") for r in res)
     assert all(c["env"] == spec["env"] and c["seeds"] == [0, 1, 2] for c in cfgs)
     assert cfgs[0]["ppo"] == cfgs[1]["ppo"] == cfgs[2]["ppo"]  # only the core / the variant differ
@@ -273,10 +305,15 @@ def one_error(match: str, *args, **kwargs) -> str:
 def test_unknown_keys_name_the_nearest_valid_one(tmp_path, exp):
     one_error(r"unknown key 'totl_steps'\. Did you mean total_steps\?", TMAZE, "ppo-mlp", overrides=["totl_steps=5"])
     one_error(r"unknown key 'ppo\.num_env'\. Did you mean num_envs", TMAZE, "ppo-mlp", overrides=["ppo.num_env=8"])
-    one_error(r"unknown key 'checkpoint\.every_second'\. Did you mean every_seconds", TMAZE, "ppo-mlp",
-              overrides=["checkpoint.every_second=5"])
-    one_error(r"unknown key 'sb3\.n_step'\. Did you mean n_steps", TMAZE, "sb3-ppo", root=exp,
-              overrides=["sb3.n_step=5"])
+    one_error(
+        r"unknown key 'checkpoint\.every_second'\. Did you mean every_seconds",
+        TMAZE,
+        "ppo-mlp",
+        overrides=["checkpoint.every_second=5"],
+    )
+    one_error(
+        r"unknown key 'sb3\.n_step'\. Did you mean n_steps", TMAZE, "sb3-ppo", root=exp, overrides=["sb3.n_step=5"]
+    )
     # in a file: the error names the file that holds the key
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: ppo-lstm\ntotal_steps: 100\nppo: {{learnin_rate: 0.1}}\n")
     msg = one_error(r"unknown key 'ppo\.learnin_rate'\. Did you mean learning_rate", config_file=f)
@@ -286,16 +323,38 @@ def test_unknown_keys_name_the_nearest_valid_one(tmp_path, exp):
 _FAIL = schema._FAIL
 
 
-@pytest.mark.parametrize(("value", "hint", "expected"), [
-    (1e5, int, 100000), (1.5, int, _FAIL), (True, int, _FAIL), ("3", int, _FAIL),
-    (3, float, 3.0), (float("nan"), float, _FAIL), (True, float, _FAIL),
-    (True, bool, True), (1, bool, _FAIL), ("a", str, "a"), (1, str, _FAIL),
-    (None, int | None, None), (None, int, _FAIL), ("2", int | str, "2"), (2.0, int | float, 2),
-    ("gru", Literal["lstm", "gru"], "gru"), (True, Literal[1], _FAIL),
-    ([1, 2.0], tuple[int, ...], (1, 2)), ((1, 2), list[int], [1, 2]), ([1, "x"], list[int], _FAIL), ({}, list, _FAIL),
-    ({"a": 1}, dict[str, int], {"a": 1}), ({1: 1}, dict, _FAIL), ([1], dict, _FAIL),
-    (Path("x"), Path, Path("x")), ("x", Path, _FAIL), ("anything", Any, "anything"),
-])
+@pytest.mark.parametrize(
+    ("value", "hint", "expected"),
+    [
+        (1e5, int, 100000),
+        (1.5, int, _FAIL),
+        (True, int, _FAIL),
+        ("3", int, _FAIL),
+        (3, float, 3.0),
+        (float("nan"), float, _FAIL),
+        (True, float, _FAIL),
+        (True, bool, True),
+        (1, bool, _FAIL),
+        ("a", str, "a"),
+        (1, str, _FAIL),
+        (None, int | None, None),
+        (None, int, _FAIL),
+        ("2", int | str, "2"),
+        (2.0, int | float, 2),
+        ("gru", Literal["lstm", "gru"], "gru"),
+        (True, Literal[1], _FAIL),
+        ([1, 2.0], tuple[int, ...], (1, 2)),
+        ((1, 2), list[int], [1, 2]),
+        ([1, "x"], list[int], _FAIL),
+        ({}, list, _FAIL),
+        ({"a": 1}, dict[str, int], {"a": 1}),
+        ({1: 1}, dict, _FAIL),
+        ([1], dict, _FAIL),
+        (Path("x"), Path, Path("x")),
+        ("x", Path, _FAIL),
+        ("anything", Any, "anything"),
+    ],
+)
 def test_typed_values_convert_losslessly_or_fail(value, hint, expected):
     """The conversion rule of every typed config value: whole floats become ints, ints become floats, nothing
     else changes type (no booleans as numbers, no NaN); None only where the type allows it."""
@@ -310,11 +369,16 @@ def test_wrong_types_name_the_key_the_value_and_the_type(tmp_path):
     one_error(r"ppo\.anneal_lr must be a boolean \(true or false\), got 'yes' \(a string\)", config_file=f)
     one_error(r"ppo\.anneal_lr must be a boolean", TMAZE, "ppo-mlp", overrides=["ppo.anneal_lr=on"])
     one_error(r"total_steps must be an integer, got 1\.5 \(a number\)", TMAZE, "ppo-mlp", overrides=["total_steps=1.5"])
-    one_error(r"ppo\.learning_rate must be a number, got 'fast'", TMAZE, "ppo-mlp",
-              overrides=["ppo.learning_rate=fast"])
+    one_error(
+        r"ppo\.learning_rate must be a number, got 'fast'", TMAZE, "ppo-mlp", overrides=["ppo.learning_rate=fast"]
+    )
     one_error(r"ppo\.target_kl must be a number or null, got True", TMAZE, "ppo-mlp", overrides=["ppo.target_kl=true"])
-    one_error(r"eval\.deterministic must be a boolean .*, got 1 \(an integer\)", TMAZE, "ppo-mlp",
-              overrides=["eval.deterministic=1"])
+    one_error(
+        r"eval\.deterministic must be a boolean .*, got 1 \(an integer\)",
+        TMAZE,
+        "ppo-mlp",
+        overrides=["eval.deterministic=1"],
+    )
     one_error(r"'eval' must be a mapping .* got 3", TMAZE, "ppo-mlp", overrides=["eval=3"])
     one_error(r"env_kwargs must be a mapping, got \[1, 2\]", TMAZE, "ppo-mlp", overrides=["env_kwargs=[1, 2]"])
     one_error(r"sb3\.n_steps must be an integer, got 'many'", TMAZE, "sb3-ppo", overrides=["sb3.n_steps=many"])
@@ -333,20 +397,34 @@ def test_bad_values_are_one_error_each():
     one_error(r"total_steps must be a positive integer, got -5", TMAZE, "ppo-mlp", steps=-5)
     one_error(r"ppo\.num_envs must be an integer >= 1, got 0", TMAZE, "ppo-mlp", overrides=["ppo.num_envs=0"])
     one_error(r"eval\.episodes must be a positive integer, got 0", TMAZE, "ppo-mlp", overrides=["eval.episodes=0"])
-    one_error(r"checkpoint\.every_seconds must be a non-negative number", TMAZE, "ppo-mlp",
-              overrides=["checkpoint.every_seconds=-1"])
+    one_error(
+        r"checkpoint\.every_seconds must be a non-negative number",
+        TMAZE,
+        "ppo-mlp",
+        overrides=["checkpoint.every_seconds=-1"],
+    )
     one_error(r"device must be cpu, cuda, cuda:N or auto, got 'gpu'", TMAZE, "ppo-mlp", device="gpu")
     one_error(r"sb3\.n_envs must be a positive integer, got 0", TMAZE, "sb3-ppo", overrides=["sb3.n_envs=0"])
-    one_error(r"missing config value 'ppo\.hidden_size' \(it is null\)", TMAZE, "ppo-mlp",
-              overrides=["ppo.hidden_size=null"])
+    one_error(
+        r"missing config value 'ppo\.hidden_size' \(it is null\)", TMAZE, "ppo-mlp", overrides=["ppo.hidden_size=null"]
+    )
     assert resolve(TMAZE, "ppo-mlp", overrides=["ppo.target_kl=null"]).config["ppo"]["target_kl"] is None
 
 
 def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
-    one_error(r"'ppo\.learning_rate' is given, but agent 'sb3-ppo' reads only the 'sb3' section", TMAZE, "sb3-ppo",
-              root=exp, overrides=["ppo.learning_rate=0.001"])
-    one_error(r"'sb3\.n_steps' is given, but agent 'ppo-lstm' reads only the 'ppo' section", TMAZE, "ppo-lstm",
-              overrides=["sb3.n_steps=64"])
+    one_error(
+        r"'ppo\.learning_rate' is given, but agent 'sb3-ppo' reads only the 'sb3' section",
+        TMAZE,
+        "sb3-ppo",
+        root=exp,
+        overrides=["ppo.learning_rate=0.001"],
+    )
+    one_error(
+        r"'sb3\.n_steps' is given, but agent 'ppo-lstm' reads only the 'ppo' section",
+        TMAZE,
+        "ppo-lstm",
+        overrides=["sb3.n_steps=64"],
+    )
     f = write(tmp_path / "c.yaml", f"env: {TMAZE}\nagent: sb3-recurrentppo\ntotal_steps: 100\nppo: {{num_envs: 8}}\n")
     assert one_error(r"'ppo\.num_envs' is given", config_file=f).startswith(str(f))
     # the run sets these
@@ -355,11 +433,14 @@ def test_a_section_the_agent_does_not_read_is_an_error(tmp_path, exp):
 
 
 def test_layering_defaults_then_cell_then_set_for_ppo(exp):
-    write(exp / "defaults" / "ppo.yaml", """
+    write(
+        exp / "defaults" / "ppo.yaml",
+        """
 base: {total_steps: 1000, ppo: {num_envs: 4, num_steps: 16, hidden_size: 32, num_minibatches: 1}}
 obs_type: {vector: {ppo: {num_steps: 8}}}
 action_type: {discrete: {ppo: {hidden_size: 24}}}
-""")
+""",
+    )
     write(exp / "cells" / "MIKASA" / "TMazePassive-v0" / "ppo-gru.yaml", "total_steps: 2000\nppo: {num_envs: 2}\n")
     p = resolve(TMAZE, "ppo-gru", root=exp).config["ppo"]
     assert (p["num_envs"], p["num_steps"], p["hidden_size"]) == (2, 8, 24)
@@ -385,12 +466,26 @@ def test_observation_variants_come_from_the_catalogue(exp):
     write(config.cell_path(robo.id, "ppo-lstm", "rgb", root=exp), "total_steps: 777\n")
     assert resolve(robo.id, "ppo-lstm", obs_variant="rgb", root=exp).config["total_steps"] == 777
     assert resolve(robo.id, "ppo-lstm", overrides=["obs_variant=rgb"], root=exp).config["total_steps"] == 777
-    one_error(r"obs_variant 'rgb' is not a variant of MIKASA/TMazePassive-v0\. Valid for this membench ID: "
-              r"partial, oracle, full\.", TMAZE, "ppo-lstm", obs_variant="rgb")
-    one_error(r"obs_variant 'rbg' is not a variant of .* Did you mean rgb\?.*partial, oracle, full, rgb", robo.id,
-              "ppo-lstm", steps=100, overrides=["obs_variant=rbg"])
-    one_error(r"obs_variant 'oracle' is not a variant of CartPole-v1\. .*: partial\.", "CartPole-v1", "ppo-mlp",
-              obs_variant="oracle")
+    one_error(
+        r"obs_variant 'rgb' is not a variant of MIKASA/TMazePassive-v0\. Valid for this membench ID: "
+        r"partial, oracle, full\.",
+        TMAZE,
+        "ppo-lstm",
+        obs_variant="rgb",
+    )
+    one_error(
+        r"obs_variant 'rbg' is not a variant of .* Did you mean rgb\?.*partial, oracle, full, rgb",
+        robo.id,
+        "ppo-lstm",
+        steps=100,
+        overrides=["obs_variant=rbg"],
+    )
+    one_error(
+        r"obs_variant 'oracle' is not a variant of CartPole-v1\. .*: partial\.",
+        "CartPole-v1",
+        "ppo-mlp",
+        obs_variant="oracle",
+    )
 
 
 def test_yaml_is_read_safely_and_bad_files_are_one_error(tmp_path):
@@ -486,5 +581,3 @@ def test_every_bench_spec_names_cells_that_resolve_on_its_env():
         for cell in spec["cells"]:
             r = resolve(spec["env"], cell["agent"], obs_variant=cell.get("obs_variant"))
             assert r.sources[-1].startswith("membench_agents/config/cells/"), (path, cell)
-
-

@@ -25,9 +25,22 @@ from tests.agents._runs_helpers import assert_same_params, history, membench
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
 TMAZE_DENSE = "MIKASA/TMazePassiveDense-v0"
 #: Small DTQN settings for the T-Maze with corridor L = 3 (xi = T = 4).
-TINY = dict(num_envs=8, num_steps=16, buffer_size=20_000, learning_starts=500, train_frequency=1, batch_size=32,
-            learning_rate=1e-3, target_update_frequency=100, exploration_fraction=0.5, epsilon_end=0.05,
-            d_model=32, num_heads=2, num_layers=1, device="cpu")
+TINY = dict(
+    num_envs=8,
+    num_steps=16,
+    buffer_size=20_000,
+    learning_starts=500,
+    train_frequency=1,
+    batch_size=32,
+    learning_rate=1e-3,
+    target_update_frequency=100,
+    exploration_fraction=0.5,
+    epsilon_end=0.05,
+    d_model=32,
+    num_heads=2,
+    num_layers=1,
+    device="cpu",
+)
 
 
 # -- the network is causal ------------------------------------------------------------------------------------------
@@ -91,16 +104,30 @@ class EpisodeIdEnv(gym.Env):
     def step(self, action):
         self.t += 1
         end = self.t >= self.length
-        return (np.array([self.episode, self.t], np.float32), float(self.t), end and self.episode % 2 == 0,
-                end and self.episode % 2 == 1, {})
+        return (
+            np.array([self.episode, self.t], np.float32),
+            float(self.t),
+            end and self.episode % 2 == 0,
+            end and self.episode % 2 == 1,
+            {},
+        )
 
 
 def test_dtqn_feeds_the_replay_and_indexes_its_windows_of_context_len():
     """The replay itself (windows, mask, starts): tests/agents/test_replay.py. Here: what DTQN builds and feeds."""
     K = 4
     envs = SyncVectorEnv([EpisodeIdEnv for _ in range(3)], **SAME_STEP)
-    cfg = DTQNConfig(context_len=K, num_envs=3, num_steps=50, buffer_size=3 * 40, learning_starts=10 ** 9,
-                     d_model=8, num_heads=1, num_layers=1, device="cpu")
+    cfg = DTQNConfig(
+        context_len=K,
+        num_envs=3,
+        num_steps=50,
+        buffer_size=3 * 40,
+        learning_starts=10**9,
+        d_model=8,
+        num_heads=1,
+        num_layers=1,
+        device="cpu",
+    )
     algo = DTQN(envs, cfg)
     algo.train_iteration()  # 150 steps: the 40-row rings have wrapped several times
     r = algo.replay
@@ -117,8 +144,9 @@ def test_dtqn_feeds_the_replay_and_indexes_its_windows_of_context_len():
 class ImageDictEnv(gym.Env):
     """Random image + vector observations (a Dict), 3 actions, episodes of 5 steps."""
 
-    observation_space = gym.spaces.Dict({"rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
-                                         "state": gym.spaces.Box(-1, 1, (2,), np.float64)})
+    observation_space = gym.spaces.Dict(
+        {"rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8), "state": gym.spaces.Box(-1, 1, (2,), np.float64)}
+    )
     action_space = gym.spaces.Discrete(3, start=1)
 
     def reset(self, *, seed=None, options=None):
@@ -140,8 +168,19 @@ def _image_only() -> gym.Env:
 def test_image_and_dict_observations(image_only):
     make = _image_only if image_only else ImageDictEnv  # an (H, W, C) uint8 Box, or a Dict of an image and a vector
     envs = SyncVectorEnv([make, make], **SAME_STEP)
-    cfg = DTQNConfig(context_len=3, num_envs=2, num_steps=16, total_steps=64, buffer_size=200, learning_starts=16,
-                     d_model=16, num_heads=2, num_layers=1, batch_size=4, device="cpu")
+    cfg = DTQNConfig(
+        context_len=3,
+        num_envs=2,
+        num_steps=16,
+        total_steps=64,
+        buffer_size=200,
+        learning_starts=16,
+        d_model=16,
+        num_heads=2,
+        num_layers=1,
+        batch_size=4,
+        device="cpu",
+    )
     algo = DTQN(envs, cfg)
     history = algo.train()
     assert history[-1]["value_loss"] is not None and math.isfinite(history[-1]["value_loss"])
@@ -194,13 +233,16 @@ def test_non_discrete_action_space_is_a_clear_error():
         DTQNTrainer.check(cfg, gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 2]))
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(context_len=0), r"context_len must be an integer >= 1, got 0"),
-    (dict(d_model=30, num_heads=4), r"d_model \(30\) must be divisible by num_heads \(4\)"),
-    (dict(target_window="next"), r"target_window must be one of 'acting', 'shifted', got 'next'"),
-    (dict(buffer_size=100, num_envs=8, context_len=50), r"holds 12 observations per environment"),
-    (dict(epsilon_end=1.5), r"epsilon_end must be in \[0, 1\], got 1.5"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(context_len=0), r"context_len must be an integer >= 1, got 0"),
+        (dict(d_model=30, num_heads=4), r"d_model \(30\) must be divisible by num_heads \(4\)"),
+        (dict(target_window="next"), r"target_window must be one of 'acting', 'shifted', got 'next'"),
+        (dict(buffer_size=100, num_envs=8, context_len=50), r"holds 12 observations per environment"),
+        (dict(epsilon_end=1.5), r"epsilon_end must be in \[0, 1\], got 1.5"),
+    ],
+)
 def test_config_errors_name_the_field(change, message):
     with pytest.raises(ValueError, match=message):
         DTQNConfig(**change).validate()
@@ -247,10 +289,23 @@ def test_state_dict_round_trip_resumes_exactly():
 
 
 def _run_config(iterations: int):
-    sets = ["env_kwargs.corridor_length=3", "eval.episodes=20", "eval.num_envs=10", "eval.every_steps=256",
-            "checkpoint.every_iterations=2", "dtqn.context_len=4", "dtqn.num_envs=8", "dtqn.num_steps=16",
-            "dtqn.learning_starts=64", "dtqn.buffer_size=4000", "dtqn.d_model=16", "dtqn.num_heads=2",
-            "dtqn.num_layers=1", "dtqn.target_update_frequency=50", "dtqn.deterministic=true"]
+    sets = [
+        "env_kwargs.corridor_length=3",
+        "eval.episodes=20",
+        "eval.num_envs=10",
+        "eval.every_steps=256",
+        "checkpoint.every_iterations=2",
+        "dtqn.context_len=4",
+        "dtqn.num_envs=8",
+        "dtqn.num_steps=16",
+        "dtqn.learning_starts=64",
+        "dtqn.buffer_size=4000",
+        "dtqn.d_model=16",
+        "dtqn.num_heads=2",
+        "dtqn.num_layers=1",
+        "dtqn.target_update_frequency=50",
+        "dtqn.deterministic=true",
+    ]
     return resolve(TMAZE_DENSE, "dtqn", steps=iterations * 8 * 16, seeds=1, overrides=sets).config
 
 
@@ -270,10 +325,34 @@ def test_run_layer_interrupt_then_resume_equals_uninterrupted(tmp_path):
 
 
 def test_membench_train_cli_tiny_run(tmp_path):
-    r = membench("train", "--env", TMAZE_DENSE, "--agent", "dtqn", "--steps", "256", "--seeds", "1", "--no-progress",
-                 "--out", str(tmp_path), "--set", "env_kwargs.corridor_length=2", "--set", "dtqn.context_len=3",
-                 "--set", "dtqn.learning_starts=64", "--set", "dtqn.buffer_size=2000", "--set", "dtqn.d_model=16",
-                 "--set", "dtqn.num_heads=2", "--set", "eval.episodes=10")
+    r = membench(
+        "train",
+        "--env",
+        TMAZE_DENSE,
+        "--agent",
+        "dtqn",
+        "--steps",
+        "256",
+        "--seeds",
+        "1",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+        "--set",
+        "env_kwargs.corridor_length=2",
+        "--set",
+        "dtqn.context_len=3",
+        "--set",
+        "dtqn.learning_starts=64",
+        "--set",
+        "dtqn.buffer_size=2000",
+        "--set",
+        "dtqn.d_model=16",
+        "--set",
+        "dtqn.num_heads=2",
+        "--set",
+        "eval.episodes=10",
+    )
     assert r.returncode == 0, r.stderr
     run = next(tmp_path.glob("MIKASA/TMazePassiveDense-v0/dtqn/*"))
     assert (run / "seed_0" / "checkpoint.pt").is_file() and (run / "results.json").is_file()

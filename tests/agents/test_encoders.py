@@ -68,11 +68,13 @@ def test_channel_first_image():
 
 
 def test_dict_rgb_and_joints_and_nested():
-    space = gym.spaces.Dict({
-        "rgb": gym.spaces.Box(0, 255, (40, 40, 3), np.uint8),
-        "joints": gym.spaces.Box(-3, 3, (9,), np.float32),
-        "extra": gym.spaces.Dict({"phase": gym.spaces.Discrete(3), "bits": gym.spaces.MultiBinary(2)}),
-    })
+    space = gym.spaces.Dict(
+        {
+            "rgb": gym.spaces.Box(0, 255, (40, 40, 3), np.uint8),
+            "joints": gym.spaces.Box(-3, 3, (9,), np.float32),
+            "extra": gym.spaces.Dict({"phase": gym.spaces.Discrete(3), "bits": gym.spaces.MultiBinary(2)}),
+        }
+    )
     enc = make_encoder(space, hidden_size=0)
     assert isinstance(enc, DictEncoder)
     rgb_dim = enc.encoders["k_rgb"].out_dim
@@ -97,17 +99,25 @@ def test_discrete_and_multidiscrete_are_one_hot():
 def test_encoders_run_on_tensors_of_any_device_without_numpy(monkeypatch):
     """Every kind of encoder (vector MLP, CNN, one-hot, nested dict) maps tensors to tensors on their device
     without a detour through numpy: converting a tensor to numpy (or a list) is an error during the call."""
-    space = gym.spaces.Dict({
-        "joints": gym.spaces.Box(-1, 1, (3,), np.float32),
-        "rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
-        "extra": gym.spaces.Dict({"phase": gym.spaces.Discrete(3, start=1), "bits": gym.spaces.MultiDiscrete([2, 4])}),
-    })
+    space = gym.spaces.Dict(
+        {
+            "joints": gym.spaces.Box(-1, 1, (3,), np.float32),
+            "rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
+            "extra": gym.spaces.Dict(
+                {"phase": gym.spaces.Discrete(3, start=1), "bits": gym.spaces.MultiDiscrete([2, 4])}
+            ),
+        }
+    )
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     enc = make_encoder(space, hidden_size=8).to(dev)
-    batch = {"joints": torch.zeros(2, 5, 3), "rgb": torch.full((2, 5, 12, 12, 3), 7, dtype=torch.uint8),
-             "extra": {"phase": torch.full((2, 5), 3), "bits": torch.tensor([1, 3]).expand(2, 5, 2)}}
-    batch = {k: ({kk: vv.to(dev) for kk, vv in v.items()} if isinstance(v, dict) else v.to(dev))
-             for k, v in batch.items()}
+    batch = {
+        "joints": torch.zeros(2, 5, 3),
+        "rgb": torch.full((2, 5, 12, 12, 3), 7, dtype=torch.uint8),
+        "extra": {"phase": torch.full((2, 5), 3), "bits": torch.tensor([1, 3]).expand(2, 5, 2)},
+    }
+    batch = {
+        k: ({kk: vv.to(dev) for kk, vv in v.items()} if isinstance(v, dict) else v.to(dev)) for k, v in batch.items()
+    }
 
     def no_numpy(*args, **kwargs):
         raise AssertionError("an encoder converted a tensor to numpy")
@@ -130,8 +140,11 @@ def test_encoders_run_on_tensors_of_any_device_without_numpy(monkeypatch):
         (gym.spaces.Box(0, 1, (30, 30, 30), np.float32), "Box", "at most 16 channels"),
         (gym.spaces.Sequence(gym.spaces.Discrete(2)), "Sequence", "variable-length Sequence"),
         # inside a Dict: the offending entry (a Text) and where it is
-        (gym.spaces.Dict({"ok": gym.spaces.Discrete(2), "bad": gym.spaces.Text(3)}), "Text",
-         r"at observation\['bad'\]: text observations have no encoder"),
+        (
+            gym.spaces.Dict({"ok": gym.spaces.Discrete(2), "bad": gym.spaces.Text(3)}),
+            "Text",
+            r"at observation\['bad'\]: text observations have no encoder",
+        ),
     ],
 )
 def test_unsupported_spaces_say_which_and_why(space, named, why):

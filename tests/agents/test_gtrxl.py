@@ -90,8 +90,9 @@ def test_attention_scores_are_transformer_xl_relative():
         sl = slice(h * dh, (h + 1) * dh)
         for i in range(T):
             js = [j for j in range(M + T) if allowed[0, i, j]]
-            scores = torch.stack([((q[i, sl] + attn.u[h]) @ k[j, sl] + (q[i, sl] + attn.v[h]) @ r[M + i - j, sl])
-                                  / dh**0.5 for j in js])
+            scores = torch.stack(
+                [((q[i, sl] + attn.u[h]) @ k[j, sl] + (q[i, sl] + attn.v[h]) @ r[M + i - j, sl]) / dh**0.5 for j in js]
+            )
             expected[i, sl] = torch.softmax(scores, 0) @ v[js, sl]
     torch.testing.assert_close(out[0], attn.o(expected), rtol=0, atol=1e-5)
 
@@ -170,8 +171,7 @@ def test_gradients_reach_the_window_and_nothing_else():
     out, new_state = core(x, memory, es)
     assert not new_state[0].requires_grad
     w = torch.randn(D, generator=torch.Generator().manual_seed(6))  # (the sum of a layer norm's output is constant)
-    grad_x, grad_mem = torch.autograd.grad((out[t] * w).sum(), [x, memory[0]], allow_unused=True,
-                                           retain_graph=True)
+    grad_x, grad_mem = torch.autograd.grad((out[t] * w).sum(), [x, memory[0]], allow_unused=True, retain_graph=True)
     reach = grad_x.abs().sum(-1) > 0  # [T, B]
     for s in range(T):
         assert bool(reach[s, 1]) == (t - 4 <= s <= t), s  # column 1: one episode, window field 4
@@ -180,8 +180,9 @@ def test_gradients_reach_the_window_and_nothing_else():
     # and the parameters of every block get gradient
     loss = (out * torch.randn(out.shape, generator=torch.Generator().manual_seed(7))).sum()
     params = torch.autograd.grad(loss, list(core.parameters()), allow_unused=True)
-    names = [n for n, g in zip((n for n, _ in core.named_parameters()), params, strict=True)
-             if g is None or not g.any()]
+    names = [
+        n for n, g in zip((n for n, _ in core.named_parameters()), params, strict=True) if g is None or not g.any()
+    ]
     assert names == [], f"no gradient reaches {names}"
 
 
@@ -201,8 +202,8 @@ def test_step_by_step_and_chunked_outputs_agree():
         rollout.append(o)
     rollout = torch.stack(rollout)
     for c, chunk_state in enumerate(stored):
-        out, _ = core(x[c * K:(c + 1) * K], chunk_state, es[c * K:(c + 1) * K])
-        torch.testing.assert_close(out, rollout[c * K:(c + 1) * K], rtol=0, atol=1e-5)
+        out, _ = core(x[c * K : (c + 1) * K], chunk_state, es[c * K : (c + 1) * K])
+        torch.testing.assert_close(out, rollout[c * K : (c + 1) * K], rtol=0, atol=1e-5)
     whole, final = core(x, core.initial_state(B), es)
     torch.testing.assert_close(whole, rollout, rtol=0, atol=1e-5)
     torch.testing.assert_close(final[0], state[0], rtol=0, atol=1e-5)
@@ -212,8 +213,17 @@ def test_step_by_step_and_chunked_outputs_agree():
 def test_ppo_update_re_runs_each_chunk_from_its_stored_memory():
     """Inside PPO: the log-probabilities and values the update computes for every chunk, before any parameter
     changes, equal those the rollout recorded (chunks start with a non-empty memory)."""
-    cfg = PPOConfig(core="gtrxl", gtrxl=dict(n_layers=2, n_heads=2, window=4), num_envs=4, num_steps=24,
-                    bptt_length=6, hidden_size=16, total_steps=10_000, num_minibatches=2, seed=3)
+    cfg = PPOConfig(
+        core="gtrxl",
+        gtrxl=dict(n_layers=2, n_heads=2, window=4),
+        num_envs=4,
+        num_steps=24,
+        bptt_length=6,
+        hidden_size=16,
+        total_steps=10_000,
+        num_minibatches=2,
+        seed=3,
+    )
     # episodes of 5 steps (L = 4), chunks of 6: most chunks begin inside an episode, with a non-empty memory
     ppo = PPO(make_vector_env(TMAZE, cfg.num_envs, env_kwargs={"corridor_length": 4}), cfg)
     assert ppo.fast is None  # the CPU fast path knows the built-in recurrent cores only
@@ -221,8 +231,9 @@ def test_ppo_update_re_runs_each_chunk_from_its_stored_memory():
     states = tuple(s.reshape(-1, *s.shape[2:]) for s in ppo.state_buf)
     assert int((states[1].any(1) & ~ppo.chunks(ppo.es_buf)[0]).sum()) >= 4
     with torch.no_grad():
-        logp, _, value = ppo.policy.evaluate_actions(ppo.chunks(ppo.obs_buf), ppo.chunks(ppo.act_buf), states,
-                                                     ppo.chunks(ppo.es_buf))
+        logp, _, value = ppo.policy.evaluate_actions(
+            ppo.chunks(ppo.obs_buf), ppo.chunks(ppo.act_buf), states, ppo.chunks(ppo.es_buf)
+        )
     torch.testing.assert_close(logp, ppo.chunks(ppo.logp_buf), rtol=0, atol=1e-5)
     torch.testing.assert_close(value, ppo.chunks(ppo.val_buf), rtol=0, atol=1e-5)
     ppo.envs.close()
@@ -236,8 +247,10 @@ def test_config_errors_name_the_option():
     with pytest.raises(ValueError, match=r"PPOConfig\.gtrxl configures the gtrxl core, but core is 'lstm'"):
         PPOConfig(core="lstm", gtrxl={"window": 4}).validate()
     with pytest.raises(ValueError, match=r"fast path cannot run here: .* \(this one is GTrXLCore\)"):
-        PPO(make_vector_env(TMAZE, 2),
-            PPOConfig(core="gtrxl", num_envs=2, num_steps=4, hidden_size=8, num_minibatches=1, fast_cpu="on"))
+        PPO(
+            make_vector_env(TMAZE, 2),
+            PPOConfig(core="gtrxl", num_envs=2, num_steps=4, hidden_size=8, num_minibatches=1, fast_cpu="on"),
+        )
     with pytest.raises(errors.ConfigError, match=r"ppo.gtrxl must be a mapping, got 3"):
         tiny_config("ppo-gtrxl", **{"ppo.gtrxl": 3})
     # the pre-flight check builds the policy with the run's GTrXL options (here 2 heads of width 3, which the
@@ -248,8 +261,16 @@ def test_config_errors_name_the_option():
 
 
 #: Passive T-Maze L = 3, as in test_ppo.py's learning test, with a one-layer GTrXL over 8 steps.
-TMAZE_PPO = dict(num_envs=32, num_steps=16, total_steps=40_000, hidden_size=32, learning_rate=3e-3, ent_coef=0.05,
-                 update_epochs=8, num_minibatches=2)
+TMAZE_PPO = dict(
+    num_envs=32,
+    num_steps=16,
+    total_steps=40_000,
+    hidden_size=32,
+    learning_rate=3e-3,
+    ent_coef=0.05,
+    update_epochs=8,
+    num_minibatches=2,
+)
 
 
 def test_ppo_gtrxl_solves_passive_tmaze():
@@ -273,13 +294,37 @@ def test_membench_train_ppo_gtrxl_checkpoints_and_resumes_exactly(tmp_path):
     sets = {"ppo.gtrxl.window": 4, "ppo.bptt_length": 8}
     cfg = tiny_config("ppo-gtrxl", iterations=5, **sets)
     straight = tmp_path / "straight"
-    cli_sets = ["env_kwargs.corridor_length=2", "eval.episodes=20", "eval.num_envs=10", "checkpoint.every_iterations=2",
-                "ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=2",
-                "ppo.hidden_size=16", "ppo.learning_rate=0.001", "ppo.deterministic=true",
-                *(f"{k}={v}" for k, v in sets.items())]  # the overrides of tiny_config
-    out = membench("train", "--env", TMAZE, "--agent", "ppo-gtrxl", "--steps", str(5 * 8 * 16), "--seeds", "1",
-                   "--run-dir", str(straight), "--jobs", "1", "--no-progress",
-                   *(a for s in cli_sets for a in ("--set", s)))
+    cli_sets = [
+        "env_kwargs.corridor_length=2",
+        "eval.episodes=20",
+        "eval.num_envs=10",
+        "checkpoint.every_iterations=2",
+        "ppo.num_envs=8",
+        "ppo.num_steps=16",
+        "ppo.num_minibatches=2",
+        "ppo.update_epochs=2",
+        "ppo.hidden_size=16",
+        "ppo.learning_rate=0.001",
+        "ppo.deterministic=true",
+        *(f"{k}={v}" for k, v in sets.items()),
+    ]  # the overrides of tiny_config
+    out = membench(
+        "train",
+        "--env",
+        TMAZE,
+        "--agent",
+        "ppo-gtrxl",
+        "--steps",
+        str(5 * 8 * 16),
+        "--seeds",
+        "1",
+        "--run-dir",
+        str(straight),
+        "--jobs",
+        "1",
+        "--no-progress",
+        *(a for s in cli_sets for a in ("--set", s)),
+    )
     assert out.returncode == 0, out.stderr
     recorded = yaml.safe_load((straight / "config.yaml").read_text())
     assert recorded["agent"] == "ppo-gtrxl" and recorded["ppo"]["gtrxl"]["window"] == 4

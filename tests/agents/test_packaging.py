@@ -30,16 +30,37 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     for name in ("membench_envs", "membench_agents"):  # a clean copy: no build/ left by an earlier build
         sources.append(tmp / "src" / name)
         shutil.copytree(ROOT / name, sources[-1], ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(wheels), *map(str, sources)], check=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            *map(str, sources),
+        ],
+        check=True,
+        timeout=600,
+    )
     env_dir = tmp / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "membench-test-deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl"))],
-                   check=True, timeout=600)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl"))],
+        check=True,
+        timeout=600,
+    )
     empty = tmp / "empty"
     empty.mkdir()
     return py, empty
@@ -47,17 +68,23 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
 
 def _run(py: Path, cwd: Path, code: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MEMBENCH_EXPERIMENTS")}
-    return subprocess.run([str(py), "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True,
-                          timeout=300).stdout
+    return subprocess.run(
+        [str(py), "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True, timeout=300
+    ).stdout
 
 
 def test_an_installed_copy_resolves_the_same_config_as_the_checkout(installed):
     py, empty = installed
-    out = _run(py, empty, (
-        "import json, membench_agents\n"
-        "from membench_agents.config.resolve import resolve\n"
-        f"r = resolve(*{CELL!r})\n"
-        "print(json.dumps({'file': membench_agents.__file__, 'config': r.config, 'sources': r.sources}))\n"))
+    out = _run(
+        py,
+        empty,
+        (
+            "import json, membench_agents\n"
+            "from membench_agents.config.resolve import resolve\n"
+            f"r = resolve(*{CELL!r})\n"
+            "print(json.dumps({'file': membench_agents.__file__, 'config': r.config, 'sources': r.sources}))\n"
+        ),
+    )
     got = json.loads(out)
     assert not Path(got["file"]).is_relative_to(ROOT), f"imported the checkout: {got['file']}"
     here = resolve(*CELL)
@@ -72,8 +99,14 @@ def test_the_headline_cell_learns_from_the_installed_copy_with_no_other_flags(in
     py, empty = installed
     membench = py.parent / "membench"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([str(membench), "train", "--env", CELL[0], "--agent", CELL[1], "--run-dir", "run",
-                          "--no-progress"], cwd=empty, env=env, capture_output=True, text=True, timeout=3600)
+    out = subprocess.run(
+        [str(membench), "train", "--env", CELL[0], "--agent", CELL[1], "--run-dir", "run", "--no-progress"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert out.returncode == 0, out.stderr
     results = json.loads((empty / "run" / "results.json").read_text())
     assert results["metric"] == "success_rate" and results["mean"] >= 0.9, results["per_run"]

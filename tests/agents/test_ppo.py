@@ -30,8 +30,16 @@ SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
 #: Passive T-Maze with corridor L = 3 (T = 4: the cue at t = 0, the turn at t = 3). Random play succeeds
 #: in 1/128 episodes, so these settings favour many short rollouts and several epochs.
 TMAZE_L = 3
-TMAZE_PPO = dict(num_envs=32, num_steps=16, total_steps=40_000, hidden_size=32, learning_rate=3e-3,
-                 ent_coef=0.05, update_epochs=8, num_minibatches=2)
+TMAZE_PPO = dict(
+    num_envs=32,
+    num_steps=16,
+    total_steps=40_000,
+    hidden_size=32,
+    learning_rate=3e-3,
+    ent_coef=0.05,
+    update_epochs=8,
+    num_minibatches=2,
+)
 
 
 def _train_tmaze(core: str, seed: int, fast_cpu: str = "auto") -> tuple[float, list]:
@@ -90,10 +98,12 @@ class DictCueEnv(gym.Env):
     """Dict obs (rgb + joints); a cue in the first image; reward for repeating it at the last step."""
 
     def __init__(self, length: int = 4):
-        self.observation_space = gym.spaces.Dict({
-            "rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
-            "joints": gym.spaces.Box(-1, 1, (3,), np.float32),
-        })
+        self.observation_space = gym.spaces.Dict(
+            {
+                "rgb": gym.spaces.Box(0, 255, (12, 12, 3), np.uint8),
+                "joints": gym.spaces.Box(-1, 1, (3,), np.float32),
+            }
+        )
         self.action_space = gym.spaces.Discrete(2)
         self.length = length
 
@@ -162,8 +172,11 @@ class TorchVectorEnv(VectorEnv):
         terminated = self.t >= self.horizon
         info = {}
         if bool(terminated.any()):
-            info = {"final_obs": self._obs(), "_final_obs": terminated.clone(),
-                    "final_info": {"success": reward > -0.5, "_success": terminated.clone()}}
+            info = {
+                "final_obs": self._obs(),
+                "_final_obs": terminated.clone(),
+                "final_info": {"success": reward > -0.5, "_success": terminated.clone()},
+            }
             self.t = torch.where(terminated, torch.zeros_like(self.t), self.t)
         return self._obs(), reward, terminated, torch.zeros_like(terminated), info
 
@@ -178,8 +191,18 @@ def _finite(m: dict) -> bool:
 
 # -- spaces --------------------------------------------------------------------------------------------------
 def test_continuous_actions_pendulum():
-    cfg = PPOConfig(num_envs=2, num_steps=64, total_steps=2 * 64 * 4, core="lstm", hidden_size=16,
-                    num_minibatches=2, bptt_length=16, ent_coef=0.0, norm_obs=True, norm_reward=True)
+    cfg = PPOConfig(
+        num_envs=2,
+        num_steps=64,
+        total_steps=2 * 64 * 4,
+        core="lstm",
+        hidden_size=16,
+        num_minibatches=2,
+        bptt_length=16,
+        ent_coef=0.0,
+        norm_obs=True,
+        norm_reward=True,
+    )
     ppo = PPO(make_vector_env("Pendulum-v1", cfg.num_envs), cfg)
     assert ppo.policy.kind == "continuous"
     history = ppo.train()
@@ -193,12 +216,15 @@ def test_continuous_actions_pendulum():
 
 def test_init_log_std_sets_the_initial_gaussian_spread():
     """MIKASA-Robo's PPO baselines start the Gaussian policy at log-std -0.5; the option reaches the policy."""
-    cfg = PPOConfig(num_envs=2, num_steps=8, total_steps=16, core="mlp", hidden_size=8, num_minibatches=1,
-                    init_log_std=-0.5)
+    cfg = PPOConfig(
+        num_envs=2, num_steps=8, total_steps=16, core="mlp", hidden_size=8, num_minibatches=1, init_log_std=-0.5
+    )
     ppo = PPO(make_vector_env("Pendulum-v1", cfg.num_envs), cfg)
     assert torch.equal(ppo.policy.log_std.detach(), torch.full((1,), -0.5))
-    assert torch.equal(PPO(make_vector_env("Pendulum-v1", 2), dataclasses.replace(cfg, init_log_std=0.0))
-                       .policy.log_std.detach(), torch.zeros(1))
+    assert torch.equal(
+        PPO(make_vector_env("Pendulum-v1", 2), dataclasses.replace(cfg, init_log_std=0.0)).policy.log_std.detach(),
+        torch.zeros(1),
+    )
     with pytest.raises(ValueError, match="init_log_std"):
         PPOConfig(init_log_std="big").validate()
 
@@ -270,8 +296,16 @@ def test_config_and_env_errors():
 @pytest.mark.parametrize("fast_cpu", ["on", "off"])
 def test_truncated_episodes_are_bootstrapped_with_the_final_value(core, fast_cpu):
     gamma = 0.9
-    cfg = PPOConfig(num_envs=2, num_steps=8, total_steps=16, core=core, hidden_size=8, gamma=gamma,
-                    num_minibatches=1, fast_cpu=fast_cpu)
+    cfg = PPOConfig(
+        num_envs=2,
+        num_steps=8,
+        total_steps=16,
+        core=core,
+        hidden_size=8,
+        gamma=gamma,
+        num_minibatches=1,
+        fast_cpu=fast_cpu,
+    )
     ppo = PPO(_sync(lambda: gym.wrappers.TimeLimit(CountEnv(horizon=100), 3)), cfg)
     ppo.fast.rollout() if ppo.fast else ppo._rollout()
     policy = ppo.policy
@@ -293,8 +327,7 @@ def test_truncated_episodes_are_bootstrapped_with_the_final_value(core, fast_cpu
 def test_torch_env_outputs_stay_tensors():
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     envs = TorchVectorEnv(4, dev)
-    cfg = PPOConfig(num_envs=4, num_steps=6, total_steps=48, core="lstm", hidden_size=8, num_minibatches=2,
-                    device=dev)
+    cfg = PPOConfig(num_envs=4, num_steps=6, total_steps=48, core="lstm", hidden_size=8, num_minibatches=2, device=dev)
     ppo = PPO(envs, cfg)
     assert ppo.torch_env
     history = ppo.train()
@@ -306,8 +339,19 @@ def test_torch_env_outputs_stay_tensors():
 
 # -- determinism and resumption ---------------------------------------------------------------------------------
 def _small_ppo(seed: int = 0, **kw) -> PPO:
-    cfg = PPOConfig(num_envs=4, num_steps=16, total_steps=10_000, core="lstm", hidden_size=16, num_minibatches=2,
-                    bptt_length=8, seed=seed, norm_obs=True, norm_reward=True, **kw)
+    cfg = PPOConfig(
+        num_envs=4,
+        num_steps=16,
+        total_steps=10_000,
+        core="lstm",
+        hidden_size=16,
+        num_minibatches=2,
+        bptt_length=8,
+        seed=seed,
+        norm_obs=True,
+        norm_reward=True,
+        **kw,
+    )
     return PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}), cfg)
 
 
@@ -402,8 +446,16 @@ def test_config_ranges_are_checked_with_one_clear_error(field, value, what):
 def test_num_minibatches_that_do_not_divide_the_sequences_train(core, num_minibatches, fast_cpu):
     """16 environments (16 training sequences for the LSTM, 16 x 8 one-step sequences for the MLP) in 5, 3
     or 7 minibatches: every sequence is used once per epoch, in minibatches whose sizes differ by at most one."""
-    cfg = PPOConfig(num_envs=16, num_steps=8, total_steps=16 * 8 * 2, core=core, hidden_size=8,
-                    num_minibatches=num_minibatches, update_epochs=2, fast_cpu=fast_cpu)
+    cfg = PPOConfig(
+        num_envs=16,
+        num_steps=8,
+        total_steps=16 * 8 * 2,
+        core=core,
+        hidden_size=8,
+        num_minibatches=num_minibatches,
+        update_epochs=2,
+        fast_cpu=fast_cpu,
+    )
     ppo = PPO(make_vector_env(TMAZE, 16, env_kwargs={"corridor_length": 3}), cfg)
     sizes = []  # the minibatch sizes, seen where both paths encode a minibatch's observations [K, B, ...]
     encode = ppo.policy.encode
@@ -458,8 +510,9 @@ class StubGRUCore(MemoryCore):
 def test_a_core_with_only_initial_state_and_forward_trains(monkeypatch):
     monkeypatch.setitem(CORES, "stub", StubGRUCore)
     assert "step" not in StubGRUCore.__dict__ and "frozen" not in dir(StubGRUCore)
-    cfg = PPOConfig(core="stub", num_envs=4, num_steps=12, total_steps=4 * 12 * 3, hidden_size=8, bptt_length=6,
-                    num_minibatches=2)
+    cfg = PPOConfig(
+        core="stub", num_envs=4, num_steps=12, total_steps=4 * 12 * 3, hidden_size=8, bptt_length=6, num_minibatches=2
+    )
     ppo = PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}), cfg)
     assert ppo.fast is None  # "auto": the fast path does not know this core
     core = ppo.policy.core
@@ -469,6 +522,9 @@ def test_a_core_with_only_initial_state_and_forward_trains(monkeypatch):
     assert (1, 4) in core.calls  # the rollout's steps (the default step: forward on one step)
     assert (6, 4) in core.calls  # the update's minibatches: 2 of the 8 chunks of 6 steps ...
     assert all(not torch.equal(a, b) for a, b in zip(before, core.parameters(), strict=True))  # ... and it learns
-    with pytest.raises(ValueError, match="fast_cpu='on' but the CPU fast path cannot run here: it knows the "
-                                         "memory cores LSTMCore, GRUCore, MLPCore \\(this one is StubGRUCore\\)"):
+    with pytest.raises(
+        ValueError,
+        match="fast_cpu='on' but the CPU fast path cannot run here: it knows the "
+        "memory cores LSTMCore, GRUCore, MLPCore \\(this one is StubGRUCore\\)",
+    ):
         PPO(make_vector_env(TMAZE, 4), dataclasses.replace(cfg, fast_cpu="on"))

@@ -42,15 +42,20 @@ class DiscreteTorchVectorEnv(TorchVectorEnv):
 
 CASES = {
     # padded episode segments (bptt 6 on T-Maze episodes of 4 steps), both normalisations
-    "lstm-tmaze": lambda kw: PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}),
-                                 PPOConfig(core="lstm", bptt_length=6, norm_obs=True, norm_reward=True, **kw)),
+    "lstm-tmaze": lambda kw: PPO(
+        make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}),
+        PPOConfig(core="lstm", bptt_length=6, norm_obs=True, norm_reward=True, **kw),
+    ),
     # an encoder MLP in front of the core (its parameters train too), chunks without inner episode starts
-    "lstm-encoder": lambda kw: PPO(make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}),
-                                   PPOConfig(core="lstm", bptt_length=4, encoder_size=8, **kw)),
+    "lstm-encoder": lambda kw: PPO(
+        make_vector_env(TMAZE, 4, env_kwargs={"corridor_length": 3}),
+        PPOConfig(core="lstm", bptt_length=4, encoder_size=8, **kw),
+    ),
     "gru-dict": lambda kw: PPO(_sync(DictCueEnv, 4), PPOConfig(core="gru", **kw)),
     "lstm-start": lambda kw: PPO(_sync(StartDiscreteEnv, 4), PPOConfig(core="lstm", **kw)),
-    "mlp-truncation": lambda kw: PPO(_sync(lambda: gym.wrappers.TimeLimit(CountEnv(horizon=100), 5), 4),
-                                     PPOConfig(core="mlp", **kw)),
+    "mlp-truncation": lambda kw: PPO(
+        _sync(lambda: gym.wrappers.TimeLimit(CountEnv(horizon=100), 5), 4), PPOConfig(core="mlp", **kw)
+    ),
 }
 
 
@@ -58,8 +63,16 @@ CASES = {
 def test_fast_path_equals_the_readable_path(case):
     """Same seeds: the same actions in every rollout, the same rollout buffers, and parameters equal to a
     tight tolerance after three iterations (12 optimizer steps); the counters prove the fast path ran."""
-    kw = dict(num_envs=4, num_steps=12, total_steps=10_000, hidden_size=8, num_minibatches=2, update_epochs=2,
-              seed=4, learning_rate=1e-3)
+    kw = dict(
+        num_envs=4,
+        num_steps=12,
+        total_steps=10_000,
+        hidden_size=8,
+        num_minibatches=2,
+        update_epochs=2,
+        seed=4,
+        learning_rate=1e-3,
+    )
     fast, readable = CASES[case](dict(kw, fast_cpu="on")), CASES[case](dict(kw, fast_cpu="off"))
     assert isinstance(fast.fast, FastCPU) and readable.fast is None
     for _ in range(3):
@@ -85,8 +98,11 @@ def test_auto_uses_the_fast_path_where_it_applies_and_on_refuses_where_it_cannot
     assert PPO(tmaze, PPOConfig(**small)).fast is not None  # the default: "auto"
     pendulum = make_vector_env("Pendulum-v1", 4)
     assert PPO(pendulum, PPOConfig(**small)).fast is None
-    with pytest.raises(ValueError, match=r"^PPOConfig.fast_cpu='on' but the CPU fast path cannot run here: it "
-                                         r"needs Discrete actions \(the action space is Box"):
+    with pytest.raises(
+        ValueError,
+        match=r"^PPOConfig.fast_cpu='on' but the CPU fast path cannot run here: it "
+        r"needs Discrete actions \(the action space is Box",
+    ):
         PPO(pendulum, PPOConfig(fast_cpu="on", **small))
     with pytest.raises(ValueError, match="it needs an environment with numpy outputs"):
         PPO(DiscreteTorchVectorEnv(4), PPOConfig(fast_cpu="on", device="cpu", **small))
@@ -122,8 +138,9 @@ def test_discrete_loss_node_equals_the_readable_loss_and_its_gradients(core):
         assert index is not None and rows.shape[0] > T * B  # the padded layout is exercised
     targets = np.stack([x.reshape(-1).numpy() for x in (logp_old, adv, ret, val_old)])
     coefs = (cfg.clip_coef, cfg.clip_vloss, cfg.ent_coef, cfg.vf_coef, cfg.norm_adv)
-    out = DiscretePPOLoss.apply(rows, policy.head.weight, policy.head.bias, index,
-                                (actions - 2).reshape(-1).numpy(), targets, coefs)
+    out = DiscretePPOLoss.apply(
+        rows, policy.head.weight, policy.head.bias, index, (actions - 2).reshape(-1).numpy(), targets, coefs
+    )
     grads = torch.autograd.grad(out[0], params)
     torch.testing.assert_close(out[0], loss.detach(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(out[1:], stats, rtol=1e-5, atol=1e-6)
@@ -151,7 +168,8 @@ def test_numpy_objective_gradient_equals_autograd_of_the_readable_loss(clip_vlos
     assert 0 < int(clipped.sum()) < n  # both branches of the surrogate are exercised
     arrays = [x.detach().numpy() for x in (newlogp, entropy, newv, logp_old, adv, ret, val_old)]
     out, g_logp, g_v, (s_logp, s_ent, s_v) = _objective(
-        *arrays, (cfg.clip_coef, cfg.clip_vloss, cfg.ent_coef, cfg.vf_coef, cfg.norm_adv))
+        *arrays, (cfg.clip_coef, cfg.clip_vloss, cfg.ent_coef, cfg.vf_coef, cfg.norm_adv)
+    )
     np.testing.assert_allclose(out[0], float(loss.detach()), rtol=1e-12)
     np.testing.assert_allclose(out[1:], stats.numpy(), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(g_logp * s_logp, ref[0].numpy(), rtol=1e-10, atol=1e-15)

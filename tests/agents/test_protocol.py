@@ -31,17 +31,20 @@ def _dtqn(K: int) -> dict:
 # ------------------------------------------------------------------------------------------------------
 # Algorithm 1 on the paper's examples (spec A.6 test vectors)
 # ------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("xi, K, regime", [
-    ((11, 11), 10, "LTM-only"),      # Passive T-Maze L = 10: ξ = L + 1, K̄ = L
-    ((11, 11), 11, "STM-only"),
-    ((22, 22), 14, "LTM-only"),      # Minigrid-Memory fixed, L = 21
-    ((22, 22), 22, "STM-only"),
-    ((7, 22), 14, "mixed (STM and LTM)"),  # Minigrid-Memory variable: K = 14 hides the LTM failure
-    ((7, 22), 22, "STM-only"),
-    ((2, 104), 1, "LTM-only"),       # POPGym Autoencode easy: K̄ = 1, only K = 1 is LTM-only
-    ((2, 104), 2, "mixed (STM and LTM)"),
-    ((2, 2055), 1, "LTM-only"),      # ViZDoom-Two-Colors
-])
+@pytest.mark.parametrize(
+    "xi, K, regime",
+    [
+        ((11, 11), 10, "LTM-only"),  # Passive T-Maze L = 10: ξ = L + 1, K̄ = L
+        ((11, 11), 11, "STM-only"),
+        ((22, 22), 14, "LTM-only"),  # Minigrid-Memory fixed, L = 21
+        ((22, 22), 22, "STM-only"),
+        ((7, 22), 14, "mixed (STM and LTM)"),  # Minigrid-Memory variable: K = 14 hides the LTM failure
+        ((7, 22), 22, "STM-only"),
+        ((2, 104), 1, "LTM-only"),  # POPGym Autoencode easy: K̄ = 1, only K = 1 is LTM-only
+        ((2, 104), 2, "mixed (STM and LTM)"),
+        ((2, 2055), 1, "LTM-only"),  # ViZDoom-Two-Colors
+    ],
+)
 def test_plan_matches_the_papers_examples(xi, K, regime):
     p = plan_cell(TMAZE, DTQN, _dtqn(K), xi=xi)
     assert p.regime == regime
@@ -70,8 +73,10 @@ def test_xi_follows_the_env_kwargs():
     assert task_xi(TMAZE, {"corridor_length": 30, "penalty": True, "action_order": "paper"}) == (31, 31)
     assert task_xi("MIKASA/MemoryLength-v0", {"memory_length": 7}) == (7, 7)
     # kwargs equal to another registered ID of the family: that ID's horizons
-    assert task_xi("POPGym/RepeatPreviousEasy-v0", {"difficulty": "Hard"}) == \
-        membench_envs.info("POPGym/RepeatPreviousHard-v0").xi
+    assert (
+        task_xi("POPGym/RepeatPreviousEasy-v0", {"difficulty": "Hard"})
+        == membench_envs.info("POPGym/RepeatPreviousHard-v0").xi
+    )
     with pytest.raises(ConfigError, match=r"cannot derive the correlation horizons .* max_steps=50"):
         task_xi("MIKASA/MiniGridMemoryS23-v0", {"max_steps": 50})
     with pytest.raises(ConfigError, match="corridor_length must be an integer >= 1"):
@@ -103,10 +108,16 @@ def test_plan_warns_on_a_variable_horizon_task_and_on_an_oracle_variant():
 # ------------------------------------------------------------------------------------------------------
 # the agent -> (K, K_eff) rule
 # ------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("agent, K, K_eff", [
-    ("ppo-mlp", 1, 1), ("sb3-ppo", 1, 1), ("ppo-lstm", 1, math.inf), ("ppo-gru", 1, math.inf),
-    ("sb3-recurrentppo", 1, math.inf),
-])
+@pytest.mark.parametrize(
+    "agent, K, K_eff",
+    [
+        ("ppo-mlp", 1, 1),
+        ("sb3-ppo", 1, 1),
+        ("ppo-lstm", 1, math.inf),
+        ("ppo-gru", 1, math.inf),
+        ("sb3-recurrentppo", 1, math.inf),
+    ],
+)
 def test_k_of_the_registered_agents(agent, K, K_eff):
     ctx = agent_context(agent, {})
     assert (ctx.K, ctx.K_eff) == (K, K_eff)
@@ -159,9 +170,9 @@ def test_plan_cli(capsys):
 # aggregate metrics (rliable's definitions)
 # ------------------------------------------------------------------------------------------------------
 def test_iqm_of_known_scores():
-    assert aggregate.iqm([1, 2, 3, 4, 100, 5, 6, 7]) == pytest.approx(4.5)   # cut 2 each side: mean(3, 4, 5, 6)
-    assert aggregate.iqm([0.0, 1.0, 0.4, 0.6]) == pytest.approx(0.5)        # cut 1 each side
-    assert aggregate.iqm([1.0, 2.0, 9.0]) == pytest.approx(4.0)             # int(0.75) = 0: plain mean
+    assert aggregate.iqm([1, 2, 3, 4, 100, 5, 6, 7]) == pytest.approx(4.5)  # cut 2 each side: mean(3, 4, 5, 6)
+    assert aggregate.iqm([0.0, 1.0, 0.4, 0.6]) == pytest.approx(0.5)  # cut 1 each side
+    assert aggregate.iqm([1.0, 2.0, 9.0]) == pytest.approx(4.0)  # int(0.75) = 0: plain mean
     assert aggregate.iqm([[1, 2, 3, 4], [4, 3, 2, 10]], axis=-1).tolist() == [2.5, 3.5]
     # pooled over tasks (runs x tasks, as rliable's score matrices)
     assert aggregate.estimate(np.array([[0.2, 0.5], [0.8, 1.0], [0.5, 0.9]]), reps=50).value == pytest.approx(0.675)
@@ -174,7 +185,7 @@ def test_stratified_bootstrap_ci():
     scores = [[0.1, 0.9, 0.5, 0.7], [0.3, 0.2, 1.0]]
     e = aggregate.estimate(scores, reps=500, seed=3)
     assert e.lo <= e.value <= e.hi and e.lo < e.hi
-    assert aggregate.estimate(scores, reps=500, seed=3) == e                 # deterministic with a seed
+    assert aggregate.estimate(scores, reps=500, seed=3) == e  # deterministic with a seed
     assert aggregate.estimate(scores, reps=500, seed=4) != e
     samples = aggregate.stratified_bootstrap(scores, aggregate.iqm, reps=500, seed=3)
     assert samples.shape == (500,)
@@ -195,7 +206,7 @@ def test_stratified_bootstrap_ci():
 def test_performance_profile_values():
     scores = [[0.2, 0.8], [0.5, 1.0]]
     taus = [0.0, 0.5, 0.8, 1.0]
-    assert aggregate.performance_profile(scores, taus).tolist() == [1.0, 0.5, 0.25, 0.0]   # fraction > τ
+    assert aggregate.performance_profile(scores, taus).tolist() == [1.0, 0.5, 0.25, 0.0]  # fraction > τ
     prof, lo, hi = aggregate.performance_profile_ci(scores, taus, reps=300)
     assert prof.tolist() == [1.0, 0.5, 0.25, 0.0]
     assert np.all(lo <= prof) and np.all(prof <= hi) and lo[0] == hi[0] == 1.0
@@ -213,11 +224,25 @@ def test_performance_profile_bands_one_threshold_at_a_time_equal_the_broadcast()
 def test_aggregate_groups_runs_by_algorithm_and_task(monkeypatch):
     def res(agent, L, per_run, K=None):
         cfg = {"agent": agent, **({"dtqn": {"context_len": K}} if K else {})}
-        return {"agent": agent, "obs_variant": "partial", "env": TMAZE, "env_kwargs": {"corridor_length": L},
-                "metric": "success_rate", "per_run": per_run, "config": cfg}
+        return {
+            "agent": agent,
+            "obs_variant": "partial",
+            "env": TMAZE,
+            "env_kwargs": {"corridor_length": L},
+            "metric": "success_rate",
+            "per_run": per_run,
+            "config": cfg,
+        }
 
-    agg = aggregate.aggregate_results([res("ppo-lstm", 2, [1.0, 0.9]), res("ppo-lstm", 3, [0.6, 0.8]),
-                                       res("ppo-mlp", 2, [0.5, 0.4]), res("ppo-mlp", 3, [0.5, 0.6])], reps=100)
+    agg = aggregate.aggregate_results(
+        [
+            res("ppo-lstm", 2, [1.0, 0.9]),
+            res("ppo-lstm", 3, [0.6, 0.8]),
+            res("ppo-mlp", 2, [0.5, 0.4]),
+            res("ppo-mlp", 3, [0.5, 0.6]),
+        ],
+        reps=100,
+    )
     by = {a.name: a for a in agg.algorithms}
     assert set(by) == {"ppo-lstm (partial)", "ppo-mlp (partial)"} and len(by["ppo-lstm (partial)"].tasks) == 2
     assert by["ppo-lstm (partial)"].iqm.value == pytest.approx(0.85)
@@ -244,47 +269,68 @@ def _with(**over):
     return {k: v for k, v in spec.items() if v is not None}
 
 
-@pytest.mark.parametrize("spec, message", [
-    (_with(desings=[]), r"unknown key 'desings'. Did you mean designs"),
-    (_with(env=None), r"missing 'env'"),
-    (_with(env="MIKASA/TMazePasive-v0"), r"env: unknown environment ID 'MIKASA/TMazePasive-v0'. Did you mean"),
-    (_with(designs=[]), r"designs: must be a non-empty list of designs"),
-    (_with(design={"design": "vary_xi", "agent": "ppo-mlp", "lengths": [2]}),
-     r"designs\[0\].design: must be one of vary_k, vary_length, length_generalization, got 'vary_xi'"),
-    (_with(design={"design": "vary_length", "agent": "ppo-mlp"}), r"designs\[0\] \(vary_length\): missing 'lengths'"),
-    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "agents": ["ppo-lstm"], "lengths": [2]}),
-     r"exactly one of 'agent' \(a name\) or 'agents'"),
-    (_with(design={"design": "vary_length", "agent": "ppo-lsmt", "lengths": [2]}),
-     r"unknown agent 'ppo-lsmt'. Did you mean ppo-lstm"),
-    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 0]}),
-     r"designs\[0\] \(vary_length\).lengths\[1\]: must be an integer >= 1, got 0"),
-    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 2]}), r"lists a value twice"),
-    (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2], "train_lengths": [2]}),
-     r"unknown key 'train_lengths'"),
-    (_with(design={"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2]}),
-     r"missing 'eval_lengths'"),
-    (_with(length_kwarg="corridor"), r"length_kwarg: 'corridor' is not a kwarg of MIKASA/TMazePassive-v0"),
-    (_with(env="POPGym/RepeatPreviousEasy-v0"), r"length_kwarg: POPGym/RepeatPreviousEasy-v0 has no known length"),
-    (_with(set=["env_kwargs.corridor_length=5"]), r"sets what the designs vary"),
-    (_with(set="ppo.num_envs=4"), r"set: must be a list of KEY=VALUE strings"),
-    (_with(steps=0), r"steps: must be an integer >= 1, got 0"),
-    (_with(seeds="x"), r"seeds: "),
-    (_with(obs_variant="rgb"), r"obs_variant: 'rgb' is not a variant of MIKASA/TMazePassive-v0"),
-    (_with(name="a\x00b"), r"name: the sweep's name must be a folder name, free of control characters"),
-    (_with(name="../up"), r"name: the sweep's name must be a folder name, one path component"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (_with(desings=[]), r"unknown key 'desings'. Did you mean designs"),
+        (_with(env=None), r"missing 'env'"),
+        (_with(env="MIKASA/TMazePasive-v0"), r"env: unknown environment ID 'MIKASA/TMazePasive-v0'. Did you mean"),
+        (_with(designs=[]), r"designs: must be a non-empty list of designs"),
+        (
+            _with(design={"design": "vary_xi", "agent": "ppo-mlp", "lengths": [2]}),
+            r"designs\[0\].design: must be one of vary_k, vary_length, length_generalization, got 'vary_xi'",
+        ),
+        (
+            _with(design={"design": "vary_length", "agent": "ppo-mlp"}),
+            r"designs\[0\] \(vary_length\): missing 'lengths'",
+        ),
+        (
+            _with(design={"design": "vary_length", "agent": "ppo-mlp", "agents": ["ppo-lstm"], "lengths": [2]}),
+            r"exactly one of 'agent' \(a name\) or 'agents'",
+        ),
+        (
+            _with(design={"design": "vary_length", "agent": "ppo-lsmt", "lengths": [2]}),
+            r"unknown agent 'ppo-lsmt'. Did you mean ppo-lstm",
+        ),
+        (
+            _with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 0]}),
+            r"designs\[0\] \(vary_length\).lengths\[1\]: must be an integer >= 1, got 0",
+        ),
+        (_with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2, 2]}), r"lists a value twice"),
+        (
+            _with(design={"design": "vary_length", "agent": "ppo-mlp", "lengths": [2], "train_lengths": [2]}),
+            r"unknown key 'train_lengths'",
+        ),
+        (
+            _with(design={"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2]}),
+            r"missing 'eval_lengths'",
+        ),
+        (_with(length_kwarg="corridor"), r"length_kwarg: 'corridor' is not a kwarg of MIKASA/TMazePassive-v0"),
+        (_with(env="POPGym/RepeatPreviousEasy-v0"), r"length_kwarg: POPGym/RepeatPreviousEasy-v0 has no known length"),
+        (_with(set=["env_kwargs.corridor_length=5"]), r"sets what the designs vary"),
+        (_with(set="ppo.num_envs=4"), r"set: must be a list of KEY=VALUE strings"),
+        (_with(steps=0), r"steps: must be an integer >= 1, got 0"),
+        (_with(seeds="x"), r"seeds: "),
+        (_with(obs_variant="rgb"), r"obs_variant: 'rgb' is not a variant of MIKASA/TMazePassive-v0"),
+        (_with(name="a\x00b"), r"name: the sweep's name must be a folder name, free of control characters"),
+        (_with(name="../up"), r"name: the sweep's name must be a folder name, one path component"),
+    ],
+)
 def test_bad_sweep_specs_give_one_clear_error(spec, message):
     with pytest.raises(ConfigError, match=message) as info:
         parse_spec(spec, "s.yaml")
     assert str(info.value).startswith("sweep spec s.yaml: ") and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("over, args, message", [
-    ({"length_kwarg": "penalty"}, [], "length_kwarg: 'penalty' is not an integer kwarg"),
-    ({"name": "a\x00b"}, [], "free of control characters"),
-    ({"set": ["env_kwargs.penalty=2"]}, [], "cell ppo-mlp.L2: cannot create MIKASA/TMazePassive-v0"),
-    ({}, ["--steps", "0"], "total_steps must be a positive integer, got 0"),
-])
+@pytest.mark.parametrize(
+    "over, args, message",
+    [
+        ({"length_kwarg": "penalty"}, [], "length_kwarg: 'penalty' is not an integer kwarg"),
+        ({"name": "a\x00b"}, [], "free of control characters"),
+        ({"set": ["env_kwargs.penalty=2"]}, [], "cell ppo-mlp.L2: cannot create MIKASA/TMazePassive-v0"),
+        ({}, ["--steps", "0"], "total_steps must be a positive integer, got 0"),
+    ],
+)
 def test_sweep_dry_run_makes_the_checks_of_the_real_run(tmp_path, capsys, over, args, message):
     import yaml
 
@@ -297,11 +343,8 @@ def test_sweep_dry_run_makes_the_checks_of_the_real_run(tmp_path, capsys, over, 
         assert "Traceback" not in err and not (tmp_path / "o").exists()
 
 
-def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_training(tmp_path, capsys,
-                                                                                         monkeypatch):
+def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_training(tmp_path, capsys, monkeypatch):
     import yaml
-
-
 
     def preflight(cfg):  # an environment too large to build at one length (T-Maze at 10^12 asked for 7 TiB)
         if cfg["env_kwargs"]["corridor_length"] == 9:
@@ -311,8 +354,23 @@ def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_
 
     monkeypatch.setattr(trainer, "preflight", preflight)
     spec = tmp_path / "s.yaml"
-    spec.write_text(yaml.safe_dump({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
-        {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [2], "eval_lengths": [2, 9]}]}))
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "env": TMAZE,
+                "seeds": 1,
+                "steps": 64,
+                "designs": [
+                    {
+                        "design": "length_generalization",
+                        "agent": "ppo-lstm",
+                        "train_lengths": [2],
+                        "eval_lengths": [2, 9],
+                    }
+                ],
+            }
+        )
+    )
     code = main(["sweep", str(spec), "--dry-run"])
     err = capsys.readouterr().err
     assert code == 2 and "cell ppo-lstm.L2 evaluated on corridor_length=9: MIKASA/TMazePassive-v0 with" in err, err
@@ -320,10 +378,23 @@ def test_sweep_dry_run_checks_the_evaluation_lengths_the_real_run_reaches_after_
 
 
 def test_sweep_cells_and_their_errors():
-    spec = parse_spec({"env": TMAZE, "seeds": 1, "steps": 64, "designs": [
-        {"design": "vary_length", "agents": ["ppo-mlp", "ppo-lstm"], "lengths": [2, 3]},
-        {"design": "length_generalization", "agent": "ppo-lstm", "train_lengths": [3, 5], "eval_lengths": [5, 9]},
-    ]}, "s.yaml")
+    spec = parse_spec(
+        {
+            "env": TMAZE,
+            "seeds": 1,
+            "steps": 64,
+            "designs": [
+                {"design": "vary_length", "agents": ["ppo-mlp", "ppo-lstm"], "lengths": [2, 3]},
+                {
+                    "design": "length_generalization",
+                    "agent": "ppo-lstm",
+                    "train_lengths": [3, 5],
+                    "eval_lengths": [5, 9],
+                },
+            ],
+        },
+        "s.yaml",
+    )
     cells = expand(spec)
     assert [c.name for c in cells] == ["ppo-mlp.L2", "ppo-mlp.L3", "ppo-lstm.L2", "ppo-lstm.L3", "ppo-lstm.L5"]
     assert [c.designs for c in cells] == [[0], [0], [0], [0, 1], [1]]  # one run folder for a cell of two designs
@@ -373,8 +444,9 @@ def test_sweep_command_writes_the_heatmap_and_the_results_table(tmp_path, capsys
     assert table.count("| ppo-mlp |") == 2 and table.count("| ppo-lstm |") == 2 + 6
     assert "IQM [95% CI]" in table
     res = json.loads((sweep / "sweep_results.json").read_text())
-    assert {(g["train_length"], g["eval_length"]) for g in res["generalization"]} == \
-        {(t, e) for t in (2, 3) for e in (2, 3, 4)}
+    assert {(g["train_length"], g["eval_length"]) for g in res["generalization"]} == {
+        (t, e) for t in (2, 3) for e in (2, 3, 4)
+    }
     for g in res["generalization"]:
         assert g["xi"] == [g["eval_length"] + 1] * 2 and g["n_runs"] == 2
         assert g["mean_length"] == g["eval_length"] + 1  # T-Maze episodes last T = L + 1: run on the eval length

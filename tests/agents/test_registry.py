@@ -41,14 +41,16 @@ def toy(monkeypatch):
     module = types.ModuleType("toy_algo")
     module.ToyConfig, module.ToyTrainer = ToyConfig, ToyTrainer
     monkeypatch.setitem(sys.modules, "toy_algo", module)
-    monkeypatch.setitem(registry.ALGORITHMS, "toy", Algorithm("toy", "toy_algo:ToyConfig", "toy_algo:ToyTrainer",
-                                                              "toy hyperparameters"))
+    monkeypatch.setitem(
+        registry.ALGORITHMS, "toy", Algorithm("toy", "toy_algo:ToyConfig", "toy_algo:ToyTrainer", "toy hyperparameters")
+    )
     monkeypatch.setitem(registry.AGENTS, "toy-gru", AgentInfo("toy-gru", "toy", core="gru"))
 
 
 def test_a_registered_algorithm_gets_a_typed_section_and_its_trainer(toy):
-    cfg = RunConfig.from_dict({"env": TMAZE, "agent": "toy-gru", "total_steps": 50, "seeds": [3, 4],
-                               "toy": {"learning_rate": 0.5}})
+    cfg = RunConfig.from_dict(
+        {"env": TMAZE, "agent": "toy-gru", "total_steps": 50, "seeds": [3, 4], "toy": {"learning_rate": 0.5}}
+    )
     assert cfg.algo == ToyConfig(learning_rate=0.5, layers=2, core="gru", seed=3, total_steps=50, device="cpu")
     assert cfg.algo_config(4).seed == 4 and cfg.ppo is None and cfg.sb3 is None
     plain = cfg.to_dict()
@@ -58,12 +60,15 @@ def test_a_registered_algorithm_gets_a_typed_section_and_its_trainer(toy):
     assert isinstance(t, ToyTrainer) and t.seed == 4
 
 
-@pytest.mark.parametrize("section, message", [
-    ({"learning_rat": 0.5}, r"unknown key 'toy\.learning_rat'.*learning_rate"),
-    ({"layers": "2"}, r"toy\.layers must be an integer, got '2'"),
-    ({"learning_rate": -1.0}, r"toy\.learning_rate must be > 0, got -1\.0"),
-    ({"seed": 1}, r"'toy\.seed' is set by the run"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"learning_rat": 0.5}, r"unknown key 'toy\.learning_rat'.*learning_rate"),
+        ({"layers": "2"}, r"toy\.layers must be an integer, got '2'"),
+        ({"learning_rate": -1.0}, r"toy\.learning_rate must be > 0, got -1\.0"),
+        ({"seed": 1}, r"'toy\.seed' is set by the run"),
+    ],
+)
 def test_a_registered_algorithm_section_is_checked_strictly(toy, section, message):
     with pytest.raises(ConfigError, match=message):
         RunConfig.from_dict({"env": TMAZE, "agent": "toy-gru", "total_steps": 50, "toy": section})

@@ -129,8 +129,11 @@ def test_episode_windows_start_where_the_authors_buffer_starts_them(steps):
     s.step(steps)  # 12: nothing lost yet; 150: the rings have wrapped several times
     for n in range(3):
         newest = s.row[n] - 1  # the row being acted on; the rows before it, back to size of them, are held
-        held = {(int(o[1]), int(o[2])) for o, f in zip(r.obs[n], r.is_final[n], strict=True)
-                if not f and newest - int(r.size[n]) <= o[3] <= newest}
+        held = {
+            (int(o[1]), int(o[2]))
+            for o, f in zip(r.obs[n], r.is_final[n], strict=True)
+            if not f and newest - int(r.size[n]) <= o[3] <= newest
+        }
         marked = {(int(r.obs[n, i, 1]), int(r.obs[n, i, 2])) for i in torch.nonzero(r.window_start[n]).flatten()}
         assert marked == _authors_starts(s, n) & held
     assert r.num_windows() == int(r.window_start.sum()) > 0
@@ -190,13 +193,19 @@ def test_a_saved_replay_resumes_exactly():
         assert torch.equal(getattr(r, name), getattr(other, name)), name
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.pop("format"), r"the saved replay is in another layout \(None;"),
-    (lambda d: d.update(rows=41), r"has 2 environments x 41 rows; this config's has 2 x 31"),
-    (lambda d: d.update(episode_window=5), r"windows of 5 steps; this config's, of 4"),
-    (lambda d: d.update(obs=d["obs"][..., :3]), r"a saved replay array has shape \(2, 31, 3\); this config's "
-                                                 r"replay needs \(2, 31, 4\)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("format"), r"the saved replay is in another layout \(None;"),
+        (lambda d: d.update(rows=41), r"has 2 environments x 41 rows; this config's has 2 x 31"),
+        (lambda d: d.update(episode_window=5), r"windows of 5 steps; this config's, of 4"),
+        (
+            lambda d: d.update(obs=d["obs"][..., :3]),
+            r"a saved replay array has shape \(2, 31, 3\); this config's "
+            r"replay needs \(2, 31, 4\)",
+        ),
+    ],
+)
 def test_a_saved_replay_that_does_not_fit_is_one_clear_error(change, message):
     r = _replay(N=2, capacity=30)
     Script(r, [[3], [4]]).step(40)

@@ -12,22 +12,53 @@ from membench_agents.analysis import aggregate, report
 TASK = "MIKASA/TMazePassiveDense-v0"
 
 
-def _run(root: Path, name: str, agent: str = "ppo-lstm", steps: int = 400_000, lr: float = 1e-3,
-         per_run=(0.9, 1.0, 0.8), metric: str = "success_rate", variant: str = "partial") -> Path:
+def _run(
+    root: Path,
+    name: str,
+    agent: str = "ppo-lstm",
+    steps: int = 400_000,
+    lr: float = 1e-3,
+    per_run=(0.9, 1.0, 0.8),
+    metric: str = "success_rate",
+    variant: str = "partial",
+) -> Path:
     """A run folder as `membench train` leaves it (results.json only: the report reads no checkpoint)."""
     d = root / name
     d.mkdir(parents=True)
     seeds = list(range(len(per_run)))
-    config = {"env": TASK, "agent": agent, "obs_variant": variant, "env_kwargs": {}, "total_steps": steps,
-              "seeds": seeds, "device": "cpu", "eval": {"episodes": 100, "num_envs": 16, "every_steps": 20_000},
-              "ppo": {"learning_rate": lr, "num_envs": 64}}
+    config = {
+        "env": TASK,
+        "agent": agent,
+        "obs_variant": variant,
+        "env_kwargs": {},
+        "total_steps": steps,
+        "seeds": seeds,
+        "device": "cpu",
+        "eval": {"episodes": 100, "num_envs": 16, "every_steps": 20_000},
+        "ppo": {"learning_rate": lr, "num_envs": 64},
+    }
     mean = sum(per_run) / len(per_run)
-    sem = 0.0 if len(per_run) == 1 else (sum((v - mean) ** 2 for v in per_run) / (len(per_run) - 1)) ** 0.5 / len(
-        per_run) ** 0.5
-    results = {"env": TASK, "agent": agent, "obs_variant": variant, "env_kwargs": {}, "total_steps": steps,
-               "seeds": seeds, "metric": metric, "mean": mean, "sem": sem, "n_runs": len(per_run),
-               "per_run": list(per_run), "protocol": {"episodes_per_run": 100}, "config": config,
-               "runs": [{"seed": s, "global_step": steps, "sps": 1000.0} for s in seeds]}
+    sem = (
+        0.0
+        if len(per_run) == 1
+        else (sum((v - mean) ** 2 for v in per_run) / (len(per_run) - 1)) ** 0.5 / len(per_run) ** 0.5
+    )
+    results = {
+        "env": TASK,
+        "agent": agent,
+        "obs_variant": variant,
+        "env_kwargs": {},
+        "total_steps": steps,
+        "seeds": seeds,
+        "metric": metric,
+        "mean": mean,
+        "sem": sem,
+        "n_runs": len(per_run),
+        "per_run": list(per_run),
+        "protocol": {"episodes_per_run": 100},
+        "config": config,
+        "runs": [{"seed": s, "global_step": steps, "sps": 1000.0} for s in seeds],
+    }
     (d / "results.json").write_text(json.dumps(results))
     return d
 
@@ -38,9 +69,12 @@ def test_runs_of_one_agent_with_other_budgets_or_hyperparameters_are_labelled_ap
     c = _run(tmp_path, "c", steps=400_000, lr=3e-4)
     d = _run(tmp_path, "d", agent="ppo-mlp")  # another agent: its own name, nothing to add
     names = report.labels([report.load_results(x) for x in (a, b, c, d)])
-    assert names == ["ppo-lstm (partial) [learning_rate=0.001, steps=100k]",
-                     "ppo-lstm (partial) [learning_rate=0.001, steps=400k]",
-                     "ppo-lstm (partial) [learning_rate=0.0003, steps=400k]", "ppo-mlp (partial)"]
+    assert names == [
+        "ppo-lstm (partial) [learning_rate=0.001, steps=100k]",
+        "ppo-lstm (partial) [learning_rate=0.001, steps=400k]",
+        "ppo-lstm (partial) [learning_rate=0.0003, steps=400k]",
+        "ppo-mlp (partial)",
+    ]
     text = report.table([a, b, c, d])
     assert all(n in text for n in names)
 

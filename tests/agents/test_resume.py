@@ -116,16 +116,43 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
     boundary with a checkpoint, the command says how to resume, and the resumed runs equal uninterrupted ones."""
     cell = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-lstm.yaml"
-    cfg_args = ["--config", str(cell), "--seeds", "2",
-                "--steps", str(150 * 8 * 16), "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16",
-                "--set", "ppo.num_minibatches=2", "--set", "ppo.hidden_size=16", "--set", "ppo.deterministic=true",
-                "--set", "eval.every_steps=0", "--set", "eval.episodes=20", "--set", "checkpoint.every_iterations=0",
-                "--set", "checkpoint.every_seconds=0", "--no-progress"]
+    cfg_args = [
+        "--config",
+        str(cell),
+        "--seeds",
+        "2",
+        "--steps",
+        str(150 * 8 * 16),
+        "--set",
+        "ppo.num_envs=8",
+        "--set",
+        "ppo.num_steps=16",
+        "--set",
+        "ppo.num_minibatches=2",
+        "--set",
+        "ppo.hidden_size=16",
+        "--set",
+        "ppo.deterministic=true",
+        "--set",
+        "eval.every_steps=0",
+        "--set",
+        "eval.episodes=20",
+        "--set",
+        "checkpoint.every_iterations=0",
+        "--set",
+        "checkpoint.every_seconds=0",
+        "--no-progress",
+    ]
     run = tmp_path / "run"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *cfg_args, "--run-dir", str(run),
-                             "--jobs", "2"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "membench_agents", "train", *cfg_args, "--run-dir", str(run), "--jobs", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         started = _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
         assert started, "the runs did not start"
@@ -158,8 +185,16 @@ def test_a_stori_run_resumes_exactly(tmp_path):
     pytest.importorskip("ale_py")
     from membench_agents.config.resolve import resolve
 
-    sets = ["ppo.num_envs=2", "ppo.num_steps=16", "ppo.num_minibatches=2", "ppo.update_epochs=1",
-            "ppo.deterministic=true", "eval.episodes=1", "eval.num_envs=1", "checkpoint.every_iterations=1"]
+    sets = [
+        "ppo.num_envs=2",
+        "ppo.num_steps=16",
+        "ppo.num_minibatches=2",
+        "ppo.update_epochs=1",
+        "ppo.deterministic=true",
+        "eval.episodes=1",
+        "eval.num_envs=1",
+        "checkpoint.every_iterations=1",
+    ]
     cfg = resolve("STORI/Boxing-Type3-v0", "ppo-mlp", steps=4 * 2 * 16, seeds=1, overrides=sets).config
     a = _uninterrupted(cfg, tmp_path)
     b = tmp_path / "b"

@@ -127,8 +127,9 @@ def evil_module(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("entry", ["config.yaml", "plan", "train --config", "sweep spec", "make_vector_env"])
-def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(finished_run, tmp_path, capsys,
-                                                                              evil_module, entry):
+def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(
+    finished_run, tmp_path, capsys, evil_module, entry
+):
     from membench_agents.errors import ConfigError
 
     module, marker = evil_module
@@ -152,8 +153,9 @@ def test_a_module_prefixed_env_string_is_refused_without_importing_the_module(fi
             (tmp_path / "c.yaml").write_text(yaml.safe_dump({"env": env, "agent": "ppo-mlp", "total_steps": 64}))
             argvs = [["train", "--config", str(tmp_path / "c.yaml"), "--run-dir", str(tmp_path / "r")]]
         else:
-            (tmp_path / "s.yaml").write_text(yaml.safe_dump({"env": env, "designs": [
-                {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}))
+            (tmp_path / "s.yaml").write_text(
+                yaml.safe_dump({"env": env, "designs": [{"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]})
+            )
             argvs = [["sweep", str(tmp_path / "s.yaml"), "--dry-run"]]
         for argv in argvs:
             code, _, err = _cli(capsys, *argv)
@@ -246,15 +248,28 @@ def test_resume_api_refuses_a_config_other_than_the_folders(finished_run, tmp_pa
 def test_resume_flags_that_change_the_config_are_an_error_and_equal_ones_are_fine(interrupted_run, tmp_path, capsys):
     run = _copy(interrupted_run, tmp_path)
     cfg = cell.run_config(run)
-    for flags, key in ((["--steps", "99"], "total_steps"), (["--seeds", "0,1"], "seeds"),
-                       (["--set", "ppo.learning_rate=0.5"], "ppo.learning_rate"), (["--env", "CartPole-v1"], "env"),
-                       (["--agent", "ppo-gru"], "agent")):
+    for flags, key in (
+        (["--steps", "99"], "total_steps"),
+        (["--seeds", "0,1"], "seeds"),
+        (["--set", "ppo.learning_rate=0.5"], "ppo.learning_rate"),
+        (["--env", "CartPole-v1"], "env"),
+        (["--agent", "ppo-gru"], "agent"),
+    ):
         code, _, err = _cli(capsys, "train", "--resume", str(run), *flags)
         assert code == 2 and err.count("\n") == 1 and f"these flags change it ({key}" in err, err
     code, _, err = _cli(capsys, "train", "--resume", str(run), "--config", "x.yaml")
     assert code == 2 and "--config cannot be combined with --resume" in err
-    code, _out, err = _cli(capsys, "train", "--resume", str(run), "--steps", str(cfg["total_steps"]), "--set",
-                          f"ppo.learning_rate={cfg['ppo']['learning_rate']}", "--no-progress")
+    code, _out, err = _cli(
+        capsys,
+        "train",
+        "--resume",
+        str(run),
+        "--steps",
+        str(cfg["total_steps"]),
+        "--set",
+        f"ppo.learning_rate={cfg['ppo']['learning_rate']}",
+        "--no-progress",
+    )
     assert code == 0, err
 
 
@@ -306,18 +321,54 @@ def _wait_for(predicate, timeout: float) -> bool:
 
 
 _CELL = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-mlp.yaml"
-_LONG = ["--config", str(_CELL), "--steps", str(400 * 8 * 16),
-         "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.num_minibatches=2",
-         "--set", "ppo.hidden_size=16", "--set", "eval.every_steps=0", "--set", "eval.episodes=10",
-         "--set", "checkpoint.every_iterations=0", "--set", "checkpoint.every_seconds=0", "--no-progress"]
+_LONG = [
+    "--config",
+    str(_CELL),
+    "--steps",
+    str(400 * 8 * 16),
+    "--set",
+    "ppo.num_envs=8",
+    "--set",
+    "ppo.num_steps=16",
+    "--set",
+    "ppo.num_minibatches=2",
+    "--set",
+    "ppo.hidden_size=16",
+    "--set",
+    "eval.every_steps=0",
+    "--set",
+    "eval.episodes=10",
+    "--set",
+    "checkpoint.every_iterations=0",
+    "--set",
+    "checkpoint.every_seconds=0",
+    "--no-progress",
+]
 
 
 def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
     run = tmp_path / "run"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *_LONG, "--seeds", "2", "--jobs", "2",
-                             "--run-dir", str(run)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "membench_agents",
+            "train",
+            *_LONG,
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--run-dir",
+            str(run),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
         time.sleep(1.0)
@@ -362,9 +413,25 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_the_parent_killed_during_start_up(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "membench_agents", "train", *_LONG, "--seeds", "2", "--jobs", "2",
-                             "--run-dir", str(tmp_path / "run")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "membench_agents",
+            "train",
+            *_LONG,
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert _wait_for(lambda: len(_children(proc.pid)) == 2, 120), "no workers started"
         workers = _children(proc.pid)
@@ -385,28 +452,53 @@ def _truncate(path: Path) -> None:
 _CORRUPTIONS = {
     "config-empty": ("finished", "config.yaml", lambda p: p.write_text(""), "config.yaml is empty"),
     "config-invalid": ("finished", "config.yaml", lambda p: p.write_text("env: [unclosed\n"), "is not valid YAML"),
-    "config-partial": ("finished", "config.yaml", lambda p: p.write_text("env: CartPole-v1\n"),
-                       "is not a complete run config"),
+    "config-partial": (
+        "finished",
+        "config.yaml",
+        lambda p: p.write_text("env: CartPole-v1\n"),
+        "is not a complete run config",
+    ),
     "config-missing": ("finished", "config.yaml", lambda p: p.unlink(), "not a membench run folder"),
     "checkpoint-truncated": ("finished", "seed_0/checkpoint.pt", _truncate, "checkpoint.pt cannot be read"),
-    "checkpoint-garbage": ("finished", "seed_0/checkpoint.pt", lambda p: p.write_bytes(b"\x00junk" * 50),
-                           "checkpoint.pt cannot be read"),
-    "checkpoint-empty": ("finished", "seed_0/checkpoint.pt", lambda p: p.write_bytes(b""),
-                         "checkpoint.pt cannot be read"),
-    "checkpoint-foreign": ("finished", "seed_0/checkpoint.pt", lambda p: torch.save({"weights": torch.zeros(2)}, p),
-                           "is not a membench checkpoint"),
+    "checkpoint-garbage": (
+        "finished",
+        "seed_0/checkpoint.pt",
+        lambda p: p.write_bytes(b"\x00junk" * 50),
+        "checkpoint.pt cannot be read",
+    ),
+    "checkpoint-empty": (
+        "finished",
+        "seed_0/checkpoint.pt",
+        lambda p: p.write_bytes(b""),
+        "checkpoint.pt cannot be read",
+    ),
+    "checkpoint-foreign": (
+        "finished",
+        "seed_0/checkpoint.pt",
+        lambda p: torch.save({"weights": torch.zeros(2)}, p),
+        "is not a membench checkpoint",
+    ),
     "eval-truncated": ("finished", "seed_0/eval.json", _truncate, "eval.json is not valid JSON"),
-    "eval-empty-object": ("finished", "seed_0/eval.json", lambda p: p.write_text("{}"),
-                          "eval.json is not a complete final evaluation of a seed"),
-    "checkpoint-deleted-mid-run": ("interrupted", "seed_0/checkpoint.pt", lambda p: p.unlink(),
-                                   "checkpoint.pt is missing but"),
+    "eval-empty-object": (
+        "finished",
+        "seed_0/eval.json",
+        lambda p: p.write_text("{}"),
+        "eval.json is not a complete final evaluation of a seed",
+    ),
+    "checkpoint-deleted-mid-run": (
+        "interrupted",
+        "seed_0/checkpoint.pt",
+        lambda p: p.unlink(),
+        "checkpoint.pt is missing but",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(_CORRUPTIONS))
 @pytest.mark.parametrize("command", ["eval", "resume"])
-def test_each_corrupted_file_is_one_error_line_naming_it(finished_run, interrupted_run, tmp_path, capsys, case,
-                                                         command):
+def test_each_corrupted_file_is_one_error_line_naming_it(
+    finished_run, interrupted_run, tmp_path, capsys, case, command
+):
     which, rel, corrupt, expected = _CORRUPTIONS[case]
     run = _copy(finished_run if which == "finished" else interrupted_run, tmp_path)
     corrupt(run / rel)
@@ -440,29 +532,39 @@ def _first_param(raw) -> str:
 #: Crafted plain-data checkpoints (each loads with the safe unpickler) and what the one error line says.
 _CRAFTED = {
     "object-dtype": (lambda raw: _first_array(raw).update(dtype="|O"), "holds Python objects"),
-    "wrong-shape": (lambda raw: _first_array(raw).update(shape=[*_first_array(raw)["shape"], 7]),
-                    "cannot be an array of shape"),
+    "wrong-shape": (
+        lambda raw: _first_array(raw).update(shape=[*_first_array(raw)["shape"], 7]),
+        "cannot be an array of shape",
+    ),
     "missing-key": (lambda raw: _first_array(raw).pop("shape"), "is a saved numpy value with the keys"),
     "dtype-not-a-string": (lambda raw: _first_array(raw).update(dtype=5), "5 is not a numpy dtype string"),
     "data-not-bytes": (lambda raw: _first_array(raw).update(__ndarray__=[1, 2]), "the array's data must be bytes"),
-    "scalar-overflow": (lambda raw: raw["run"].update(x={"__npscalar__": 10**40, "dtype": "<i8"}),
-                        "is not a <i8 scalar"),
+    "scalar-overflow": (
+        lambda raw: raw["run"].update(x={"__npscalar__": 10**40, "dtype": "<i8"}),
+        "is not a <i8 scalar",
+    ),
     "run-not-a-mapping": (lambda raw: raw.update(run=[]), "run must be a mapping"),
     "seed-a-string": (lambda raw: raw.update(seed="0"), "seed must be an integer"),
     "weight-of-another-shape": (
         lambda raw: raw["trainer"]["algo"]["policy"].update({_first_param(raw): torch.zeros(3)}),
-        "the saved trainer state does not fit this agent (RuntimeError"),
-    "weight-missing": (lambda raw: raw["trainer"]["algo"]["policy"].pop(_first_param(raw)),
-                       "the saved trainer state does not fit this agent (RuntimeError"),
-    "trainer-key-missing": (lambda raw: raw["trainer"].pop("algo"),
-                            "the saved trainer state does not fit this agent (KeyError"),
+        "the saved trainer state does not fit this agent (RuntimeError",
+    ),
+    "weight-missing": (
+        lambda raw: raw["trainer"]["algo"]["policy"].pop(_first_param(raw)),
+        "the saved trainer state does not fit this agent (RuntimeError",
+    ),
+    "trainer-key-missing": (
+        lambda raw: raw["trainer"].pop("algo"),
+        "the saved trainer state does not fit this agent (KeyError",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(_CRAFTED))
 @pytest.mark.parametrize("command", ["eval", "resume"])
-def test_a_crafted_plain_data_checkpoint_is_one_error_line(finished_run, interrupted_run, tmp_path, capsys, case,
-                                                           command):
+def test_a_crafted_plain_data_checkpoint_is_one_error_line(
+    finished_run, interrupted_run, tmp_path, capsys, case, command
+):
     edit, expected = _CRAFTED[case]
     run = _copy(finished_run if command == "eval" else interrupted_run, tmp_path)
     ck = run / "seed_0" / "checkpoint.pt"
@@ -530,7 +632,7 @@ def test_resume_flags_and_stored_results_are_compared_type_strictly(finished_run
     assert code == 2 and "results.json was written for another config" in err and "reproduces" not in out, err
 
 
-@pytest.mark.parametrize("content", ["{}", "{\"mean\": ", "[1, 2]"])
+@pytest.mark.parametrize("content", ["{}", '{"mean": ', "[1, 2]"])
 def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_path, capsys, content):
     good = _copy(finished_run, tmp_path)
     bad = tmp_path / "tree" / "bad"
@@ -545,12 +647,15 @@ def test_eval_with_a_broken_results_json_and_report_skips_it(finished_run, tmp_p
     assert "skipped 1 unreadable run folder" in err and str(bad / "results.json") in err
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--episodes", "0"], "--episodes must be a positive integer, got 0"),
-    (["--episodes", "10000000000"], "--episodes must be at most 1000000, got 10000000000"),
-    (["--seed-start", "-5"], "--seed-start must be a non-negative integer, got -5"),
-    (["--seed-start", str(2**32 - 5)], "--seed-start must leave the episode seeds"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--episodes", "0"], "--episodes must be a positive integer, got 0"),
+        (["--episodes", "10000000000"], "--episodes must be at most 1000000, got 10000000000"),
+        (["--seed-start", "-5"], "--seed-start must be a non-negative integer, got -5"),
+        (["--seed-start", str(2**32 - 5)], "--seed-start must leave the episode seeds"),
+    ],
+)
 def test_eval_flags_out_of_range_are_one_error_line(finished_run, capsys, flags, message):
     code, out, err = _cli(capsys, "eval", str(finished_run), *flags)
     assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
@@ -559,10 +664,12 @@ def test_eval_flags_out_of_range_are_one_error_line(finished_run, capsys, flags,
 
 def test_report_out_that_cannot_be_written_is_one_error_line(finished_run, tmp_path, capsys):
     (tmp_path / "a-file").write_text("x")
-    for out, message in ((tmp_path / "a-file" / "r.png", "cannot write the plot"),
-                         (tmp_path / "r.txt", "--out must name an image file ending in one of"),
-                         (tmp_path / "no-extension", "--out must name an image file ending in one of"),
-                         (tmp_path, "--out must name an image file")):
+    for out, message in (
+        (tmp_path / "a-file" / "r.png", "cannot write the plot"),
+        (tmp_path / "r.txt", "--out must name an image file ending in one of"),
+        (tmp_path / "no-extension", "--out must name an image file ending in one of"),
+        (tmp_path, "--out must name an image file"),
+    ):
         code, _, err = _cli(capsys, "report", str(finished_run), "--out", str(out))
         assert code == 2 and err.count("\n") == 1 and err.startswith("membench: error:") and message in err, err
     assert not (tmp_path / "no-extension.png").exists()  # matplotlib would have added .png to the printed path
@@ -574,33 +681,39 @@ def test_report_aggregate_skips_a_run_with_a_nan_score_and_lists_it(finished_run
     res = json.loads((tmp_path / "tree" / "nan" / "results.json").read_text())
     res["per_run"], res["mean"] = [float("nan")], float("nan")
     (tmp_path / "tree" / "nan" / "results.json").write_text(json.dumps(res))
-    code, out, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "50",
-                          "--out", str(tmp_path / "r.png"))
+    code, out, err = _cli(
+        capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "50", "--out", str(tmp_path / "r.png")
+    )
     assert code == 0, err
     assert "IQM [95% CI]" in out and (tmp_path / "r.aggregate.png").is_file()
     assert "skipped 1 unreadable run folder" in err and "holds a score that is not a finite number" in err
     assert len([line for line in out.splitlines() if "ppo-mlp" in line and "(n = 1)" in line]) == 1  # the good run
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda r: r.update(protocol=[]), "is not in membench's format (TypeError"),
-    (lambda r: r.update(per_run=r["per_run"] * 5), "does not add up"),
-    (lambda r: r.update(seeds="abc"), "does not add up"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda r: r.update(protocol=[]), "is not in membench's format (TypeError"),
+        (lambda r: r.update(per_run=r["per_run"] * 5), "does not add up"),
+        (lambda r: r.update(seeds="abc"), "does not add up"),
+    ],
+)
 def test_report_skips_a_results_json_whose_fields_do_not_fit(finished_run, tmp_path, capsys, edit, message):
     shutil.copytree(finished_run, tmp_path / "tree" / "good")
     shutil.copytree(finished_run, tmp_path / "tree" / "bad")
     res = json.loads((tmp_path / "tree" / "bad" / "results.json").read_text())
     edit(res)
     (tmp_path / "tree" / "bad" / "results.json").write_text(json.dumps(res))
-    code, _, err = _cli(capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "20",
-                        "--out", str(tmp_path / "r.png"))
+    code, _, err = _cli(
+        capsys, "report", str(tmp_path / "tree"), "--aggregate", "--reps", "20", "--out", str(tmp_path / "r.png")
+    )
     assert code == 0 and "skipped 1 unreadable run folder" in err and message in err, err
 
 
 def test_report_aggregate_reps_are_bounded_before_anything_runs(finished_run, tmp_path, capsys):
-    code, out, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--reps", "100000000",
-                          "--out", str(tmp_path / "r.png"))
+    code, out, err = _cli(
+        capsys, "report", str(finished_run), "--aggregate", "--reps", "100000000", "--out", str(tmp_path / "r.png")
+    )
     assert code == 2 and out == "" and "--reps must be between 1 and 100000" in err, err
     code, _, err = _cli(capsys, "report", str(finished_run), "--aggregate", "--bootstrap-seed", "-1")
     assert code == 2 and "--bootstrap-seed must be >= 0" in err, err
@@ -637,16 +750,30 @@ def test_tensorboard_log_of_an_interrupted_and_resumed_run_has_every_step(tmp_pa
     assert a == b
 
 
-_ENV_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/MemoryLength-v0", "MIKASA/MemoryCards-v0", "CartPole-v1",
-            "FrozenLake-v1", "MIKASA/MiniGridMemoryS7-v0", "POPGym/RepeatPreviousEasy-v0",
-            # the Atari emulator's state is saved through StoriEnv's external-state methods
-            "STORI/Breakout-Type1-v0", "STORI/Breakout-5C-v0", "STORI/Boxing-Type3-v0",
-            # Numpad's ball lives in MuJoCo's MjData, saved through Numpad's external-state methods
-            "MIKASA/NumpadContinuous-v0", "MIKASA/NumpadDiscrete-v0",
-            # endless Mystery Path keeps its fall spots in a set
-            "MIKASA/MortarMayhem-v0", "MIKASA/MysteryPathGrid-v0", "MIKASA/EndlessMysteryPath-v0",
-            "MIKASA/SearingSpotlights-v0", "MIKASA/EndlessSearingSpotlights-v0",
-            "MIKASA/BalletEasy-v0", "MIKASA/PassiveVisualMatch-v0"]
+_ENV_IDS = [
+    "MIKASA/TMazePassive-v0",
+    "MIKASA/MemoryLength-v0",
+    "MIKASA/MemoryCards-v0",
+    "CartPole-v1",
+    "FrozenLake-v1",
+    "MIKASA/MiniGridMemoryS7-v0",
+    "POPGym/RepeatPreviousEasy-v0",
+    # the Atari emulator's state is saved through StoriEnv's external-state methods
+    "STORI/Breakout-Type1-v0",
+    "STORI/Breakout-5C-v0",
+    "STORI/Boxing-Type3-v0",
+    # Numpad's ball lives in MuJoCo's MjData, saved through Numpad's external-state methods
+    "MIKASA/NumpadContinuous-v0",
+    "MIKASA/NumpadDiscrete-v0",
+    # endless Mystery Path keeps its fall spots in a set
+    "MIKASA/MortarMayhem-v0",
+    "MIKASA/MysteryPathGrid-v0",
+    "MIKASA/EndlessMysteryPath-v0",
+    "MIKASA/SearingSpotlights-v0",
+    "MIKASA/EndlessSearingSpotlights-v0",
+    "MIKASA/BalletEasy-v0",
+    "MIKASA/PassiveVisualMatch-v0",
+]
 
 
 @pytest.mark.parametrize("env_id", _ENV_IDS)
@@ -788,8 +915,13 @@ def test_env_state_restore_assigns_only_attributes_the_fresh_env_has():
 def test_an_env_that_cannot_be_saved_warns_at_the_start_and_refuses_resume(tmp_path, capsys):
     if "membench-test/Locked-v0" not in gym.registry:
         gym.register("membench-test/Locked-v0", entry_point=_LockedEnv)
-    cfg = resolve("membench-test/Locked-v0", "ppo-mlp", steps=4 * 8 * 16, seeds=1,
-                  overrides=["ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "eval.episodes=4"]).config
+    cfg = resolve(
+        "membench-test/Locked-v0",
+        "ppo-mlp",
+        steps=4 * 8 * 16,
+        seeds=1,
+        overrides=["ppo.num_envs=8", "ppo.num_steps=16", "ppo.num_minibatches=2", "eval.episodes=4"],
+    ).config
     with pytest.raises(loop.Interrupted):
         loop.train_seed(cfg, 0, tmp_path, stop_after_iterations=1)
     err = capsys.readouterr().err
@@ -816,8 +948,18 @@ def test_an_id_that_cannot_train_leaves_no_folder(tmp_path, capsys):
 
     register_test_envs()
     run = tmp_path / "never"
-    code, _, err = _cli(capsys, "train", "--env", "membench-test/TupleAction-v0", "--agent", "ppo-mlp", "--steps",
-                        "64", "--run-dir", str(run))
+    code, _, err = _cli(
+        capsys,
+        "train",
+        "--env",
+        "membench-test/TupleAction-v0",
+        "--agent",
+        "ppo-mlp",
+        "--steps",
+        "64",
+        "--run-dir",
+        str(run),
+    )
     assert code == 2 and "action space" in err
     assert not run.exists()
 
@@ -844,8 +986,10 @@ def _crafted_sweep(tmp_path: Path, finished_run: Path, name: str) -> tuple[Path,
     shutil.copytree(finished_run, victim)
     sweep_dir = tmp_path / "sweep"
     (sweep_dir / "cells").mkdir(parents=True)
-    spec = sweep.parse_spec({"env": "MIKASA/TMazePassive-v0", "designs": [
-        {"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]}, "s.yaml")
+    spec = sweep.parse_spec(
+        {"env": "MIKASA/TMazePassive-v0", "designs": [{"design": "vary_length", "agent": "ppo-mlp", "lengths": [2]}]},
+        "s.yaml",
+    )
     name = str(victim) if name == "<absolute>" else name
     cell = {"name": name, "agent": "ppo-mlp", "length": 2, "K": None, "designs": [0]}
     (sweep_dir / "sweep.yaml").write_text(yaml.safe_dump({"spec": sweep._spec_dict(spec), "cells": [cell]}))
@@ -863,12 +1007,15 @@ def test_a_sweep_cell_name_read_back_cannot_reach_outside_the_sweep(finished_run
     assert _snapshot(victim) == before  # neither locked nor rewritten
 
 
-@pytest.mark.parametrize("cells, message", [
-    (["../victim"], "cells[0] must be a folder name, one path component"),
-    (["<absolute>"], "cells[0] must be a folder name, one path component"),
-    (["ok", ".hidden"], "cells[1] must be a folder name, a visible folder name"),
-    (["a\nb"], "free of control characters"),
-])
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        (["../victim"], "cells[0] must be a folder name, one path component"),
+        (["<absolute>"], "cells[0] must be a folder name, one path component"),
+        (["ok", ".hidden"], "cells[1] must be a folder name, a visible folder name"),
+        (["a\nb"], "free of control characters"),
+    ],
+)
 def test_a_bench_cell_name_read_back_cannot_reach_outside_the_bench(finished_run, tmp_path, capsys, cells, message):
     victim = tmp_path / "victim"
     shutil.copytree(finished_run, victim)

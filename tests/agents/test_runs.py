@@ -29,9 +29,11 @@ def _eval(returns, successes=None):
 
 
 def test_aggregate_is_mean_and_sem_over_per_run_means():
-    per_run = [_eval([1, 0, 1, 1], [True, False, True, True]),  # 0.75
-               _eval([0, 0, 1, 1], [False, False, True, True]),  # 0.5
-               _eval([1, 1, 1, 1], [True] * 4)]  # 1.0
+    per_run = [
+        _eval([1, 0, 1, 1], [True, False, True, True]),  # 0.75
+        _eval([0, 0, 1, 1], [False, False, True, True]),  # 0.5
+        _eval([1, 1, 1, 1], [True] * 4),
+    ]  # 1.0
     agg = stats.aggregate(per_run)
     assert agg["metric"] == "success_rate" and agg["n_runs"] == 3
     assert agg["per_run"] == [0.75, 0.5, 1.0]
@@ -96,8 +98,9 @@ def test_parallel_workers_give_the_same_runs_as_one_process(tmp_path):
     b = cell.train(cfg, tmp_path / "parallel", workers=2, progress=False)
     assert a["per_run"] == b["per_run"]
     for s in (0, 1):
-        assert_same_params(final_params(tmp_path / "inline" / f"seed_{s}"),
-                           final_params(tmp_path / "parallel" / f"seed_{s}"))
+        assert_same_params(
+            final_params(tmp_path / "inline" / f"seed_{s}"), final_params(tmp_path / "parallel" / f"seed_{s}")
+        )
 
 
 def test_agent_that_cannot_handle_the_action_space_says_which_and_why():
@@ -108,7 +111,7 @@ def test_agent_that_cannot_handle_the_action_space_says_which_and_why():
             preflight(cfg)
         msg = str(e.value)
         assert agent in msg and "action space" in msg and "Tuple" in msg
-        assert ("Discrete" in msg and "Box" in msg), msg  # why: what it does support
+        assert "Discrete" in msg and "Box" in msg, msg  # why: what it does support
 
 
 def test_sb3_cannot_take_nested_dict_observations_but_membench_ppo_can():
@@ -177,9 +180,20 @@ def test_ppo_and_sb3_trainers_implement_the_trainer_protocol():
 def test_an_algorithms_own_scalars_are_logged_beside_the_shared_losses():
     from membench_agents.runs.loop import _algo_scalars
 
-    metrics = {"alpha": 0.2, "epsilon": np.float32(0.5), "gradient_steps": 7, "policy_loss": 1.0, "sps": 900.0,
-               "time_update": 0.1, "global_step": 64, "learning_rate": 3e-4, "episodes": [(1.0, 3, True)],
-               "converged": True, "q_mean": float("nan"), "note": "text"}
+    metrics = {
+        "alpha": 0.2,
+        "epsilon": np.float32(0.5),
+        "gradient_steps": 7,
+        "policy_loss": 1.0,
+        "sps": 900.0,
+        "time_update": 0.1,
+        "global_step": 64,
+        "learning_rate": 3e-4,
+        "episodes": [(1.0, 3, True)],
+        "converged": True,
+        "q_mean": float("nan"),
+        "note": "text",
+    }
     assert _algo_scalars(metrics) == {"alpha": 0.2, "epsilon": 0.5, "gradient_steps": 7.0}
 
 
@@ -200,8 +214,12 @@ def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_inter
     bar.finish(job)
     lines = capsys.readouterr().err.splitlines()
     head = "[ppo-lstm/s0] step {}/1,000 ({}%)  1,234 sps  return 0.5  success 0.25"
-    assert lines == [head.format(100, 10), head.format(300, 30) + "  evaluation: success 0.75", head.format(400, 40),
-                     "[ppo-lstm/s0] finished at step 1,000"]
+    assert lines == [
+        head.format(100, 10),
+        head.format(300, 30) + "  evaluation: success 0.75",
+        head.format(400, 40),
+        "[ppo-lstm/s0] finished at step 1,000",
+    ]
 
 
 def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tmp_path, monkeypatch):
@@ -217,7 +235,7 @@ def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tm
     acc = EventAccumulator(str(seed_dir))
     acc.Reload()
     text = acc.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
-    assert "|env|\"MIKASA/TMazePassive-v0\"|" in text and "|ppo.num_envs|8|" in text
+    assert '|env|"MIKASA/TMazePassive-v0"|' in text and "|ppo.num_envs|8|" in text
     # the offline W&B run of the seed (its id derives from the folder) holds the config and the same scalar tags
     (log,) = seed_dir.glob(f"wandb/offline-run-*-{run_id(seed_dir)}/run-{run_id(seed_dir)}.wandb")
     data = log.read_bytes()
@@ -226,16 +244,37 @@ def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tm
     assert b"TMazePassive" in data and b"num_envs" in data
 
 
-@pytest.mark.parametrize("agent,steps,notes", [
-    ("ppo-gtrxl", 10_000, ["ppo-gtrxl trains 8,192 steps, not the 10,000 asked: it runs whole iterations of 16 "
-                           "environments x 128 steps (2,048)"]),
-    ("sb3-ppo", 10_000, ["sb3-ppo trains 10,240 steps, not the 10,000 asked: it runs whole rollouts of 8 environments "
-                         "x 128 steps (1,024), rounded up"]),
-    ("sac", 5_000, ["the budget (5,000 steps) never reaches sac.learning_starts (5,000): it acts at random throughout "
-                    "and trains nothing; raise --steps or lower sac.learning_starts"]),
-    ("sac", 5_001, []),
-    ("ppo-mlp", 4096, []),
-])
+@pytest.mark.parametrize(
+    "agent,steps,notes",
+    [
+        (
+            "ppo-gtrxl",
+            10_000,
+            [
+                "ppo-gtrxl trains 8,192 steps, not the 10,000 asked: it runs whole iterations of 16 "
+                "environments x 128 steps (2,048)"
+            ],
+        ),
+        (
+            "sb3-ppo",
+            10_000,
+            [
+                "sb3-ppo trains 10,240 steps, not the 10,000 asked: it runs whole rollouts of 8 environments "
+                "x 128 steps (1,024), rounded up"
+            ],
+        ),
+        (
+            "sac",
+            5_000,
+            [
+                "the budget (5,000 steps) never reaches sac.learning_starts (5,000): it acts at random throughout "
+                "and trains nothing; raise --steps or lower sac.learning_starts"
+            ],
+        ),
+        ("sac", 5_001, []),
+        ("ppo-mlp", 4096, []),
+    ],
+)
 def test_a_rounded_budget_or_one_below_learning_starts_is_said_with_the_numbers(agent, steps, notes):
     from membench_agents.algos.trainer import budget_notes
 
@@ -246,8 +285,12 @@ def test_a_rounded_budget_or_one_below_learning_starts_is_said_with_the_numbers(
 def test_the_budget_said_at_start_is_what_the_trainer_trains(agent):
     from membench_agents.algos.trainer import trainer_class
 
-    sets = {"ppo-mlp": ["ppo.num_envs=4", "ppo.num_steps=24"], "sb3-ppo": ["sb3.n_envs=3", "sb3.n_steps=40"],
-            "sac": ["sac.num_envs=3"], "dtqn": ["dtqn.num_envs=3", "dtqn.num_steps=7", "dtqn.buffer_size=3000"]}[agent]
+    sets = {
+        "ppo-mlp": ["ppo.num_envs=4", "ppo.num_steps=24"],
+        "sb3-ppo": ["sb3.n_envs=3", "sb3.n_steps=40"],
+        "sac": ["sac.num_envs=3"],
+        "dtqn": ["dtqn.num_envs=3", "dtqn.num_steps=7", "dtqn.buffer_size=3000"],
+    }[agent]
     cfg = resolve(TMAZE, agent, steps=1000, overrides=sets).config
     trainer = make_trainer(cfg, 0)
     try:

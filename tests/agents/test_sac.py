@@ -75,8 +75,9 @@ class CountEnv(gym.Env):
 
 def _count_sac(core: str = "mlp", n: int = 2, terminate: bool = False, horizon: int = 3, **kw) -> SAC:
     kw = {"learning_starts": 10**6, **kw}
-    cfg = SACConfig(num_envs=n, total_steps=1000, buffer_size=64 * n, core=core, hidden_size=8, batch_size=8,
-                    device="cpu", **kw)
+    cfg = SACConfig(
+        num_envs=n, total_steps=1000, buffer_size=64 * n, core=core, hidden_size=8, batch_size=8, device="cpu", **kw
+    )
     return SAC(SyncVectorEnv([lambda: CountEnv(horizon, terminate=terminate)] * n, **SAME_STEP), cfg)
 
 
@@ -214,12 +215,17 @@ def test_the_actor_is_updated_every_policy_frequency_updates_that_many_times(pol
 # -- spaces: Box bounds, dict observations, torch tensors ----------------------------------------------------
 def test_box_actions_are_squashed_onto_the_bounds():
     space = gym.spaces.Box(np.array([0.0, -2.0], np.float32), np.array([4.0, -1.0], np.float32))
-    algo = SAC(SyncVectorEnv([lambda: CountEnv(5, action_space=space)], **SAME_STEP),
-               SACConfig(num_envs=1, total_steps=100, buffer_size=100, hidden_size=8, batch_size=4, learning_starts=5,
-                         device="cpu"))
+    algo = SAC(
+        SyncVectorEnv([lambda: CountEnv(5, action_space=space)], **SAME_STEP),
+        SACConfig(
+            num_envs=1, total_steps=100, buffer_size=100, hidden_size=8, batch_size=4, learning_starts=5, device="cpu"
+        ),
+    )
     env_action = algo.actor.env_action
-    torch.testing.assert_close(env_action(torch.tensor([[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0]])),
-                               torch.tensor([[0.0, -2.0], [4.0, -1.0], [2.0, -1.5]]))
+    torch.testing.assert_close(
+        env_action(torch.tensor([[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0]])),
+        torch.tensor([[0.0, -2.0], [4.0, -1.0], [2.0, -1.5]]),
+    )
     seen = []
     real_step = algo.envs.step
     algo.envs.step = lambda a: (seen.append(np.array(a)), real_step(a))[1]
@@ -236,10 +242,12 @@ class TorchDictVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 3, horizon: int = 4):
         self.num_envs, self.horizon = num_envs, horizon
-        self.single_observation_space = gym.spaces.Dict({
-            "sensor_data": gym.spaces.Dict({"rgb": gym.spaces.Box(0, 255, (8, 8, 3), np.uint8)}),
-            "agent": gym.spaces.Dict({"qpos": gym.spaces.Box(-1, 1, (2,), np.float32)}),
-        })
+        self.single_observation_space = gym.spaces.Dict(
+            {
+                "sensor_data": gym.spaces.Dict({"rgb": gym.spaces.Box(0, 255, (8, 8, 3), np.uint8)}),
+                "agent": gym.spaces.Dict({"qpos": gym.spaces.Box(-1, 1, (2,), np.float32)}),
+            }
+        )
         self.single_action_space = gym.spaces.Box(-2.0, 2.0, (2,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -263,8 +271,11 @@ class TorchDictVectorEnv(VectorEnv):
         terminated = self.t >= self.horizon
         info = {}
         if bool(terminated.any()):
-            info = {"final_obs": self._obs(), "_final_obs": terminated.clone(),
-                    "final_info": {"success": reward > -1.0, "_success": terminated.clone()}}
+            info = {
+                "final_obs": self._obs(),
+                "_final_obs": terminated.clone(),
+                "final_info": {"success": reward > -1.0, "_success": terminated.clone()},
+            }
             self.t = torch.where(terminated, torch.zeros_like(self.t), self.t)
         return self._obs(), reward, terminated, torch.zeros_like(terminated), info
 
@@ -272,9 +283,19 @@ class TorchDictVectorEnv(VectorEnv):
 @pytest.mark.parametrize("core", ["mlp", "lstm"])
 def test_torch_dict_env_trains_on_tensors_without_numpy(core, monkeypatch):
     envs = TorchDictVectorEnv()
-    cfg = SACConfig(num_envs=3, total_steps=60, buffer_size=300, core=core, hidden_size=8, batch_size=4,
-                    learning_starts=24, iteration_steps=30, burn_in=2 if core == "lstm" else 0,
-                    sequence_length=3 if core == "lstm" else 1, device="cpu")
+    cfg = SACConfig(
+        num_envs=3,
+        total_steps=60,
+        buffer_size=300,
+        core=core,
+        hidden_size=8,
+        batch_size=4,
+        learning_starts=24,
+        iteration_steps=30,
+        burn_in=2 if core == "lstm" else 0,
+        sequence_length=3 if core == "lstm" else 1,
+        device="cpu",
+    )
     algo = SAC(envs, cfg)
     assert algo.torch_env
 
@@ -304,8 +325,9 @@ class DictCueEnv(gym.Env):
     """Numpy dict observations (image + vector), Discrete actions with start = 1."""
 
     def __init__(self):
-        self.observation_space = gym.spaces.Dict({"rgb": gym.spaces.Box(0, 255, (10, 10, 3), np.uint8),
-                                                  "joints": gym.spaces.Box(-1, 1, (3,), np.float32)})
+        self.observation_space = gym.spaces.Dict(
+            {"rgb": gym.spaces.Box(0, 255, (10, 10, 3), np.uint8), "joints": gym.spaces.Box(-1, 1, (3,), np.float32)}
+        )
         self.action_space = gym.spaces.Discrete(3, start=1)
 
     def reset(self, *, seed=None, options=None):
@@ -320,8 +342,18 @@ class DictCueEnv(gym.Env):
 
 
 def test_numpy_dict_env_with_discrete_start():
-    cfg = SACConfig(num_envs=2, total_steps=80, buffer_size=200, core="gru", hidden_size=8, batch_size=4,
-                    learning_starts=30, burn_in=1, sequence_length=2, device="cpu")
+    cfg = SACConfig(
+        num_envs=2,
+        total_steps=80,
+        buffer_size=200,
+        core="gru",
+        hidden_size=8,
+        batch_size=4,
+        learning_starts=30,
+        burn_in=1,
+        sequence_length=2,
+        device="cpu",
+    )
     algo = SAC(SyncVectorEnv([DictCueEnv] * 2, **SAME_STEP), cfg)
     m = algo.train_iteration()
     assert algo.updates == 80 // 2 - 30 // 2 + 1 and np.isfinite(m["value_loss"]) and np.isfinite(m["entropy"])
@@ -331,20 +363,29 @@ def test_numpy_dict_env_with_discrete_start():
 
 
 # -- errors ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("space, why", [
-    (gym.spaces.MultiDiscrete([2, 3]), "categorical policy for Discrete"),
-    (gym.spaces.Box(-np.inf, np.inf, (2,), np.float32), "must be finite"),
-])
+@pytest.mark.parametrize(
+    "space, why",
+    [
+        (gym.spaces.MultiDiscrete([2, 3]), "categorical policy for Discrete"),
+        (gym.spaces.Box(-np.inf, np.inf, (2,), np.float32), "must be finite"),
+    ],
+)
 def test_unsupported_action_spaces_say_why(space, why):
     with pytest.raises(ValueError, match=why):
         check_spaces(gym.spaces.Box(-1, 1, (2,)), space)
 
 
-@pytest.mark.parametrize("field, value, what", [
-    ("tau", 0.0, "in \\(0, 1\\]"), ("batch_size", 0, "an integer >= 1"), ("burn_in", -1, "an integer >= 0"),
-    ("core", "tcn", "unknown memory core 'tcn'"), ("target_entropy_scale", 1.5, "in \\(0, 1\\]"),
-    ("buffer_size", 3, "at least 2 x the window"),
-])
+@pytest.mark.parametrize(
+    "field, value, what",
+    [
+        ("tau", 0.0, "in \\(0, 1\\]"),
+        ("batch_size", 0, "an integer >= 1"),
+        ("burn_in", -1, "an integer >= 0"),
+        ("core", "tcn", "unknown memory core 'tcn'"),
+        ("target_entropy_scale", 1.5, "in \\(0, 1\\]"),
+        ("buffer_size", 3, "at least 2 x the window"),
+    ],
+)
 def test_config_ranges_are_checked_with_one_clear_error(field, value, what):
     with pytest.raises(ValueError, match=what):
         SACConfig(**{field: value}).validate()
@@ -365,9 +406,20 @@ def test_preflight_names_the_agent_and_the_space():
 
 # -- exact resumption --------------------------------------------------------------------------------------
 def _resume_sac(core: str, seed: int) -> SAC:
-    cfg = SACConfig(total_steps=10_000, buffer_size=2000, learning_starts=60, batch_size=16, hidden_size=16,
-                    iteration_steps=50, core=core, seed=seed, deterministic=True, device="cpu",
-                    burn_in=2 if core != "mlp" else 0, sequence_length=4 if core != "mlp" else 1)
+    cfg = SACConfig(
+        total_steps=10_000,
+        buffer_size=2000,
+        learning_starts=60,
+        batch_size=16,
+        hidden_size=16,
+        iteration_steps=50,
+        core=core,
+        seed=seed,
+        deterministic=True,
+        device="cpu",
+        burn_in=2 if core != "mlp" else 0,
+        sequence_length=4 if core != "mlp" else 1,
+    )
     return SAC(make_vector_env("Pendulum-v1", 1), cfg)
 
 
@@ -403,10 +455,26 @@ def _sac_params(seed_dir) -> dict[str, torch.Tensor]:
 
 
 def test_run_layer_interrupt_and_resume_equals_uninterrupted(tmp_path):
-    cfg = resolve("MIKASA/TMazePassive-v0", "sac-lstm", steps=240, seeds=1, overrides=[
-        "env_kwargs.corridor_length=2", "eval.episodes=10", "eval.every_steps=120", "checkpoint.every_iterations=1",
-        "sac.num_envs=2", "sac.learning_starts=40", "sac.batch_size=8", "sac.hidden_size=16", "sac.iteration_steps=40",
-        "sac.sequence_length=4", "sac.burn_in=2", "sac.deterministic=true"]).config
+    cfg = resolve(
+        "MIKASA/TMazePassive-v0",
+        "sac-lstm",
+        steps=240,
+        seeds=1,
+        overrides=[
+            "env_kwargs.corridor_length=2",
+            "eval.episodes=10",
+            "eval.every_steps=120",
+            "checkpoint.every_iterations=1",
+            "sac.num_envs=2",
+            "sac.learning_starts=40",
+            "sac.batch_size=8",
+            "sac.hidden_size=16",
+            "sac.iteration_steps=40",
+            "sac.sequence_length=4",
+            "sac.burn_in=2",
+            "sac.deterministic=true",
+        ],
+    ).config
     a, b = tmp_path / "a", tmp_path / "b"
     loop.train_seed(cfg, 0, a)
     with pytest.raises(loop.Interrupted, match="checkpoint saved"):
@@ -415,18 +483,45 @@ def test_run_layer_interrupt_and_resume_equals_uninterrupted(tmp_path):
     summary = loop.train_seed(cfg, 0, b, resume=True)
     pa, pb = _sac_params(a), _sac_params(b)
     assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
-    rows = [[{k: v for k, v in json.loads(line).items() if k not in ("sps", "time")}
-             for line in (d / "metrics.jsonl").read_text().splitlines()] for d in (a, b)]
+    rows = [
+        [
+            {k: v for k, v in json.loads(line).items() if k not in ("sps", "time")}
+            for line in (d / "metrics.jsonl").read_text().splitlines()
+        ]
+        for d in (a, b)
+    ]
     assert rows[0] == rows[1] and any("value_loss" in r for r in rows[0])
     assert json.loads((a / "eval.json").read_text())["eval"] == summary["eval"]
 
 
 def test_membench_train_sac_end_to_end(tmp_path):
     run = tmp_path / "run"
-    out = membench("train", "--env", "Pendulum-v1", "--agent", "sac", "--steps", "600", "--seeds", "0-0",
-                   "--jobs", "1", "--no-progress", "--run-dir", str(run), "--set", "sac.learning_starts=300",
-                   "--set", "sac.hidden_size=16", "--set", "sac.batch_size=16", "--set", "sac.iteration_steps=200",
-                   "--set", "eval.episodes=2")
+    out = membench(
+        "train",
+        "--env",
+        "Pendulum-v1",
+        "--agent",
+        "sac",
+        "--steps",
+        "600",
+        "--seeds",
+        "0-0",
+        "--jobs",
+        "1",
+        "--no-progress",
+        "--run-dir",
+        str(run),
+        "--set",
+        "sac.learning_starts=300",
+        "--set",
+        "sac.hidden_size=16",
+        "--set",
+        "sac.batch_size=16",
+        "--set",
+        "sac.iteration_steps=200",
+        "--set",
+        "eval.episodes=2",
+    )
     assert out.returncode == 0, out.stderr
     assert "sac" in out.stdout and (run / "learning_curve.png").is_file()
     seed_dir = run / "seed_0"

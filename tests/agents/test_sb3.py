@@ -115,8 +115,11 @@ def test_an_image_too_small_for_sb3s_cnn_is_refused_before_the_run():
     from membench_agents.config.resolve import resolve
 
     cfg = resolve("MIKASA/PassiveVisualMatch-v0", "sb3-ppo", steps=1024).config
-    with pytest.raises(ConfigError, match=r"cannot handle MIKASA/PassiveVisualMatch-v0: its observation 'image' is an "
-                                          r"image of shape \(5, 5, 3\).* at least 36x36"):
+    with pytest.raises(
+        ConfigError,
+        match=r"cannot handle MIKASA/PassiveVisualMatch-v0: its observation 'image' is an "
+        r"image of shape \(5, 5, 3\).* at least 36x36",
+    ):
         preflight(cfg)
     big = resolve("MIKASA/MortarMayhemBGrid-v0", "sb3-ppo", steps=1024).config  # 84x84: fine
     preflight(big)

@@ -23,16 +23,37 @@ from membench_agents.runs.checkpoint import load_checkpoint
 from tests.agents._runs_helpers import ROOT, TMAZE, assert_same_params, final_params, history, tiny_config
 
 # A T-Maze cell that trains long enough to be stopped (tiny network, many small iterations).
-_LONG = ["--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.num_minibatches=2",
-         "--set", "ppo.hidden_size=16", "--set", "eval.every_steps=0", "--set", "eval.episodes=10",
-         "--set", "checkpoint.every_iterations=0", "--set", "checkpoint.every_seconds=0"]
+_LONG = [
+    "--set",
+    "ppo.num_envs=8",
+    "--set",
+    "ppo.num_steps=16",
+    "--set",
+    "ppo.num_minibatches=2",
+    "--set",
+    "ppo.hidden_size=16",
+    "--set",
+    "eval.every_steps=0",
+    "--set",
+    "eval.episodes=10",
+    "--set",
+    "checkpoint.every_iterations=0",
+    "--set",
+    "checkpoint.every_seconds=0",
+]
 _BOUND_S = 60  # from the signal to the command's exit
 
 
 def _start(args: list[str], env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     env = dict(os.environ, OMP_NUM_THREADS="1", **(env_extra or {}))
-    return subprocess.Popen([sys.executable, "-m", "membench_agents", *args, "--no-progress"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "membench_agents", *args, "--no-progress"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(predicate, timeout: float) -> bool:
@@ -63,16 +84,27 @@ def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tup
             proc.communicate()
 
 
-@pytest.mark.parametrize("command,sig", [("train", signal.SIGINT), ("train", signal.SIGTERM),
-                                         ("bench", signal.SIGINT)])
+@pytest.mark.parametrize("command,sig", [("train", signal.SIGINT), ("train", signal.SIGTERM), ("bench", signal.SIGINT)])
 def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, command, sig):
     """3 runs on 2 workers: the queued run never starts, the running ones checkpoint, the command exits."""
-    args = ["--env", "MIKASA/TMazePassiveDense-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2",
-            "--steps", str(2000 * 8 * 16), *_LONG]
+    args = [
+        "--env",
+        "MIKASA/TMazePassiveDense-v0",
+        "--agent",
+        "ppo-mlp",
+        "--seeds",
+        "3",
+        "--jobs",
+        "2",
+        "--steps",
+        str(2000 * 8 * 16),
+        *_LONG,
+    ]
     if command == "train":
         proc = _start(["train", *args, "--run-dir", str(tmp_path / "run")])
     else:  # bench takes no --set: the same cell as a config file in a bench spec
-        (tmp_path / "cell.yaml").write_text(textwrap.dedent(f"""\
+        (tmp_path / "cell.yaml").write_text(
+            textwrap.dedent(f"""\
             env: MIKASA/TMazePassiveDense-v0
             agent: ppo-mlp
             total_steps: {2000 * 8 * 16}
@@ -80,7 +112,8 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
             eval: {{episodes: 10, every_steps: 0}}
             checkpoint: {{every_iterations: 0, every_seconds: 0}}
             ppo: {{num_envs: 8, num_steps: 16, num_minibatches: 2, hidden_size: 16}}
-            """))
+            """)
+        )
         (tmp_path / "spec.yaml").write_text("jobs: 2\ncells: [cell.yaml]\n")
         proc = _start(["bench", "--spec", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")])
     seconds, err = _stop(proc, tmp_path, sig)
@@ -96,7 +129,8 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
 @pytest.mark.slow
 def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(textwrap.dedent("""\
+    spec.write_text(
+        textwrap.dedent("""\
         name: stop-test
         env: MIKASA/TMazePassiveDense-v0
         seeds: 2
@@ -107,7 +141,8 @@ def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
             lengths: [2, 3]
             set: [ppo.num_envs=8, ppo.num_steps=16, ppo.num_minibatches=2, ppo.hidden_size=16, eval.episodes=10,
                   eval.every_steps=0]
-        """))
+        """)
+    )
     proc = _start(["sweep", str(spec), "--jobs", "2", "--out", str(tmp_path / "out")])
     _seconds, err = _stop(proc, tmp_path / "out", signal.SIGTERM)
     assert proc.returncode == 130, err
@@ -179,8 +214,25 @@ def _with_test_envs(tmp_path: Path) -> dict[str, str]:
 
 def test_a_failed_run_with_runs_queued_ends_with_one_line_and_its_log(tmp_path):
     run = tmp_path / "run"
-    proc = _start(["train", "--env", "Crashy-v0", "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2", "--steps",
-                   "100000", *_LONG, "--run-dir", str(run)], env_extra=_with_test_envs(tmp_path))
+    proc = _start(
+        [
+            "train",
+            "--env",
+            "Crashy-v0",
+            "--agent",
+            "ppo-mlp",
+            "--seeds",
+            "3",
+            "--jobs",
+            "2",
+            "--steps",
+            "100000",
+            *_LONG,
+            "--run-dir",
+            str(run),
+        ],
+        env_extra=_with_test_envs(tmp_path),
+    )
     try:
         _, err = proc.communicate(timeout=180)
     finally:
@@ -201,8 +253,25 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
     """The first Ctrl-C cannot reach runs stuck in native code; the second ends the command anyway (its workers
     are killed after a short grace period), leaving each run's last checkpoint."""
     run = tmp_path / "run"
-    proc = _start(["train", "--env", "Stuck-v0", "--agent", "ppo-mlp", "--seeds", "2", "--jobs", "2", "--steps",
-                   "100000", *_LONG, "--run-dir", str(run)], env_extra=_with_test_envs(tmp_path))
+    proc = _start(
+        [
+            "train",
+            "--env",
+            "Stuck-v0",
+            "--agent",
+            "ppo-mlp",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--steps",
+            "100000",
+            *_LONG,
+            "--run-dir",
+            str(run),
+        ],
+        env_extra=_with_test_envs(tmp_path),
+    )
     try:
         assert _wait_for(lambda: len(_started_seeds(tmp_path)) >= 2, 180), "the runs did not start"
         time.sleep(3)  # both are stuck at step 41 by now
@@ -224,8 +293,23 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
 def test_a_missing_gpu_is_refused_before_any_worker_starts(tmp_path):
     run = tmp_path / "run"
-    proc = _start(["train", "--env", TMAZE, "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2", "--device", "cuda",
-                   "--run-dir", str(run)])
+    proc = _start(
+        [
+            "train",
+            "--env",
+            TMAZE,
+            "--agent",
+            "ppo-mlp",
+            "--seeds",
+            "3",
+            "--jobs",
+            "2",
+            "--device",
+            "cuda",
+            "--run-dir",
+            str(run),
+        ]
+    )
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
     assert err.strip().splitlines()[-1].startswith("membench: error: device 'cuda' was asked for but this machine")
@@ -236,21 +320,47 @@ def test_a_missing_gpu_is_refused_before_any_worker_starts(tmp_path):
 # a stop inside an iteration or an evaluation: the last consistent point, and exact resume
 # ------------------------------------------------------------------------------------------------------
 def _sac_config(**over):
-    sets = ["sac.num_envs=2", "sac.batch_size=8", "sac.hidden_size=16", "sac.learning_starts=32",
-            "sac.buffer_size=2000", "sac.iteration_steps=64", "sac.deterministic=true", "eval.episodes=4",
-            "eval.num_envs=2", "eval.every_steps=0", "checkpoint.every_iterations=1",
-            *[f"{k}={v}" for k, v in over.items()]]
-    return resolve(TMAZE, "sac-gru", steps=4 * 64, seeds=1, overrides=["env_kwargs.corridor_length=2", *sets,
-                                                                       "sac.sequence_length=4"]).config
+    sets = [
+        "sac.num_envs=2",
+        "sac.batch_size=8",
+        "sac.hidden_size=16",
+        "sac.learning_starts=32",
+        "sac.buffer_size=2000",
+        "sac.iteration_steps=64",
+        "sac.deterministic=true",
+        "eval.episodes=4",
+        "eval.num_envs=2",
+        "eval.every_steps=0",
+        "checkpoint.every_iterations=1",
+        *[f"{k}={v}" for k, v in over.items()],
+    ]
+    return resolve(
+        TMAZE,
+        "sac-gru",
+        steps=4 * 64,
+        seeds=1,
+        overrides=["env_kwargs.corridor_length=2", *sets, "sac.sequence_length=4"],
+    ).config
 
 
 def _dtqn_config():
-    sets = ["dtqn.num_envs=2", "dtqn.num_steps=32", "dtqn.batch_size=4", "dtqn.context_len=4", "dtqn.d_model=16",
-            "dtqn.num_heads=2", "dtqn.num_layers=1", "dtqn.learning_starts=16", "dtqn.buffer_size=2000",
-            "dtqn.deterministic=true", "eval.episodes=4", "eval.num_envs=2", "eval.every_steps=0",
-            "checkpoint.every_iterations=1"]
-    return resolve(TMAZE, "dtqn", steps=4 * 2 * 32, seeds=1,
-                   overrides=["env_kwargs.corridor_length=2", *sets]).config
+    sets = [
+        "dtqn.num_envs=2",
+        "dtqn.num_steps=32",
+        "dtqn.batch_size=4",
+        "dtqn.context_len=4",
+        "dtqn.d_model=16",
+        "dtqn.num_heads=2",
+        "dtqn.num_layers=1",
+        "dtqn.learning_starts=16",
+        "dtqn.buffer_size=2000",
+        "dtqn.deterministic=true",
+        "eval.episodes=4",
+        "eval.num_envs=2",
+        "eval.every_steps=0",
+        "checkpoint.every_iterations=1",
+    ]
+    return resolve(TMAZE, "dtqn", steps=4 * 2 * 32, seeds=1, overrides=["env_kwargs.corridor_length=2", *sets]).config
 
 
 class _StopAt:

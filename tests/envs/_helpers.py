@@ -14,8 +14,13 @@ import membench_envs
 
 #: The Python module that proves each extra is installed.
 EXTRA_MODULES = {
-    "popgym": "popgym", "minigrid": "minigrid", "robo": "mani_skill", "atari": "ale_py", "numpad": "mujoco",
-    "vizdoom": "vizdoom", "memory-maze": "memory_maze",
+    "popgym": "popgym",
+    "minigrid": "minigrid",
+    "robo": "mani_skill",
+    "atari": "ale_py",
+    "numpad": "mujoco",
+    "vizdoom": "vizdoom",
+    "memory-maze": "memory_maze",
 }
 #: Extras whose IDs take seconds per make or reset: the generic tests over every ID leave them out (each has its own
 #: dedicated tests: tests/envs/robo/, tests/envs/test_memory_maze.py).
@@ -56,8 +61,12 @@ def code_choices(spec: membench_envs.TaskSpec, only: tuple[str, ...] | None = No
     return out
 
 
-def family_representatives(exclude_extras: tuple[str, ...] = SLOW_EXTRAS, native_batched: bool = False,
-                           action_type: str | None = None, only: tuple[str, ...] | None = None) -> list:
+def family_representatives(
+    exclude_extras: tuple[str, ...] = SLOW_EXTRAS,
+    native_batched: bool = False,
+    action_type: str | None = None,
+    only: tuple[str, ...] | None = None,
+) -> list:
     """IDs that between them run every entry point with every word and flag its IDs are built with
     (:func:`code_choices`; in catalogue order, an ID is taken when it brings a new one), as pytest params, skipped when
     the extra is missing: what the IDs of a family share (reset, step, seeding, rendering) is tested on them.
@@ -67,8 +76,12 @@ def family_representatives(exclude_extras: tuple[str, ...] = SLOW_EXTRAS, native
     params = []
     for spec in membench_envs.all_tasks():
         choices = code_choices(spec, only)
-        if (spec.extra in exclude_extras or choices <= seen or (native_batched and spec.vector_params == ())
-                or (action_type is not None and spec.action_type != action_type)):
+        if (
+            spec.extra in exclude_extras
+            or choices <= seen
+            or (native_batched and spec.vector_params == ())
+            or (action_type is not None and spec.action_type != action_type)
+        ):
             continue
         seen |= choices
         marks = [] if extra_installed(spec.extra) else [pytest.mark.skip(reason=f"extra [{spec.extra}] not installed")]
@@ -145,8 +158,7 @@ def compare_batched_with_sync(env_id: str, n: int, mode, steps: int, sample_acti
     from gymnasium.vector import AutoresetMode
 
     batched = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs)
-    sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode},
-                        **kwargs)
+    sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs)
     assert batched.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"] == mode
     ob, ib = batched.reset(seed=42)
     os_, is_ = sync.reset(seed=42)

@@ -27,6 +27,7 @@ def leaves(obs, space):
 def row(obs, i):
     return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
 
+
 native = [spec for spec in membench_envs.all_tasks() if spec.extra is None]
 assert native, "no native IDs in the catalogue"
 for spec in native:
@@ -58,8 +59,9 @@ for spec in native:
         obs, _ = venv.reset(seed=10)
         for i, single in enumerate(singles):
             first = single.reset(seed=10 + i)[0]
-            for (a, _), (b, _) in zip(leaves(row(obs, i), single.observation_space),
-                                      leaves(first, single.observation_space), strict=True):
+            for (a, _), (b, _) in zip(
+                leaves(row(obs, i), single.observation_space), leaves(first, single.observation_space), strict=True
+            ):
                 np.testing.assert_array_equal(a, b)
         venv.action_space.seed(0)
         ends = 0

@@ -28,12 +28,12 @@ def make(env_id="MIKASA/BalletEasy-v0", variant="partial", **kw):
 
 
 def tile(image, i, j):
-    return image[i * CELL:(i + 1) * CELL, j * CELL:(j + 1) * CELL]
+    return image[i * CELL : (i + 1) * CELL, j * CELL : (j + 1) * CELL]
 
 
 def agent_cell(image) -> np.ndarray:
     """The agent's room cell, read off the walls in the view's middle row and column (memoryless)."""
-    centres = image[CELL // 2::CELL, CELL // 2::CELL]  # (11, 11, 3) cell centres
+    centres = image[CELL // 2 :: CELL, CELL // 2 :: CELL]  # (11, 11, 3) cell centres
     wall = (centres == 40).all(axis=2)
     pos = []
     for line in (wall[:, CENTRE], wall[CENTRE, :]):
@@ -150,7 +150,7 @@ def test_walls_block_and_the_view_follows_the_agent():
     for action in (0, 7, 6):
         obs, *_ = env.step(action)
         assert tuple(core.agent[0]) == (1, 1) and tuple(agent_cell(obs["image"])) == (1, 1)
-        assert (obs["image"][:3 * CELL, :3 * CELL] == 0).all()  # beyond the room: black
+        assert (obs["image"][: 3 * CELL, : 3 * CELL] == 0).all()  # beyond the room: black
 
 
 def test_easy_mode_is_red_on_the_first_homes_and_shapes():
@@ -281,7 +281,7 @@ def test_render_shows_the_view_and_the_instruction():
     obs, _ = env.reset(seed=2)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.shape[0] % 16 == 0
-    np.testing.assert_array_equal(frame[8:8 + 297:3, 8:8 + 297:3], obs["image"])
+    np.testing.assert_array_equal(frame[8 : 8 + 297 : 3, 8 : 8 + 297 : 3], obs["image"])
     text = gym.make("MIKASA/BalletEasy-v0", render_mode="ansi")
     text.reset(seed=2)
     assert "instruction: watch" in text.render() and "#" in text.render()

@@ -78,7 +78,8 @@ def test_same_seed_same_trajectory_different_seed_different_task(env_id):
     env = gym.make(env_id, obs_variant="full")
     first = _flat(env.reset(seed=0)[0])
     assert any(not np.array_equal(_flat(env.reset(seed=s)[0]), first) for s in range(1, 12)), (
-        f"{env_id}: 12 seeds gave the same task")
+        f"{env_id}: 12 seeds gave the same task"
+    )
     env.close()
 
 
@@ -147,8 +148,15 @@ def test_suites_and_select():
 
 
 def test_catalogue_validates_entries():
-    kw = dict(entry_point="x:y", description="d", suites=("s",), episode_length=2, obs_type="vector",
-              action_type="discrete", source="MEM")
+    kw = dict(
+        entry_point="x:y",
+        description="d",
+        suites=("s",),
+        episode_length=2,
+        obs_type="vector",
+        action_type="discrete",
+        source="MEM",
+    )
     with pytest.raises(ValueError, match="memory type"):
         catalogue.TaskSpec(id="MIKASA/X-v0", memory_types=("episodic",), xi=(2, 2), **kw)
     with pytest.raises(ValueError, match="correlation horizons"):

@@ -47,8 +47,11 @@ def test_readme_suites_table_is_generated_from_the_catalogue():
 
 def test_no_parser_takes_an_abbreviated_flag():
     """--name is not --namespace, --K-e not --K-eff, --epi not --episodes: one usage error (exit 2)."""
-    for args in (("list", "--name", "MIKASA"), ("plan", "MIKASA/TMazePassive-v0", "--K", "4", "--K-e", "50"),
-                 ("readme", "--che")):
+    for args in (
+        ("list", "--name", "MIKASA"),
+        ("plan", "MIKASA/TMazePassive-v0", "--K", "4", "--K-e", "50"),
+        ("readme", "--che"),
+    ):
         out = run(*args)
         assert out.returncode == 2 and "unrecognized arguments" in out.stderr, (args, out.stderr)
     parser = cli.build_parser()

@@ -91,8 +91,10 @@ def test_string_false_no_longer_turns_the_dense_penalty_on():
 
 def test_mortar_mayhem_command_count_is_bounded_not_allocated():
     """command_count=[10**9] used to allocate 7.45 GiB (one array of that many commands per environment)."""
-    for env_id, name, value in (("MIKASA/MortarMayhem-v0", "command_count", [10**9]),
-                                ("MIKASA/EndlessMortarMayhem-v0", "max_commands", 10**9)):
+    for env_id, name, value in (
+        ("MIKASA/MortarMayhem-v0", "command_count", [10**9]),
+        ("MIKASA/EndlessMortarMayhem-v0", "max_commands", 10**9),
+    ):
         with pytest.raises(ValueError, match=re.escape(f"{name}={value!r} is not allowed")):
             gym.make(env_id, **{name: value})
     with pytest.raises(ValueError, match=re.escape("command_count=[1001] is not allowed")):
@@ -161,8 +163,9 @@ _MASK_IDS = ["MIKASA/TMazePassive-v0", "MIKASA/TMazeClassic-v0", "MIKASA/MemoryC
 def test_reset_mask_resets_only_the_masked_envs_as_sync_vector_env(env_id, mode):
     n, kw = 4, ({"corridor_length": 2} if "TMaze" in env_id else {"memory_length": 2} if "Length" in env_id else {})
     ours = gym.make_vec(env_id, num_envs=n, autoreset_mode=mode, **kw)
-    ref = SyncVectorEnv([lambda: gym.make(env_id, **kw) for _ in range(n)],
-                        autoreset_mode=gym.vector.AutoresetMode(mode))
+    ref = SyncVectorEnv(
+        [lambda: gym.make(env_id, **kw) for _ in range(n)], autoreset_mode=gym.vector.AutoresetMode(mode)
+    )
     rng = np.random.default_rng(0)
 
     def same(a, b):  # observations, and rewards / terminated / truncated of a step
@@ -201,7 +204,11 @@ def test_reset_mask_errors_follow_sync_vector_env():
     with pytest.raises(gym.error.ResetNeeded, match="reset once"):
         venv.reset(options={"reset_mask": np.array([True, False, False])})
     venv.reset(seed=0)
-    for bad, error in (([True, False, True], TypeError), (np.array([1, 0, 1]), TypeError),
-                       (np.array([True, False]), ValueError), (np.zeros(3, dtype=bool), ValueError)):
+    for bad, error in (
+        ([True, False, True], TypeError),
+        (np.array([1, 0, 1]), TypeError),
+        (np.array([True, False]), ValueError),
+        (np.zeros(3, dtype=bool), ValueError),
+    ):
         with pytest.raises(error, match="reset_mask"):
             venv.reset(options={"reset_mask": bad})

@@ -44,8 +44,9 @@ def test_envs_only_install_works_at_the_lowest_declared_versions(tmp_path):
     venv.create(env_dir, with_pip=True)
     py = str(env_dir / "bin" / "python")
     pins = [f"{name}=={version}" for name, version in bounds.items()]
-    install = subprocess.run([py, "-m", "pip", "install", "-q", str(source), *pins], capture_output=True, text=True,
-                             timeout=900)
+    install = subprocess.run(
+        [py, "-m", "pip", "install", "-q", str(source), *pins], capture_output=True, text=True, timeout=900
+    )
     assert install.returncode == 0, f"pip install {' '.join(pins)} failed:\n{install.stdout}\n{install.stderr}"
     run = subprocess.run([py, str(SMOKE)], capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert run.returncode == 0, f"smoke run under {pins} failed:\n{run.stdout}\n{run.stderr}"

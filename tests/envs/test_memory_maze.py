@@ -68,8 +68,9 @@ def _steer(pos: np.ndarray, direction: np.ndarray, waypoint: np.ndarray) -> int:
 
 
 def _walk_to(obs_full: dict, goal: np.ndarray) -> int:
-    return _steer(obs_full["agent_pos"], obs_full["agent_dir"],
-                  _waypoint(obs_full["maze_layout"], obs_full["agent_pos"], goal))
+    return _steer(
+        obs_full["agent_pos"], obs_full["agent_dir"], _waypoint(obs_full["maze_layout"], obs_full["agent_pos"], goal)
+    )
 
 
 def _planner(obs: dict, size: int, rng: np.random.Generator) -> int:
@@ -86,10 +87,14 @@ def _planner(obs: dict, size: int, rng: np.random.Generator) -> int:
 
 # --- the gymnasium checker (~20-40 s per call: it resets with a seed about eight times) ----------------------------
 # The default suite checks the 9x9 partial env; the other variants and sizes are `slow`.
-@pytest.mark.parametrize(("env_id", "variant"), [(ID, "partial")] + [
-    pytest.param(i, v, marks=pytest.mark.slow)
-    for i, v in [(ID, "oracle"), (ID, "full")] + [(i, "partial") for i in IDS[1:]]
-])
+@pytest.mark.parametrize(
+    ("env_id", "variant"),
+    [(ID, "partial")]
+    + [
+        pytest.param(i, v, marks=pytest.mark.slow)
+        for i, v in [(ID, "oracle"), (ID, "full")] + [(i, "partial") for i in IDS[1:]]
+    ],
+)
 def test_gymnasium_env_checker(env_id, variant):
     env = gym.make(env_id, obs_variant=variant)
     check_env(env.unwrapped, skip_render_check=True)
@@ -293,8 +298,11 @@ def test_no_egl_and_no_osmesa_is_reported_with_the_packages_that_fix_it(monkeypa
     monkeypatch.delenv("PYOPENGL_PLATFORM", raising=False)  # restored afterwards, whatever select_mujoco_gl sets
     monkeypatch.setattr(mujoco_gl, "_egl_available", lambda: False)
     monkeypatch.setattr(mujoco_gl, "_osmesa_available", lambda: False)
-    with pytest.raises(mujoco_gl.MissingSystemLibraryError, match=r"MIKASA/MemoryMaze9x9-v0 renders.*"
-                       r"apt-get install libosmesa6 \(or: apt-get install libegl1 libegl-mesa0\)"):
+    with pytest.raises(
+        mujoco_gl.MissingSystemLibraryError,
+        match=r"MIKASA/MemoryMaze9x9-v0 renders.*"
+        r"apt-get install libosmesa6 \(or: apt-get install libegl1 libegl-mesa0\)",
+    ):
         gym.make(ID)
     assert "MUJOCO_GL" not in os.environ
     # a MUJOCO_GL the user set is kept, whatever the probes say
@@ -304,8 +312,9 @@ def test_no_egl_and_no_osmesa_is_reported_with_the_packages_that_fix_it(monkeypa
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY")}
-    return subprocess.run([sys.executable, "-c", code], env={**environ, **env}, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], env={**environ, **env}, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_users_mujoco_gl_is_used_and_legacy_gym_is_not_imported():
@@ -325,8 +334,10 @@ def test_a_backend_that_cannot_render_is_one_error_naming_the_fix():
     code = "import gymnasium as gym, membench_envs\ngym.make('MIKASA/MemoryMaze9x9-v0').reset(seed=0)\n"
     done = _run(code, MUJOCO_GL="glfw")
     assert done.returncode != 0
-    assert "MujocoRenderError: MIKASA/MemoryMaze9x9-v0 renders its first-person camera with MuJoCo through " \
-           "MUJOCO_GL=glfw, which failed" in done.stderr
+    assert (
+        "MujocoRenderError: MIKASA/MemoryMaze9x9-v0 renders its first-person camera with MuJoCo through "
+        "MUJOCO_GL=glfw, which failed" in done.stderr
+    )
     assert "apt-get install libegl1 libegl-mesa0" in done.stderr
 
 

@@ -48,7 +48,7 @@ def test_popgym_repeat_previous_and_autoencode():
 def test_valid_ltm_condition_eq6():
     # K <= K̄ < ξ <= K_eff
     assert memory.valid_ltm_setup(5, 11, K_eff=11)
-    assert not memory.valid_ltm_setup(5, 11, K_eff=10)   # mechanism too short
+    assert not memory.valid_ltm_setup(5, 11, K_eff=10)  # mechanism too short
     assert not memory.valid_ltm_setup(11, 11, K_eff=100)  # K inside the horizon
     with pytest.raises(ValueError, match="K_eff"):
         memory.valid_ltm_setup(5, 11, K_eff=4)
@@ -80,8 +80,10 @@ def test_catalogue_keeps_the_papers_table2_values_beside_the_implementation_hori
     rp = membench_envs.info("POPGym/RepeatPreviousEasy-v0")
     assert rp.xi_paper == (5, 5) and memory.context_memory_border(rp.xi_paper) == 4
     assert rp.xi == (4, 4)  # popgym 1.0.7 answers deck[-k]: k-1 steps back (see xi_note)
-    fixed, variable = membench_envs.info("MIKASA/MiniGridMemoryS23-v0"), membench_envs.info(
-        "MIKASA/MiniGridMemoryS23Random-v0")
+    fixed, variable = (
+        membench_envs.info("MIKASA/MiniGridMemoryS23-v0"),
+        membench_envs.info("MIKASA/MiniGridMemoryS23Random-v0"),
+    )
     assert fixed.xi == fixed.xi_paper == (22, 22)
     assert variable.xi_paper == (7, 22)
     assert memory.classify_experiment(14, fixed.xi) is Regime.LTM_ONLY

@@ -64,27 +64,37 @@ def _run_many(env_id, variant, decide, seeds=range(40)):
 def test_catalogue_entries():
     ids = [s.id for s in catalogue.select(extra="minigrid")]
     assert ids == [f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 9, 11, 13, 19, 23)] + [
-        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 17, 19, 23)]
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 17, 19, 23)
+    ]
     for spec in catalogue.select(extra="minigrid"):
         assert spec.memory_types == ("object",) and spec.episode_length == 95 and spec.obs_type == "dict"
     # Suites say which upstream registers each set-up: MIKASA-Base S7/S13/S19 fixed, S7/S13 random and its
     # "S17Random" built at size 19; minigrid S7/S9/S11/S13 fixed, S13/S17 random; the paper's S23 (MEM).
     mikasa_base = {f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 13, 19)} | {
-        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 19)}
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (7, 13, 19)
+    }
     minigrid_ids = {f"MIKASA/MiniGridMemoryS{n}-v0" for n in (7, 9, 11, 13)} | {
-        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (13, 17)}
+        f"MIKASA/MiniGridMemoryS{n}Random-v0" for n in (13, 17)
+    }
     assert set(membench_envs.suite("MIKASA-Base")) & set(ids) == mikasa_base
     assert set(membench_envs.suite("MiniGrid")) == minigrid_ids
-    assert set(membench_envs.suite("MEM")) & set(ids) == {"MIKASA/MiniGridMemoryS23-v0",
-                                                        "MIKASA/MiniGridMemoryS23Random-v0"}
-    for env_id, size, random_length in (("MIKASA/MiniGridMemoryS19-v0", 19, False),
-                                        ("MIKASA/MiniGridMemoryS7Random-v0", 7, True),
-                                        ("MIKASA/MiniGridMemoryS19Random-v0", 19, True)):
+    assert set(membench_envs.suite("MEM")) & set(ids) == {
+        "MIKASA/MiniGridMemoryS23-v0",
+        "MIKASA/MiniGridMemoryS23Random-v0",
+    }
+    for env_id, size, random_length in (
+        ("MIKASA/MiniGridMemoryS19-v0", 19, False),
+        ("MIKASA/MiniGridMemoryS7Random-v0", 7, True),
+        ("MIKASA/MiniGridMemoryS19Random-v0", 19, True),
+    ):
         env = gym.make(env_id)
         env.reset(seed=0)
         mg = env.unwrapped.minigrid
         assert (mg.width, mg.height, mg.random_length if hasattr(mg, "random_length") else random_length) == (
-            size, size, random_length)
+            size,
+            size,
+            random_length,
+        )
     assert "MiniGrid-MemoryS17Random-v0" in membench_envs.info("MIKASA/MiniGridMemoryS19Random-v0").notes
     assert membench_envs.info("MIKASA/MiniGridMemoryS23-v0").xi == (22, 22)  # paper §5.1: L = 21, ξ = 22
     assert membench_envs.info("MIKASA/MiniGridMemoryS23Random-v0").xi == (6, 22)
@@ -129,6 +139,7 @@ def test_oracle_memoryless_policy_succeeds_partial_is_at_chance(env_id):
 
     res = _run_many(env_id, "oracle", from_oracle)
     assert all(s for s, _, _ in res)
+
     # Full: everything is in the observation (start object and end objects in the grid).
     def from_full(env, obs, info):
         mid = 6
@@ -147,15 +158,17 @@ def test_success_reward_is_one_minus_point_nine_t_over_95_and_failure_is_zero():
     env = gym.make(FIXED, obs_variant="oracle")
     for seed in range(10):
         env._seed = seed
-        success, total, steps = _drive(env, lambda o, i: "north" if _north_object(env) == (
-            "key", "ball")[int(np.argmax(o["oracle"]))] else "south")
+        success, total, steps = _drive(
+            env, lambda o, i: "north" if _north_object(env) == ("key", "ball")[int(np.argmax(o["oracle"]))] else "south"
+        )
         env.reset(seed=seed)
         start_x = env.unwrapped.minigrid.agent_pos[0]
         assert success and steps == (env.unwrapped.junction[0] - start_x) + 2  # optimal route
         assert total == pytest.approx(1 - 0.9 * steps / 95)
         env._seed = seed
-        success, total, _ = _drive(env, lambda o, i: "south" if _north_object(env) == (
-            "key", "ball")[int(np.argmax(o["oracle"]))] else "north")
+        success, total, _ = _drive(
+            env, lambda o, i: "south" if _north_object(env) == ("key", "ball")[int(np.argmax(o["oracle"]))] else "north"
+        )
         assert not success and total == 0.0
 
 

@@ -14,8 +14,7 @@ from tests.envs._helpers import extra_installed
 def _run(code: str, cwd) -> subprocess.CompletedProcess:
     prelude = "import sys, warnings\nwarnings.simplefilter('ignore')\nimport gymnasium as gym\n"
     prelude += "assert 'membench_envs' not in sys.modules\n"
-    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def test_make_and_make_vec_with_the_module_prefix(tmp_path):

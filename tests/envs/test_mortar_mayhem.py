@@ -223,7 +223,7 @@ def _compare(env_id: str, seeds, p_random: float, max_steps: int = 10_000, optio
         mine, _ = ours.reset(seed=seed)
         t = 0
         while True:
-            assert list(up._commands) == [COMMANDS[c] for c in core.commands[0, :core.num[0]]], (seed, t)
+            assert list(up._commands) == [COMMANDS[c] for c in core.commands[0, : core.num[0]]], (seed, t)
             their_image = theirs["visual_observation"] if isinstance(theirs, dict) else theirs
             np.testing.assert_array_equal(their_image.transpose(1, 0, 2), image_of(mine), err_msg=f"{seed=} {t=}")
             if isinstance(theirs, dict):
@@ -259,11 +259,22 @@ def test_same_seed_same_episode_as_memory_gym(env_id):
 @pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhem-v0"])
 def test_reset_parameters_mean_what_they_mean_upstream(env_id):
     _memory_gym()
-    options = {"arena_size": 4, "allowed_commands": 9, "command_count": [3, 6], "command_show_duration": [1, 2],
-               "command_show_delay": [0, 2], "explosion_duration": [1, 3], "explosion_delay": [4, 9]}
+    options = {
+        "arena_size": 4,
+        "allowed_commands": 9,
+        "command_count": [3, 6],
+        "command_show_duration": [1, 2],
+        "command_show_delay": [0, 2],
+        "explosion_duration": [1, 3],
+        "explosion_delay": [4, 9],
+    }
     lengths = _compare(env_id, range(4), 0.0, options=options)
-    lengths += _compare(env_id, range(4, 8), 0.2, options={**options, "arena_size": 3, "visual_feedback": False,
-                                                            "reward_command_success": 0.5})
+    lengths += _compare(
+        env_id,
+        range(4, 8),
+        0.2,
+        options={**options, "arena_size": 3, "visual_feedback": False, "reward_command_success": 0.5},
+    )
     print(env_id, "lengths with other reset parameters", lengths)
     assert len(set(lengths)) > 2
 
@@ -366,7 +377,7 @@ def test_the_arena_turns_red_but_the_target_tile():
     image = image_of(obs)
     core = env.unwrapped.core
     x, y = core.left + TILE * core.target[0] + TILE // 2
-    assert tiles_red(image) and not (image[y - 4:y + 4, x - 4:x + 4] == TILE_RED).all(axis=2).any()
+    assert tiles_red(image) and not (image[y - 4 : y + 4, x - 4 : x + 4] == TILE_RED).all(axis=2).any()
     no_feedback = gym.make("MIKASA/MortarMayhemGrid-v0", visual_feedback=False)
     obs, info = no_feedback.reset(seed=1)
     policy = _oracle_policy(no_feedback)
@@ -386,7 +397,9 @@ def test_commands_are_shown_one_by_one_then_never_again():
         k, shown = divmod(t, 4)
         if t < 40 and shown < 3:
             np.testing.assert_array_equal(white, symbols[COMMANDS[core.commands[0, k]]])
-            assert (info["oracle"][:k + 1] == core.commands[0, :k + 1] + 1).all() and not info["oracle"][k + 1:10].any()
+            assert (info["oracle"][: k + 1] == core.commands[0, : k + 1] + 1).all() and not info["oracle"][
+                k + 1 : 10
+            ].any()
         else:
             assert not white.any()
         if t >= 39:
@@ -426,8 +439,9 @@ def test_endless_adds_one_command_a_round_and_wraps():
 
 
 # --- variants: memoryless scripted policies ----------------------------------------------------------------------
-@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhem-v0",
-                                    "MIKASA/MortarMayhemBGrid-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhem-v0", "MIKASA/MortarMayhemBGrid-v0"]
+)
 def test_oracle_lets_a_memoryless_policy_execute_the_commands(env_id):
     oracle_env = gym.make(env_id, obs_variant="oracle")
     partial_env = gym.make(env_id, obs_variant="partial")
@@ -469,8 +483,15 @@ def test_same_seed_same_episode_and_different_seeds_differ():
     assert len(starts) == 10
 
 
-@pytest.mark.parametrize("env_id", ["MIKASA/MortarMayhemGrid-v0", "MIKASA/MortarMayhemBGrid-v0",
-                                    "MIKASA/MortarMayhem-v0", "MIKASA/EndlessMortarMayhem-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "MIKASA/MortarMayhemGrid-v0",
+        "MIKASA/MortarMayhemBGrid-v0",
+        "MIKASA/MortarMayhem-v0",
+        "MIKASA/EndlessMortarMayhem-v0",
+    ],
+)
 def test_batched_env_i_is_the_single_env_with_seed_plus_i(env_id):
     n, steps = 3, 260
     venv = gym.make_vec(env_id, num_envs=n, obs_variant="oracle")

@@ -30,7 +30,7 @@ FACING = {(0, -1): 0, (-1, 0): 2, (0, 1): 4, (1, 0): 6}
 needs_memory_gym = pytest.mark.skipif(
     importlib.util.find_spec("memory_gym") is None or importlib.util.find_spec("pygame") is None,
     reason="the reference package memory_gym (and pygame) is not importable; install memory-gym --no-deps and "
-           "pygame-ce to compare step for step",
+    "pygame-ce to compare step for step",
 )
 
 
@@ -113,8 +113,11 @@ def test_gymnasium_env_checker_and_spaces(env_id, variant):
     obs, info = env.reset(seed=0)
     assert obs["image"].shape == (84, 84, 3) and obs["image"].dtype == np.uint8
     assert env.action_space == (gym.spaces.MultiDiscrete([3, 3]) if env_id == FREE else gym.spaces.Discrete(4))
-    full = ({"path", "direction", "position", "rotation", "stamina", "returning"} if env_id == ENDLESS
-            else {"path", "tile", "position", "rotation", "returning", "rewarded", "time"})
+    full = (
+        {"path", "direction", "position", "rotation", "stamina", "returning"}
+        if env_id == ENDLESS
+        else {"path", "tile", "position", "rotation", "returning", "rewarded", "time"}
+    )
     keys = {"partial": set(), "oracle": {"oracle"}, "full": full}[variant]
     assert set(obs) == {"image"} | keys
     assert info["oracle"].shape == ((16, 7) if env_id == ENDLESS else (7, 7))
@@ -179,6 +182,7 @@ def _lockstep(env_id, seeds, choose):
 @pytest.mark.parametrize("env_id", [GRID, FREE])
 def test_step_for_step_equal_to_memory_gym_with_random_actions(env_id):
     """Random actions (forward favoured on the grid): falls, returns to the start and time limits."""
+
     def choose(obs, rng):
         if env_id == GRID:
             return FORWARD if rng.random() < 0.4 else int(rng.integers(0, 4))
@@ -193,6 +197,7 @@ def test_step_for_step_equal_to_memory_gym_with_random_actions(env_id):
 @pytest.mark.parametrize("env_id", [GRID, FREE])
 def test_step_for_step_equal_to_memory_gym_with_a_scripted_walk(env_id):
     """The oracle follower, with a detour off the path now and then: goals, progress rewards and falls."""
+
     def choose(obs, rng):
         if rng.random() < 0.1:
             return random_policy(env_id, rng)
@@ -207,12 +212,40 @@ def test_step_for_step_equal_to_memory_gym_with_a_scripted_walk(env_id):
 @pytest.mark.parametrize(
     ("env_id", "options"),
     [
-        (GRID, {"show_origin": True, "show_goal": True, "visual_feedback": False, "reward_fall_off": -0.25,
-                "reward_step": -0.01, "reward_goal": 2.0, "max_steps": 60, "cardinal_origin_choice": [2, 3]}),
-        (FREE, {"show_origin": True, "show_goal": True, "reward_path_progress": 0.5, "max_steps": 60,
-                "cardinal_origin_choice": [1]}),
-        (ENDLESS, {"show_past_path": False, "visual_feedback": False, "stamina_level": 7, "reward_fall_off": -1.0,
-                   "reward_path_progress": 0.3, "reward_step": -0.01}),
+        (
+            GRID,
+            {
+                "show_origin": True,
+                "show_goal": True,
+                "visual_feedback": False,
+                "reward_fall_off": -0.25,
+                "reward_step": -0.01,
+                "reward_goal": 2.0,
+                "max_steps": 60,
+                "cardinal_origin_choice": [2, 3],
+            },
+        ),
+        (
+            FREE,
+            {
+                "show_origin": True,
+                "show_goal": True,
+                "reward_path_progress": 0.5,
+                "max_steps": 60,
+                "cardinal_origin_choice": [1],
+            },
+        ),
+        (
+            ENDLESS,
+            {
+                "show_past_path": False,
+                "visual_feedback": False,
+                "stamina_level": 7,
+                "reward_fall_off": -1.0,
+                "reward_path_progress": 0.3,
+                "reward_step": -0.01,
+            },
+        ),
     ],
 )
 def test_kwargs_act_as_upstreams_reset_options(env_id, options):
@@ -261,7 +294,7 @@ def _off_path_step(env_id, obs):
     """An action that leaves the path from the start tile (towards an off-path neighbour)."""
     centre, _facing = read_agent(obs["image"])
     tile = centre // TILE
-    for (dx, dy) in FREE_ACTION:
+    for dx, dy in FREE_ACTION:
         x, y = tile[0] + dx, tile[1] + dy
         if 0 <= x < 7 and 0 <= y < 7 and obs["path"][x, y] == 0:
             return (dx, dy)
@@ -477,7 +510,7 @@ def test_render_shows_the_upright_picture_and_the_hidden_path():
     assert frame.dtype == np.uint8 and frame.shape[0] % 16 == 0
     upright = obs["image"].transpose(1, 0, 2)
     agent = upright.any(axis=2)
-    np.testing.assert_array_equal(frame[8:8 + 336:4, 8:8 + 336:4][agent], upright[agent])
+    np.testing.assert_array_equal(frame[8 : 8 + 336 : 4, 8 : 8 + 336 : 4][agent], upright[agent])
     text = gym.make(GRID, render_mode="ansi")
     text.reset(seed=2)
     board = text.render()

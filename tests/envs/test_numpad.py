@@ -44,11 +44,11 @@ def controller(obs: np.ndarray, mode: str, rng: np.random.Generator, size: int =
     neighbour of a lit tile (any tile when none is lit). It keeps nothing between steps."""
     tiles = size * size
     if mode == "discrete":
-        lights, rest = obs[:tiles], obs[2 * tiles:]
-        pos, vel = centre(int(np.argmax(obs[tiles:2 * tiles])), size), np.zeros(2)
+        lights, rest = obs[:tiles], obs[2 * tiles :]
+        pos, vel = centre(int(np.argmax(obs[tiles : 2 * tiles])), size), np.zeros(2)
     else:
         pos, vel = obs[:2] * size * PITCH, obs[2:4] * MAX_SPEED
-        lights, rest = obs[4:4 + tiles], obs[4 + tiles:]
+        lights, rest = obs[4 : 4 + tiles], obs[4 + tiles :]
     if rest.size:  # oracle: per tile its rank k/n, then the progress / n
         target = int(np.flatnonzero(np.rint(rest[:tiles] * n) == np.rint(rest[tiles] * n) + 1)[0])
     else:
@@ -168,11 +168,13 @@ def test_wrong_tile_resets_progress_and_only_the_first_press_of_each_correct_til
     assert lights_of(obs) == set() and u.next_index == 0 and obs[-1] == 0.0  # dark, progress back to the start
     again = walk(env, seq[0]) + walk(env, seq[1])
     assert again[-1] == 0.0 and sum(again) == 0.0  # re-pressing tiles already found pays nothing
-    obs, reward, *_ = env.step(int(np.flatnonzero((MOVES == np.subtract(divmod(seq[2], 3),
-                                                                          divmod(seq[1], 3))).all(1))[0]))
+    obs, reward, *_ = env.step(
+        int(np.flatnonzero((MOVES == np.subtract(divmod(seq[2], 3), divmod(seq[1], 3))).all(1))[0])
+    )
     assert reward == 1.0 and lights_of(obs) == set(seq[:3])  # the third tile is new
-    obs, reward, *_ = env.step(int(np.flatnonzero((MOVES == np.subtract(divmod(seq[3], 3),
-                                                                          divmod(seq[2], 3))).all(1))[0]))
+    obs, reward, *_ = env.step(
+        int(np.flatnonzero((MOVES == np.subtract(divmod(seq[3], 3), divmod(seq[2], 3))).all(1))[0])
+    )
     assert reward == 1.0 and lights_of(obs) == set(seq)  # completed: every tile shown lit once...
     assert not u.lights.any() and u.next_index == 0 and u.max_index == -1  # ...then dark, paying afresh
     assert sum(walk(env, seq[0])) == 1.0 and walk(env, seq[1]) == [1.0]
@@ -370,8 +372,13 @@ def test_images_render_headless_even_when_mujoco_was_imported_first(backend):
         env["MUJOCO_GL"] = backend
     pictures = []
     for first in ("", "\nimport mujoco"):
-        out = subprocess.run([sys.executable, "-c", _FIRST_PICTURE.format(first=first)], env=env,
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", _FIRST_PICTURE.format(first=first)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         pictures.append(out.stdout)
     assert pictures[0] == pictures[1] and len(pictures[0]) == 2 * 64 * 64 * 3
@@ -406,9 +413,14 @@ def test_bad_actions_and_step_before_reset():
     with pytest.raises(gym.error.ResetNeeded):
         env.step(np.zeros(2, np.float32))
     env.reset(seed=0)
-    for bad, match in ((np.zeros(3, np.float32), "shape"), (np.zeros((1, 2)), "shape"), (0, "shape"),
-                       (np.array([1.5, 0.0]), "outside"), (np.array([np.nan, 0.0]), "not finite"),
-                       (np.array(["a", "b"]), "not finite")):
+    for bad, match in (
+        (np.zeros(3, np.float32), "shape"),
+        (np.zeros((1, 2)), "shape"),
+        (0, "shape"),
+        (np.array([1.5, 0.0]), "outside"),
+        (np.array([np.nan, 0.0]), "not finite"),
+        (np.array(["a", "b"]), "not finite"),
+    ):
         with pytest.raises(ValueError, match=match):
             env.step(bad)
     env.step(np.array([1.0, -1.0]))  # the bounds themselves are allowed
@@ -433,23 +445,26 @@ def test_sb3_trains_on_the_image_observation():
 
 
 # --- against upstream's code, where a checkout is at hand -----------------------------------------------------------
-@pytest.mark.skipif(not os.environ.get("NUMPAD_UPSTREAM"),
-                    reason="set NUMPAD_UPSTREAM=<MIKASA-Base checkout>/mikasa_base/Numpad/env")
+@pytest.mark.skipif(
+    not os.environ.get("NUMPAD_UPSTREAM"), reason="set NUMPAD_UPSTREAM=<MIKASA-Base checkout>/mikasa_base/Numpad/env"
+)
 @pytest.mark.parametrize("env_id", list(IDS))
 def test_matches_upstream_step_for_step(env_id):
     """MIKASA-Base's numpad (numpy; on no package index) given our sequence and start, then the same actions: the
     same observations and rewards, with upstream's uncapped speed (``speed_cap=False``)."""
     folder = os.environ["NUMPAD_UPSTREAM"]
     if "upstream_numpad" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("upstream_numpad", Path(folder) / "__init__.py",
-                                                      submodule_search_locations=[folder])
+        spec = importlib.util.spec_from_file_location(
+            "upstream_numpad", Path(folder) / "__init__.py", submodule_search_locations=[folder]
+        )
         sys.modules["upstream_numpad"] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(sys.modules["upstream_numpad"])
     mode = IDS[env_id]
-    module, cls = {"discrete": ("numpad_discrete", "Numpad2DDiscrete"),
-                   "continuous": ("numpad_continuous", "Numpad2DContinuous"),
-                   "continuous_discrete_actions": ("numpad_continuous_discrete_actions",
-                                                   "NumpadContinuousDiscreteActions")}[mode]
+    module, cls = {
+        "discrete": ("numpad_discrete", "Numpad2DDiscrete"),
+        "continuous": ("numpad_continuous", "Numpad2DContinuous"),
+        "continuous_discrete_actions": ("numpad_continuous_discrete_actions", "NumpadContinuousDiscreteActions"),
+    }[mode]
     upstream_cls = getattr(importlib.import_module(f"upstream_numpad.{module}"), cls)
     ours = make(env_id, speed_cap=False).unwrapped
     rewards = 0.0

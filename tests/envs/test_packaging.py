@@ -18,8 +18,9 @@ def test_membench_envs_installs_alone_without_torch(tmp_path):
     source = tmp_path / "membench_envs"
     shutil.copytree(ROOT / "membench_envs", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     subprocess.run([str(py), "-m", "pip", "install", "-q", str(source)], check=True, timeout=600)
-    listed = subprocess.run([str(py), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
-                            check=True).stdout.lower()
+    listed = subprocess.run(
+        [str(py), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
+    ).stdout.lower()
     assert "torch" not in listed, listed
     code = (
         "import sys, gymnasium as gym, membench_envs\n"
@@ -27,8 +28,9 @@ def test_membench_envs_installs_alone_without_torch(tmp_path):
         "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([str(py), "-c", code], check=True, timeout=120)
-    out = subprocess.run([str(env_dir / "bin" / "membench-envs"), "list", "--ids"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [str(env_dir / "bin" / "membench-envs"), "list", "--ids"], capture_output=True, text=True, check=True
+    ).stdout
     assert "MIKASA/TMazePassive-v0" in out
     # No extra is installed here: making any backend-backed ID is one clear error naming the fix.
     code = (

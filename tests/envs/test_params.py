@@ -129,8 +129,12 @@ def test_sequence_of_any_length_is_non_empty_and_bounded_before_its_items_are_re
     refused(p, (), ValueError)
     refused(p, [10**9], ValueError)
     # too long: refused by its length, and the message shows the length and the first items, not all of them
-    with pytest.raises(ValueError, match=re.escape("T: command_count=<a sequence of 101: 1, 1, 1, ...> is not allowed; "
-                                                   f"command_count must be {p.allowed()}")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"T: command_count=<a sequence of 101: 1, 1, 1, ...> is not allowed; command_count must be {p.allowed()}"
+        ),
+    ):
         p.check([1] * 101, "T")
 
 
@@ -163,10 +167,16 @@ def test_check_kwargs_normalises_fills_defaults_and_names_the_valid_kwargs():
 
 def test_check_seed_takes_none_or_an_int_from_zero():
     assert check_seed(None) is None and check_seed(np.int64(3)) == 3 and type(check_seed(np.int64(3))) is int
-    for bad, error in ((1.5, TypeError), ("1", TypeError), (True, TypeError), (np.bool_(True), TypeError),
-                       (-1, ValueError)):
-        with pytest.raises(error, match=re.escape(f"R.reset: seed={bad!r} is not allowed; seed must be None or an "
-                                                  "int >= 0")):
+    for bad, error in (
+        (1.5, TypeError),
+        ("1", TypeError),
+        (True, TypeError),
+        (np.bool_(True), TypeError),
+        (-1, ValueError),
+    ):
+        with pytest.raises(
+            error, match=re.escape(f"R.reset: seed={bad!r} is not allowed; seed must be None or an int >= 0")
+        ):
             check_seed(bad, "R.reset")
 
 

@@ -19,8 +19,17 @@ pytest.importorskip("popgym")
 from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, LEVELS, POPGYM_CLASSES
 
 ALL_POPGYM = [s.id for s in catalogue.select(namespace="POPGym")]
-FIXED_LENGTH = ("RepeatFirst", "RepeatPrevious", "Autoencode", "CountRecall", "HigherLower", "MultiarmedBandit",
-                "PositionOnlyPendulum", "NoisyPositionOnlyPendulum", "Concentration")
+FIXED_LENGTH = (
+    "RepeatFirst",
+    "RepeatPrevious",
+    "Autoencode",
+    "CountRecall",
+    "HigherLower",
+    "MultiarmedBandit",
+    "PositionOnlyPendulum",
+    "NoisyPositionOnlyPendulum",
+    "Concentration",
+)
 
 
 def _mean_return(env_id, variant, policy, seeds=range(8)):

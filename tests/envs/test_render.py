@@ -203,8 +203,16 @@ def test_record_video_writes_a_file(env_id, tmp_path):
     assert len(videos) == 1 and videos[0].stat().st_size > 0
 
 
-@pytest.mark.parametrize("env_id", ["MIKASA/TMazePassive-v0", pytest.param("POPGym/RepeatFirstEasy-v0", marks=[] if
-                                    extra_installed("popgym") else [pytest.mark.skip(reason="no [popgym]")])])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "MIKASA/TMazePassive-v0",
+        pytest.param(
+            "POPGym/RepeatFirstEasy-v0",
+            marks=[] if extra_installed("popgym") else [pytest.mark.skip(reason="no [popgym]")],
+        ),
+    ],
+)
 def test_unknown_render_mode_is_one_clear_error(env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # gymnasium warns before the env raises

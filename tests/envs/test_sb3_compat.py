@@ -49,8 +49,9 @@ def test_sb3_make_vec_env_and_ppo_learn(env_id):
 @pytest.mark.skipif(not extra_installed("minigrid"), reason="extra [minigrid] not installed")
 @pytest.mark.parametrize("variant", ["oracle", "full"])
 def test_sb3_minigrid_other_variants(variant):
-    _learn("MIKASA/MiniGridMemoryS7-v0", env_kwargs={"obs_variant": variant},
-           wrapper_class=gym.wrappers.FlattenObservation)
+    _learn(
+        "MIKASA/MiniGridMemoryS7-v0", env_kwargs={"obs_variant": variant}, wrapper_class=gym.wrappers.FlattenObservation
+    )
 
 
 ROBO = [("MIKASA/RememberColor3-v0", "full"), ("MIKASA/ShellGameTouch-v0", "partial")]

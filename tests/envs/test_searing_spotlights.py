@@ -25,7 +25,7 @@ NOOP = np.array([0, 0])
 needs_memory_gym = pytest.mark.skipif(
     importlib.util.find_spec("memory_gym") is None or importlib.util.find_spec("pygame") is None,
     reason="the reference package memory_gym (and pygame) is not importable; install memory-gym --no-deps and "
-           "pygame-ce to compare step for step",
+    "pygame-ce to compare step for step",
 )
 
 
@@ -86,10 +86,34 @@ def test_gymnasium_env_checker_and_spaces(variant, env_id):
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs) and obs["image"].shape == (84, 84, 3)
     assert info["oracle"].shape == ((3, 3) if env_id == ID else (2, 3))  # agent, one coin, (exit)
-    full = ({"image", "agent", "coins", "exit", "rotation", "health", "spotlights", "alpha", "spawn_timer",
-             "spawns_left", "time"} if env_id == ID else
-            {"image", "agent", "coins", "rotation", "health", "spotlights", "alpha", "spawn_timer", "coin_timer",
-             "time"})
+    full = (
+        {
+            "image",
+            "agent",
+            "coins",
+            "exit",
+            "rotation",
+            "health",
+            "spotlights",
+            "alpha",
+            "spawn_timer",
+            "spawns_left",
+            "time",
+        }
+        if env_id == ID
+        else {
+            "image",
+            "agent",
+            "coins",
+            "rotation",
+            "health",
+            "spotlights",
+            "alpha",
+            "spawn_timer",
+            "coin_timer",
+            "time",
+        }
+    )
     keys = {"partial": {"image"}, "oracle": {"image", "oracle"}, "full": full}[variant]
     assert set(obs) == keys
     for _ in range(300):
@@ -151,21 +175,47 @@ def test_step_for_step_equal_to_memory_gym_with_a_scripted_walk():
 
 
 @needs_memory_gym
-@pytest.mark.parametrize("options", [
-    # spotlights finish their travel within the episode (upstream's list quirk), several coins, many spawns
-    {"num_coins": [2, 3], "spot_min_speed": 0.04, "spot_max_speed": 0.12, "initial_spawns": 8,
-     "initial_spawn_interval": 2, "spawn_interval_threshold": 1, "agent_health": 40},
-    # everything drawn above the darkness, a light threshold, no action bar, the agent in the centre, rewards
-    {"agent_visible": True, "coins_visible": True, "exit_visible": True, "light_threshold": 100,
-     "light_dim_off_duration": 4, "show_last_action": False, "sample_agent_position": False,
-     "reward_outside_spotlight": 0.01, "reward_inside_spotlight": -0.1, "spot_damage": 0.5, "reward_death": -1.0},
-    # some drawn above the darkness (upstream's list order puts the exit above the top bar), two coins
-    {"exit_visible": True},
-    {"coins_visible": True, "agent_visible": True, "num_coins": [2]},
-    # no coin (the exit is open from the first step), a short limit, no feedback, other radii
-    {"show_last_positive_reward": False, "visual_feedback": False, "num_coins": [0], "max_steps": 20,
-     "spot_min_radius": 3.0, "spot_max_radius": 20.0},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        # spotlights finish their travel within the episode (upstream's list quirk), several coins, many spawns
+        {
+            "num_coins": [2, 3],
+            "spot_min_speed": 0.04,
+            "spot_max_speed": 0.12,
+            "initial_spawns": 8,
+            "initial_spawn_interval": 2,
+            "spawn_interval_threshold": 1,
+            "agent_health": 40,
+        },
+        # everything drawn above the darkness, a light threshold, no action bar, the agent in the centre, rewards
+        {
+            "agent_visible": True,
+            "coins_visible": True,
+            "exit_visible": True,
+            "light_threshold": 100,
+            "light_dim_off_duration": 4,
+            "show_last_action": False,
+            "sample_agent_position": False,
+            "reward_outside_spotlight": 0.01,
+            "reward_inside_spotlight": -0.1,
+            "spot_damage": 0.5,
+            "reward_death": -1.0,
+        },
+        # some drawn above the darkness (upstream's list order puts the exit above the top bar), two coins
+        {"exit_visible": True},
+        {"coins_visible": True, "agent_visible": True, "num_coins": [2]},
+        # no coin (the exit is open from the first step), a short limit, no feedback, other radii
+        {
+            "show_last_positive_reward": False,
+            "visual_feedback": False,
+            "num_coins": [0],
+            "max_steps": 20,
+            "spot_min_radius": 3.0,
+            "spot_max_radius": 20.0,
+        },
+    ],
+)
 def test_kwargs_act_as_upstreams_reset_options(options):
     with np.errstate(invalid="ignore"):  # (upstream divides by its 0 coins at the end)
         results = _compare(range(3), options, scripted=True)
@@ -204,17 +254,30 @@ def _compare_endless(seeds, options, episodes: int = 2):
 
 
 @needs_memory_gym
-@pytest.mark.parametrize("options", [
-    {},
-    # long episodes: many spawns, the 160-step coin limit
-    {"agent_health": 400, "steps_per_coin": 60},
-    # spotlights finishing their travel (upstream's list quirk), frequent spawns
-    {"agent_health": 100, "spot_min_speed": 0.03, "spot_max_speed": 0.1, "spawn_interval": 3, "initial_spawns": 6},
-    # visibility, a step limit, rewards, a light threshold, no feedback
-    {"coins_visible": True, "agent_visible": True, "max_steps": 50, "steps_per_coin": 30, "coin_show_duration": 2,
-     "reward_outside_spotlight": 0.01, "reward_death": -1.0, "light_threshold": 120,
-     "show_last_positive_reward": False, "visual_feedback": False, "sample_agent_position": False},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        # long episodes: many spawns, the 160-step coin limit
+        {"agent_health": 400, "steps_per_coin": 60},
+        # spotlights finishing their travel (upstream's list quirk), frequent spawns
+        {"agent_health": 100, "spot_min_speed": 0.03, "spot_max_speed": 0.1, "spawn_interval": 3, "initial_spawns": 6},
+        # visibility, a step limit, rewards, a light threshold, no feedback
+        {
+            "coins_visible": True,
+            "agent_visible": True,
+            "max_steps": 50,
+            "steps_per_coin": 30,
+            "coin_show_duration": 2,
+            "reward_outside_spotlight": 0.01,
+            "reward_death": -1.0,
+            "light_threshold": 120,
+            "show_last_positive_reward": False,
+            "visual_feedback": False,
+            "sample_agent_position": False,
+        },
+    ],
+)
 def test_endless_step_for_step_equal_to_memory_gym(options):
     results = _compare_endless(range(3), options)
     print("endless", options, "(length, return)", results)
@@ -409,8 +472,9 @@ def test_same_seed_same_episode_and_different_seeds_differ():
 def test_batched_equals_single(mode, env_id):
     """Environment i of the batch is the single env with the same seed, step for step over episode ends."""
     n = 3
-    terminated, truncated = compare_batched_with_sync(env_id, n, mode, 120, lambda rng: rng.integers(0, 3, size=(n, 2)),
-                                                      obs_variant="full", max_steps=30)
+    terminated, truncated = compare_batched_with_sync(
+        env_id, n, mode, 120, lambda rng: rng.integers(0, 3, size=(n, 2)), obs_variant="full", max_steps=30
+    )
     assert terminated + truncated >= n
 
 

@@ -237,8 +237,10 @@ def _policies(L, rng):
         yield list(np.where(rng.random(L + 1) < 0.8, 0, rng.integers(0, 4, L + 1)))
 
 
-@pytest.mark.parametrize("env_id", ["MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveDense-v0",
-                                    "MIKASA/TMazeClassic-v0", "MIKASA/TMazeClassicDense-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveDense-v0", "MIKASA/TMazeClassic-v0", "MIKASA/TMazeClassicDense-v0"],
+)
 @pytest.mark.parametrize("order", ["code", "paper"])
 def test_dynamics_rewards_and_observations_match_the_authors_definition(env_id, order):
     L = 4
@@ -308,6 +310,7 @@ def test_classic_batched_equals_single(variant):
         a[rng.random(6) < 0.5] = RIGHT
         return a
 
-    terminated, _ = compare_batched_with_sync("MIKASA/TMazeClassicDense-v0", 6, AutoresetMode.NEXT_STEP, 40, sample,
-                                              obs_variant=variant, corridor_length=3)
+    terminated, _ = compare_batched_with_sync(
+        "MIKASA/TMazeClassicDense-v0", 6, AutoresetMode.NEXT_STEP, 40, sample, obs_variant=variant, corridor_length=3
+    )
     assert terminated > 6

@@ -39,8 +39,7 @@ def test_presets_and_catalogue():
         assert spec.episode_length == 1050  # 2100 tics at 2 tics per step
         assert spec.xi == (2, 1006) and spec.xi_paper == (2, 2055)
     delay = membench_envs.info(DELAY)
-    assert dict(delay.kwargs) == {"layout": "delay", "pillar_tics": None, "living_reward": 0.0,
-                                  "episode_timeout": 2300}
+    assert dict(delay.kwargs) == {"layout": "delay", "pillar_tics": None, "living_reward": 0.0, "episode_timeout": 2300}
     assert delay.episode_length == 1150 and delay.xi == (1002, 1101) and delay.xi_paper is None
 
 
@@ -216,11 +215,14 @@ def _pillar_pixels(image) -> int:
     return int(((g > r + 40) & (g > b + 40) & (g > 90)).sum() + ((r > g + 60) & (r > b + 60) & (r > 90)).sum())
 
 
-@pytest.mark.parametrize(("env_id", "frame_skip", "last"), [
-    ("MIKASA/ViZDoomTwoColorsHard-v0", 2, 44),
-    ("MIKASA/ViZDoomTwoColors-v0", 2, 44),
-    ("MIKASA/ViZDoomTwoColors-v0", 4, 22),
-])
+@pytest.mark.parametrize(
+    ("env_id", "frame_skip", "last"),
+    [
+        ("MIKASA/ViZDoomTwoColorsHard-v0", 2, 44),
+        ("MIKASA/ViZDoomTwoColors-v0", 2, 44),
+        ("MIKASA/ViZDoomTwoColors-v0", 4, 22),
+    ],
+)
 def test_the_pillar_is_taken_away_after_90_tics(env_id, frame_skip, last):
     """Observation k is tic 1 + k * frame_skip: the pillar stands in observation 44 and is gone in 45 (MemUP's
     frame skip 2; 22 / 23 at MIKASA-Base's 4). Engine state (the actor list) and, in front of the base start,
@@ -295,8 +297,10 @@ def test_memoryless_policies_oracle_beats_partial_in_the_hard_variant():
     seeds = range(8)
     oracle, o_all = _returns("oracle", seeds)
     partial, p_all = _returns("partial", seeds)
-    print(f"hard variant, 300 steps, 8 seeds: oracle {oracle:.2f} {np.round(o_all, 2)}; "
-          f"partial {partial:.2f} {np.round(p_all, 2)}")
+    print(
+        f"hard variant, 300 steps, 8 seeds: oracle {oracle:.2f} {np.round(o_all, 2)}; "
+        f"partial {partial:.2f} {np.round(p_all, 2)}"
+    )
     assert oracle > partial + 3.0
 
 
@@ -337,15 +341,18 @@ def test_delay_layout_moves_the_player_and_scores_the_vest(right_vest):
     env.close()
 
 
-@pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"layout": "maze"}, ValueError, "layout='maze' is not allowed"),
-    ({"delay_tics": -1}, ValueError, "delay_tics=-1 is not allowed"),
-    ({"frame_skip": 0}, ValueError, "frame_skip=0 is not allowed"),
-    ({"pillar_tics": 1}, ValueError, "pillar_tics=1 is not allowed"),
-    ({"reward_mode": "shaping"}, ValueError, "reward_mode='shaping' is not allowed"),
-    ({"episode_timeout": 2.5}, TypeError, "episode_timeout=2.5 is not allowed"),
-    ({"screen_size": 84}, TypeError, "unknown kwarg 'screen_size'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"layout": "maze"}, ValueError, "layout='maze' is not allowed"),
+        ({"delay_tics": -1}, ValueError, "delay_tics=-1 is not allowed"),
+        ({"frame_skip": 0}, ValueError, "frame_skip=0 is not allowed"),
+        ({"pillar_tics": 1}, ValueError, "pillar_tics=1 is not allowed"),
+        ({"reward_mode": "shaping"}, ValueError, "reward_mode='shaping' is not allowed"),
+        ({"episode_timeout": 2.5}, TypeError, "episode_timeout=2.5 is not allowed"),
+        ({"screen_size": 84}, TypeError, "unknown kwarg 'screen_size'"),
+    ],
+)
 def test_bad_kwargs_are_clear_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         gym.make("MIKASA/ViZDoomTwoColors-v0", **kwargs)

@@ -47,11 +47,23 @@ from membench_agents.runs.folder import RESULTS
 from membench_agents.runs.tracking import Tracking
 
 
-def train(env: str | None = None, agent: str | None = None, *, seeds: Any = None, steps: int | None = None,
-          obs_variant: str | None = None, config: str | os.PathLike | None = None, overrides: Iterable[str] = (),
-          run_dir: str | os.PathLike | None = None, out: str | os.PathLike = "runs", jobs: int = 1,
-          device: str | None = None, progress: bool = True, tracking: Tracking | None = None,
-          resume: str | os.PathLike | None = None) -> Run:
+def train(
+    env: str | None = None,
+    agent: str | None = None,
+    *,
+    seeds: Any = None,
+    steps: int | None = None,
+    obs_variant: str | None = None,
+    config: str | os.PathLike | None = None,
+    overrides: Iterable[str] = (),
+    run_dir: str | os.PathLike | None = None,
+    out: str | os.PathLike = "runs",
+    jobs: int = 1,
+    device: str | None = None,
+    progress: bool = True,
+    tracking: Tracking | None = None,
+    resume: str | os.PathLike | None = None,
+) -> Run:
     """Train a cell and return its :class:`Run` (``membench train``). ``overrides`` are ``--set`` items
     (``"ppo.learning_rate=1e-3"``); ``jobs``: seeds trained at once in worker processes (1: in this process);
     ``resume``: continue that run folder with its own config (then give nothing else)."""
@@ -60,8 +72,16 @@ def train(env: str | None = None, agent: str | None = None, *, seeds: Any = None
         cfg = cell.run_config(run_dir)
         cell.check_resumable(cfg, run_dir)
     else:
-        cfg = resolve(env, agent, config_file=config, steps=steps, seeds=seeds, obs_variant=obs_variant,
-                      overrides=overrides, device=device).config
+        cfg = resolve(
+            env,
+            agent,
+            config_file=config,
+            steps=steps,
+            seeds=seeds,
+            obs_variant=obs_variant,
+            overrides=overrides,
+            device=device,
+        ).config
         run_dir = Path(run_dir) if run_dir is not None else folder.new_run_dir(out, cfg)
     cell.train(cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking)
     plot_run(run_dir)
@@ -116,8 +136,13 @@ class Run:
         env.close()
         return Agent(trainer, space), payload
 
-    def evaluate(self, episodes: int | None = None, seed_start: int | None = None,
-                 deterministic: bool | None = None, device: str | None = None) -> dict[str, Any]:
+    def evaluate(
+        self,
+        episodes: int | None = None,
+        seed_start: int | None = None,
+        deterministic: bool | None = None,
+        device: str | None = None,
+    ) -> dict[str, Any]:
         """Evaluate every seed's checkpoint by the run's protocol (``membench eval``); the arguments replace
         the protocol's (checked by its rules: a ConfigError names the one that is not allowed). Returns
         ``metric``, ``mean``, ``sem``, ``per_run``, ``n_runs``, ``episode_seeds``, ``per_seed`` (each seed's
@@ -138,11 +163,21 @@ class Run:
                 unfinished.append((s, int(payload["global_step"])))
             per_seed.append(evaluate_trainer(agent.trainer, {**self.config, "eval": ev}, seeds_eval))
             agent.close()
-        return {**stats.aggregate(per_seed), "episode_seeds": seeds_eval, "per_seed": per_seed,
-                "unfinished": unfinished}
+        return {
+            **stats.aggregate(per_seed),
+            "episode_seeds": seeds_eval,
+            "per_seed": per_seed,
+            "unfinished": unfinished,
+        }
 
-    def record(self, episodes: int = 1, folder: str | os.PathLike | None = None, seed: int | None = None,
-               deterministic: bool | None = None, device: str | None = None) -> list[Path]:
+    def record(
+        self,
+        episodes: int = 1,
+        folder: str | os.PathLike | None = None,
+        seed: int | None = None,
+        deterministic: bool | None = None,
+        device: str | None = None,
+    ) -> list[Path]:
         """Play the protocol's first ``episodes`` evaluation episodes (episode seeds ``seed_start``, ...) with one
         seed's policy and write each as an MP4 video (``<folder>/seed_<s>/episode_<episode seed>.mp4``; default
         folder: ``<run>/videos``). A video holds one frame per step plus the first (length + 1 frames), at the
@@ -209,15 +244,15 @@ class Agent:
     def predict(self, obs, state=None, episode_start=None, deterministic: bool = True):
         batched = self._batched(obs)
         if not batched:
-            obs = ({k: np.asarray(v)[None] for k, v in obs.items()} if isinstance(obs, dict)
-                   else np.asarray(obs)[None])
+            obs = {k: np.asarray(v)[None] for k, v in obs.items()} if isinstance(obs, dict) else np.asarray(obs)[None]
         n = len(next(iter(obs.values())) if isinstance(obs, dict) else obs)
         if episode_start is None:
             episode_start = state is None
         if state is None:
             state = self.initial_state(n)
-        es = torch.as_tensor(np.broadcast_to(np.asarray(episode_start, dtype=bool), (n,)).copy(),
-                             device=self.policy.device)
+        es = torch.as_tensor(
+            np.broadcast_to(np.asarray(episode_start, dtype=bool), (n,)).copy(), device=self.policy.device
+        )
         x = obs_to_tensor(obs, self.policy.device)
         action, _, _, state = self.policy.act(x, state, es, deterministic=deterministic)
         action = self.policy.env_action(action)

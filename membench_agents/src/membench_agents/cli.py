@@ -48,93 +48,146 @@ def _count(text: str) -> int:
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", help="number of runs (3), a list (0,1,2) or a range (0-4)")
     p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
-    p.add_argument("--jobs", type=_count, default=0,
-                   help="runs trained in parallel processes, 1 torch thread each (default 0: min(CPUs, runs))")
+    p.add_argument(
+        "--jobs",
+        type=_count,
+        default=0,
+        help="runs trained in parallel processes, 1 torch thread each (default 0: min(CPUs, runs))",
+    )
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
-    p.add_argument("--track", action="store_true",
-                   help="mirror every run's scalars and config to Weights & Biases (extra: membench-agents[wandb]; "
-                        "WANDB_MODE=offline keeps them local)")
+    p.add_argument(
+        "--track",
+        action="store_true",
+        help="mirror every run's scalars and config to Weights & Biases (extra: membench-agents[wandb]; "
+        "WANDB_MODE=offline keeps them local)",
+    )
     p.add_argument("--wandb-project", default="membench", help="W&B project for --track (default: membench)")
     p.add_argument("--wandb-entity", help="W&B entity (team or user) for --track (default: your W&B default)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     # allow_abbrev=False everywhere: `--seed 5` is an error, not `--seeds 5`
-    parser = argparse.ArgumentParser(prog="membench", description=__doc__, allow_abbrev=False,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="membench", description=__doc__, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate", allow_abbrev=False)
     p.add_argument("--env", help="environment ID")
     p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
-    p.add_argument("--config", help="a cell config file of your own (instead of the tuned cell config the ID and agent "
-                        "resolve to: membench list)")
+    p.add_argument(
+        "--config",
+        help="a cell config file of your own (instead of the tuned cell config the ID and agent "
+        "resolve to: membench list)",
+    )
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)",
+    )
     p.add_argument("--run-dir", help="write the run here (default: <out>/<env-id>/<agent>[.<variant>]/<time>)")
-    p.add_argument("--resume", metavar="RUN_DIR",
-                   help="continue an interrupted run from its checkpoints, with its own config (flags that would "
-                        "change it are an error)")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its checkpoints, with its own config (flags that would "
+        "change it are an error)",
+    )
     _add_common(p)
 
-    p = sub.add_parser("eval", help="reload the checkpoints of a run and evaluate them with the protocol",
-                       allow_abbrev=False)
+    p = sub.add_parser(
+        "eval", help="reload the checkpoints of a run and evaluate them with the protocol", allow_abbrev=False
+    )
     p.add_argument("run_dir")
     p.add_argument("--episodes", type=int, help="episodes per run, 1 to 1000000 (default: the run's protocol)")
-    p.add_argument("--seed-start", type=int, help="first episode seed, >= 0; the episode seeds must stay below 2**32 "
-                                                  "(default: the run's protocol)")
+    p.add_argument(
+        "--seed-start",
+        type=int,
+        help="first episode seed, >= 0; the episode seeds must stay below 2**32 (default: the run's protocol)",
+    )
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the deterministic policy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--device", help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
-                                    "trained on cuda and this machine has no CUDA GPU)")
-    p.add_argument("--video", type=int, metavar="N",
-                   help="also write the protocol's first N evaluation episodes of each seed as MP4 videos (needs "
-                        "membench-agents[video])")
+    p.add_argument(
+        "--device",
+        help="cpu, cuda, cuda:N or auto (default: the run's device; cpu where the run "
+        "trained on cuda and this machine has no CUDA GPU)",
+    )
+    p.add_argument(
+        "--video",
+        type=int,
+        metavar="N",
+        help="also write the protocol's first N evaluation episodes of each seed as MP4 videos (needs "
+        "membench-agents[video])",
+    )
     p.add_argument("--video-dir", help="where the videos go (default: <run_dir>/videos)")
 
-    p = sub.add_parser("report", help="print the table of run folders and write one comparison plot",
-                       allow_abbrev=False)
+    p = sub.add_parser(
+        "report", help="print the table of run folders and write one comparison plot", allow_abbrev=False
+    )
     p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
-    p.add_argument("--out", help="plot file, an image by its extension: .png, .pdf, .svg, ... "
-                                 "(default: <path>/report.png)")
+    p.add_argument(
+        "--out", help="plot file, an image by its extension: .png, .pdf, .svg, ... (default: <path>/report.png)"
+    )
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--title")
-    p.add_argument("--aggregate", action="store_true",
-                   help="also the aggregate metrics across tasks: IQM and mean with stratified-bootstrap confidence "
-                        "intervals, and performance profiles (table + <plot>.aggregate.png)")
-    p.add_argument("--reps", type=int, default=2000,
-                   help="bootstrap resamples for --aggregate, 1 to 100000 (default 2000)")
+    p.add_argument(
+        "--aggregate",
+        action="store_true",
+        help="also the aggregate metrics across tasks: IQM and mean with stratified-bootstrap confidence "
+        "intervals, and performance profiles (table + <plot>.aggregate.png)",
+    )
+    p.add_argument(
+        "--reps", type=int, default=2000, help="bootstrap resamples for --aggregate, 1 to 100000 (default 2000)"
+    )
     p.add_argument("--confidence", type=float, default=0.95, help="interval level for --aggregate (default 0.95)")
     p.add_argument("--bootstrap-seed", type=int, default=0, help="resampling seed for --aggregate, >= 0 (default 0)")
-    p.add_argument("--pool", action="store_true",
-                   help="--aggregate: pool runs of one agent on one task even where their configs differ (budget, "
-                        "hyperparameters); without it they count as different algorithms")
+    p.add_argument(
+        "--pool",
+        action="store_true",
+        help="--aggregate: pool runs of one agent on one task even where their configs differ (budget, "
+        "hyperparameters); without it they count as different algorithms",
+    )
 
-    p = sub.add_parser("plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)",
-                       allow_abbrev=False)
+    p = sub.add_parser(
+        "plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)", allow_abbrev=False
+    )
     p.add_argument("--env", required=True, help="environment ID (a membench ID: Ξ comes from the catalogue)")
     p.add_argument("--agent", required=True, help=f"one of {', '.join(AGENTS)}")
     p.add_argument("--K", type=int, help="the agent's context length, where its config does not set it")
     p.add_argument("--xi", help="correlation horizons MIN[,MAX], where membench cannot derive them")
-    p.add_argument("--config", help="a cell config file of your own (instead of the tuned cell config the ID and agent "
-                        "resolve to: membench list)")
+    p.add_argument(
+        "--config",
+        help="a cell config file of your own (instead of the tuned cell config the ID and agent "
+        "resolve to: membench list)",
+    )
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value as for train, e.g. --set env_kwargs.corridor_length=30")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value as for train, e.g. --set env_kwargs.corridor_length=30",
+    )
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
-    p = sub.add_parser("sweep", help="run the memory paper's designs from a sweep spec (vary K, vary ξ, length "
-                                     "generalisation) and tabulate them with their regimes", allow_abbrev=False)
+    p = sub.add_parser(
+        "sweep",
+        help="run the memory paper's designs from a sweep spec (vary K, vary ξ, length "
+        "generalisation) and tabulate them with their regimes",
+        allow_abbrev=False,
+    )
     p.add_argument("spec", nargs="?", help="sweep spec (YAML; see experiments/sweeps/)")
     p.add_argument("--resume", metavar="SWEEP_DIR", help="continue an interrupted sweep")
     p.add_argument("--dry-run", action="store_true", help="print the cells and their regimes, train nothing")
     _add_common(p)
 
-    p = sub.add_parser("bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell",
-                       allow_abbrev=False)
+    p = sub.add_parser(
+        "bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell", allow_abbrev=False
+    )
     p.add_argument("--env", help="environment ID (default: the ladder's)")
     p.add_argument("--agent", help="agent (default: the ladder's three cells)")
     p.add_argument("--spec", help="bench spec file (default: the T-Maze ladder, membench_agents/config/ladder.yaml)")
@@ -184,15 +237,25 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
     from membench_agents.runs import cell
     from membench_agents.runs.folder import diff_text, same_config
 
-    fixed = [flag for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out))
-             if value is not None]
+    fixed = [
+        flag
+        for flag, value in (("--config", args.config), ("--run-dir", args.run_dir), ("--out", args.out))
+        if value is not None
+    ]
     if fixed:
-        raise ConfigError(f"{', '.join(fixed)} cannot be combined with --resume: the run folder's config and place "
-                          "are fixed; start a new run instead")
+        raise ConfigError(
+            f"{', '.join(fixed)} cannot be combined with --resume: the run folder's config and place "
+            "are fixed; start a new run instead"
+        )
     cfg = cell.run_config(run_dir)
     wanted = copy.deepcopy(cfg)
-    for key, value in (("env", args.env), ("agent", args.agent), ("obs_variant", args.obs_variant),
-                       ("total_steps", args.steps), ("device", args.device)):
+    for key, value in (
+        ("env", args.env),
+        ("agent", args.agent),
+        ("obs_variant", args.obs_variant),
+        ("total_steps", args.steps),
+        ("device", args.device),
+    ):
         if value is not None:
             wanted[key] = value
     if args.seeds is not None:
@@ -206,8 +269,10 @@ def _resume_config(args, run_dir: Path) -> dict[str, Any]:
             node = node[k]
         node[keys[-1]] = value
     if not same_config(wanted, cfg):
-        raise ConfigError(f"--resume continues {run_dir} with the config it was trained with, and these flags "
-                          f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run")
+        raise ConfigError(
+            f"--resume continues {run_dir} with the config it was trained with, and these flags "
+            f"change it ({diff_text(cfg, wanted)}); drop them, or start a new run"
+        )
     cell.check_resumable(cfg, run_dir)
     return cfg
 
@@ -222,9 +287,16 @@ def cmd_train(args) -> int:
         cfg = _resume_config(args, run_dir)
         print(f"resuming {run_dir}", file=sys.stderr)
     else:
-        res = resolve(args.env, args.agent, config_file=args.config, steps=args.steps, seeds=args.seeds,
-                      obs_variant=args.obs_variant, overrides=args.set,
-                      device=args.device)
+        res = resolve(
+            args.env,
+            args.agent,
+            config_file=args.config,
+            steps=args.steps,
+            seeds=args.seeds,
+            obs_variant=args.obs_variant,
+            overrides=args.set,
+            device=args.device,
+        )
         cfg = res.config
         run_dir = Path(args.run_dir) if args.run_dir else folder.new_run_dir(args.out or DEFAULT_OUT, cfg)
         if (run_dir / "config.yaml").exists():
@@ -232,11 +304,16 @@ def cmd_train(args) -> int:
         print(f"run folder: {run_dir}\nconfig: {' <- '.join(res.sources)}", file=sys.stderr)
         _print_budget_notes([cfg])
     try:
-        results = cell.train(cfg, run_dir, workers=_workers(args.jobs, len(cfg["seeds"])),
-                             resume=bool(args.resume), progress=not args.no_progress, tracking=tracking)
+        results = cell.train(
+            cfg,
+            run_dir,
+            workers=_workers(args.jobs, len(cfg["seeds"])),
+            resume=bool(args.resume),
+            progress=not args.no_progress,
+            tracking=tracking,
+        )
     except KeyboardInterrupt:
-        print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}",
-              file=sys.stderr)
+        print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}", file=sys.stderr)
         return 130
     except workers.RunFailed as e:
         e.resume = f"membench train --resume {run_dir}"
@@ -261,49 +338,75 @@ def cmd_eval(args) -> int:
     device = _eval_device(args.device, cfg["device"])
     stored = load_results(run_dir) if (run_dir / RESULTS).is_file() else None
     if stored is not None and not same_config(stored.get("config", cfg), cfg):
-        raise RunFolderError(f"{run_dir / RESULTS} was written for another config than the checkpoints' "
-                             f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}")
+        raise RunFolderError(
+            f"{run_dir / RESULTS} was written for another config than the checkpoints' "
+            f"({diff_text(cfg, stored['config'])}); rebuild it with membench train --resume {run_dir}"
+        )
     try:
-        agg = run.evaluate(episodes=args.episodes, seed_start=args.seed_start,
-                           deterministic=False if args.stochastic else None, device=device)
+        agg = run.evaluate(
+            episodes=args.episodes,
+            seed_start=args.seed_start,
+            deterministic=False if args.stochastic else None,
+            device=device,
+        )
     except ConfigError as e:  # the protocol's rules, named by the flags
-        raise ConfigError(str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
-                          ) from None
+        raise ConfigError(
+            str(e).replace("eval.episodes", "--episodes").replace("eval.seed_start", "--seed-start")
+        ) from None
     for s, step in agg.pop("unfinished"):
         print(f"warning: seed {s} has not finished training (step {step})", file=sys.stderr)
     seeds_eval = agg.pop("episode_seeds")
     agg.pop("per_seed")
     # Another device gives the same policy up to floating-point rounding: no exact comparison then.
-    asked = {"episodes": args.episodes, "seed_start": args.seed_start,
-             "deterministic": False if args.stochastic else None}
+    asked = {
+        "episodes": args.episodes,
+        "seed_start": args.seed_start,
+        "deterministic": False if args.stochastic else None,
+    }
     ev = {**cfg["eval"], **{k: v for k, v in asked.items() if v is not None}}
     same_protocol = same_config(ev, cfg["eval"]) and device is None
     matches = None
     if stored is not None and same_protocol:
         matches = bool(
-            agg["metric"] == stored["metric"] and len(agg["per_run"]) == len(stored["per_run"])
+            agg["metric"] == stored["metric"]
+            and len(agg["per_run"]) == len(stored["per_run"])
             and all(abs(a - b) < 1e-9 for a, b in zip(agg["per_run"], stored["per_run"], strict=True))
         )
     videos = []
     if args.video is not None:
         for s in cfg["seeds"]:
-            videos += run.record(args.video, folder=args.video_dir, seed=s,
-                                 deterministic=False if args.stochastic else None, device=device)
-    out = {"run_dir": str(run_dir), "episode_seeds": [seeds_eval[0], seeds_eval[-1]], **agg,
-           "stored": None if stored is None else {"mean": stored["mean"], "sem": stored["sem"],
-                                                   "per_run": stored["per_run"]},
-           "reproduces_results": matches, "videos": [str(v) for v in videos]}
+            videos += run.record(
+                args.video,
+                folder=args.video_dir,
+                seed=s,
+                deterministic=False if args.stochastic else None,
+                device=device,
+            )
+    out = {
+        "run_dir": str(run_dir),
+        "episode_seeds": [seeds_eval[0], seeds_eval[-1]],
+        **agg,
+        "stored": None
+        if stored is None
+        else {"mean": stored["mean"], "sem": stored["sem"], "per_run": stored["per_run"]},
+        "reproduces_results": matches,
+        "videos": [str(v) for v in videos],
+    }
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"{cfg['agent']} ({cfg['obs_variant']}) on {cfg['env']}: {agg['metric']} "
-              f"{mean_text(agg['mean'], agg['sem'], agg['n_runs'])} over {agg['n_runs']} run(s) "
-              f"(episode seeds {seeds_eval[0]}..{seeds_eval[-1]})")
+        print(
+            f"{cfg['agent']} ({cfg['obs_variant']}) on {cfg['env']}: {agg['metric']} "
+            f"{mean_text(agg['mean'], agg['sem'], agg['n_runs'])} over {agg['n_runs']} run(s) "
+            f"(episode seeds {seeds_eval[0]}..{seeds_eval[-1]})"
+        )
         for s, v in zip(cfg["seeds"], agg["per_run"], strict=True):
             print(f"  seed {s}: {v:.3f}")
         if matches is not None and stored is not None:  # (matches is set only with a stored result)
-            print(f"reproduces results.json: {'yes' if matches else 'NO'} "
-                  f"(stored {mean_text(stored['mean'], stored['sem'], len(stored['per_run']))})")
+            print(
+                f"reproduces results.json: {'yes' if matches else 'NO'} "
+                f"(stored {mean_text(stored['mean'], stored['sem'], len(stored['per_run']))})"
+            )
         if videos:
             print(f"videos ({len(videos)}): {Path(videos[0]).parent.parent}/seed_*/episode_*.mp4")
     return 0 if matches in (None, True) else 1
@@ -320,8 +423,10 @@ def _eval_device(asked: str | None, trained: str) -> str | None:
         import torch
 
         if not torch.cuda.is_available():
-            print(f"note: the run trained on {trained}; this machine has no CUDA GPU, so it is evaluated on the cpu",
-                  file=sys.stderr)
+            print(
+                f"note: the run trained on {trained}; this machine has no CUDA GPU, so it is evaluated on the cpu",
+                file=sys.stderr,
+            )
             return "cpu"
     return None
 
@@ -365,8 +470,9 @@ def _report_aggregate(args, plot: Path, skipped) -> None:
 
     bad = {p.resolve() for p, _ in skipped}
     run_dirs = [d for d in find_runs(args.paths) if d.resolve() not in bad]
-    agg = aggregate.aggregate_runs(run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed,
-                                   pool=args.pool)
+    agg = aggregate.aggregate_runs(
+        run_dirs, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed, pool=args.pool
+    )
     out = Path(plot).with_suffix(".aggregate.png")
     aggregate.plot(agg, out, title=args.title)
     print("\naggregate across tasks (rliable's metrics):")
@@ -387,11 +493,17 @@ def cmd_plan(args) -> int:
         if len(parts) not in (1, 2) or min(parts) < 1 or parts[0] > parts[-1]:
             raise ConfigError(f"--xi expects MIN[,MAX] with 1 <= MIN <= MAX (integers), got {args.xi!r}")
         xi = (parts[0], parts[-1])
-    res = resolve(args.env, args.agent, config_file=args.config, obs_variant=args.obs_variant, overrides=args.set,
-                  )
+    res = resolve(
+        args.env,
+        args.agent,
+        config_file=args.config,
+        obs_variant=args.obs_variant,
+        overrides=args.set,
+    )
     cfg = res.config
-    plan = plan_cell(cfg["env"], cfg["agent"], cfg, env_kwargs=cfg["env_kwargs"], obs_variant=cfg["obs_variant"],
-                     K=args.K, xi=xi)
+    plan = plan_cell(
+        cfg["env"], cfg["agent"], cfg, env_kwargs=cfg["env_kwargs"], obs_variant=cfg["obs_variant"], K=args.K, xi=xi
+    )
     print(json.dumps(plan.to_dict(), indent=1) if args.json else plan)
     return 0
 
@@ -406,18 +518,20 @@ def cmd_sweep(args) -> int:
         given = _flags_given(args, ("spec", "steps", "seeds", "out", "device"))
         given += ["--dry-run"] if args.dry_run else []
         if given:
-            raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a sweep continues with the "
-                              "configs it started with")
+            raise ConfigError(
+                f"{', '.join(given)} cannot be combined with --resume: a sweep continues with the "
+                "configs it started with"
+            )
         sweep_dir = Path(args.resume)
         meta, cells, jobs = sweep.resume_jobs(sweep_dir)
         print(f"resuming {sweep_dir}", file=sys.stderr)
     else:
         if args.spec is None:
-            raise ConfigError("membench sweep needs a sweep spec (e.g. experiments/sweeps/tmaze-memory.yaml) or "
-                              "--resume SWEEP_DIR")
+            raise ConfigError(
+                "membench sweep needs a sweep spec (e.g. experiments/sweeps/tmaze-memory.yaml) or --resume SWEEP_DIR"
+            )
         spec = sweep.load_spec(args.spec)
-        cells = sweep.expand(spec, steps=args.steps, seeds=args.seeds,
-                             device=args.device)
+        cells = sweep.expand(spec, steps=args.steps, seeds=args.seeds, device=args.device)
         text, warnings = sweep.plan_table(spec, cells)
         print(f"sweep {spec.name}: {len(cells)} cells on {spec.env}\n{text}", file=sys.stderr)
         for w in warnings:
@@ -441,8 +555,10 @@ def cmd_sweep(args) -> int:
                 job.tracking = tracking
             workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress)
         except KeyboardInterrupt:
-            print(f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
-                  file=sys.stderr)
+            print(
+                f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
+                file=sys.stderr,
+            )
             return 130
         except workers.RunFailed as e:
             e.resume = f"membench sweep --resume {sweep_dir}"
@@ -463,8 +579,10 @@ def cmd_list(args) -> int:
     print("agents:")
     for a in AGENTS.values():
         print(f"  {a.name:<18} {a.description}")
-    print("\ntuned cell configs (what `membench train --env ID --agent A [--obs-variant V]` resolves to; other "
-          f"cells use the agent's defaults, {CONFIG_DATA / 'defaults'}):")
+    print(
+        "\ntuned cell configs (what `membench train --env ID --agent A [--obs-variant V]` resolves to; other "
+        f"cells use the agent's defaults, {CONFIG_DATA / 'defaults'}):"
+    )
     for env_id, stem, _ in list_cells():
         agent, _, variant = stem.partition(".")
         print(f"  {env_id:<36} {agent}" + (f" --obs-variant {variant}" if variant else ""))
@@ -483,8 +601,10 @@ def cmd_bench(args) -> int:
     if args.resume:
         given = _flags_given(args, ("env", "agent", "spec", "steps", "seeds", "out", "device"))
         if given:
-            raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
-                              "configs it started with")
+            raise ConfigError(
+                f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
+                "configs it started with"
+            )
         b = bench.resume(args.resume)
         print(f"resuming {b.path}", file=sys.stderr)
     else:
@@ -520,8 +640,11 @@ def _new_bench(args):
         args.jobs = plan.jobs
     for r in plan.cells:
         c = r.config
-        print(f"  {run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
-              f"{len(c['seeds'])} seeds  <- {r.sources[-1]}", file=sys.stderr)
+        print(
+            f"  {run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
+            f"{len(c['seeds'])} seeds  <- {r.sources[-1]}",
+            file=sys.stderr,
+        )
     labels = bench.check(plan)
     _print_budget_notes(plan.configs)
     b = bench.create(plan, labels, args.out or DEFAULT_OUT)
@@ -533,8 +656,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    handler = {"train": cmd_train, "eval": cmd_eval, "report": cmd_report, "bench": cmd_bench,
-               "list": cmd_list, "plan": cmd_plan, "sweep": cmd_sweep}[args.command]
+    handler = {
+        "train": cmd_train,
+        "eval": cmd_eval,
+        "report": cmd_report,
+        "bench": cmd_bench,
+        "list": cmd_list,
+        "plan": cmd_plan,
+        "sweep": cmd_sweep,
+    }[args.command]
     try:
         return handler(args)
     except ConfigError as e:
@@ -553,8 +683,10 @@ def main(argv: list[str] | None = None) -> int:
             for line in e.failures:
                 print(f"membench: error: run {line}", file=sys.stderr)
             if e.resume:
-                print(f"the other runs saved checkpoints; once the cause is fixed, continue with\n  {e.resume}",
-                      file=sys.stderr)
+                print(
+                    f"the other runs saved checkpoints; once the cause is fixed, continue with\n  {e.resume}",
+                    file=sys.stderr,
+                )
             return 1
         raise
 

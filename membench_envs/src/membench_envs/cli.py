@@ -114,9 +114,16 @@ def _collect(args) -> int:
             raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
         kwargs[key] = yaml.safe_load(value)
     try:
-        h5, index = collect(args.env_id, args.episodes, args.out, only_success=args.only_success,
-                            seed_start=args.seed_start, max_attempts=args.max_attempts,
-                            progress=not args.no_progress, **kwargs)
+        h5, index = collect(
+            args.env_id,
+            args.episodes,
+            args.out,
+            only_success=args.only_success,
+            seed_start=args.seed_start,
+            max_attempts=args.max_attempts,
+            progress=not args.no_progress,
+            **kwargs,
+        )
     except CollectionError as e:
         print(f"membench-envs: {e}", file=sys.stderr)
         return 1
@@ -134,36 +141,56 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.add_argument("--suite", help=f"one of: {', '.join(catalogue.suites())}")
     p_list.add_argument("--memory-type", choices=catalogue.MEMORY_TYPES)
     p_list.add_argument("--namespace", help="e.g. MIKASA, POPGym")
-    p_list.add_argument("--stochasticity", type=int, choices=catalogue.STOCHASTICITY_TYPES, metavar="TYPE",
-                        help="STORI taxonomy type, 0-5 (e.g. 5: missing state variables)")
+    p_list.add_argument(
+        "--stochasticity",
+        type=int,
+        choices=catalogue.STOCHASTICITY_TYPES,
+        metavar="TYPE",
+        help="STORI taxonomy type, 0-5 (e.g. 5: missing state variables)",
+    )
     p_list.add_argument("--markdown", action="store_true", help="markdown instead of aligned text")
     p_list.add_argument("--ids", action="store_true", help="print only the IDs, one per line")
     p_info = sub.add_parser("info", allow_abbrev=False, help="everything the catalogue knows about one ID")
     p_info.add_argument("env_id")
-    p_plan = sub.add_parser("plan", allow_abbrev=False,
-                            help="LTM/STM regime of an agent with context K on a task (Algorithm 1)")
+    p_plan = sub.add_parser(
+        "plan", allow_abbrev=False, help="LTM/STM regime of an agent with context K on a task (Algorithm 1)"
+    )
     p_plan.add_argument("env_id")
     p_plan.add_argument("--K", type=int, required=True, help="agent context length")
     p_plan.add_argument("--K-eff", type=int, default=None, help="effective context μ(K), if known")
     p_readme = sub.add_parser("readme", allow_abbrev=False, help="regenerate the suites table in README.md")
     p_readme.add_argument("path", nargs="?", default="README.md")
     p_readme.add_argument("--check", action="store_true", help="exit 1 if the table is out of date")
-    p_docs = sub.add_parser("docs", allow_abbrev=False,
-                            help="regenerate the task pages (DIR/tasks/*.md) from the catalogue and the docstrings")
+    p_docs = sub.add_parser(
+        "docs",
+        allow_abbrev=False,
+        help="regenerate the task pages (DIR/tasks/*.md) from the catalogue and the docstrings",
+    )
     p_docs.add_argument("path", nargs="?", default="docs", metavar="DIR", help="the docs folder (default: docs)")
     p_docs.add_argument("--check", action="store_true", help="exit 1 if a page is out of date; write nothing")
-    p_collect = sub.add_parser("collect", allow_abbrev=False,
-                               help="record an offline dataset of a MIKASA-Robo task with its scripted expert (HDF5 + "
-                                    "JSON, ManiSkill's trajectory format)")
+    p_collect = sub.add_parser(
+        "collect",
+        allow_abbrev=False,
+        help="record an offline dataset of a MIKASA-Robo task with its scripted expert (HDF5 + "
+        "JSON, ManiSkill's trajectory format)",
+    )
     p_collect.add_argument("env_id")
     p_collect.add_argument("--episodes", type=int, required=True, help="episodes to keep")
     p_collect.add_argument("--out", default="datasets", help="folder of the dataset files (default: datasets/)")
     p_collect.add_argument("--only-success", action="store_true", help="keep successful episodes only")
     p_collect.add_argument("--seed-start", type=int, default=0, help="first episode seed (default 0)")
-    p_collect.add_argument("--max-attempts", type=int, help="seeds tried at most (default: 10x --episodes with "
-                                                            "--only-success, else --episodes)")
-    p_collect.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                           help="an env kwarg, e.g. --set episode_steps=30 (value read as YAML)")
+    p_collect.add_argument(
+        "--max-attempts",
+        type=int,
+        help="seeds tried at most (default: 10x --episodes with --only-success, else --episodes)",
+    )
+    p_collect.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an env kwarg, e.g. --set episode_steps=30 (value read as YAML)",
+    )
     p_collect.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 

@@ -168,9 +168,7 @@ def plan(xi, K: int, K_eff: int | None = None) -> Plan:
             f"use K <= {lo - 1} (LTM) or K >= {hi} (STM)"
         )
     if lo != hi and regime is not Regime.STM_ONLY:
-        warnings.append(
-            "variable correlation horizon: LTM claims need a fixed-ξ configuration with ξ > K (§5.1)"
-        )
+        warnings.append("variable correlation horizon: LTM claims need a fixed-ξ configuration with ξ > K (§5.1)")
     if regime is Regime.LTM_ONLY and K == lo - 1:
         warnings.append("K = K̄ is valid in theory, but a smaller K reveals the memory mechanism better")
     valid = None if K_eff is None else valid_ltm_setup(K, (lo, hi), K_eff)

@@ -86,8 +86,14 @@ def test_writer_and_loader_round_trip_with_the_documented_shapes(small, env_id):
 def test_the_episodes_replay_their_seed(small, robo_env):
     """The stored first observation is what reset(seed) shows, and the two seeds differ."""
     h5_path, _, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
-    env = robo_env("MIKASA/RememberColor3-v0", obs_variant="oracle", control_mode="pd_ee_delta_pose",
-                   reward_mode="normalized_dense", terminate_on_success=False, episode_steps=SHORT)
+    env = robo_env(
+        "MIKASA/RememberColor3-v0",
+        obs_variant="oracle",
+        control_mode="pd_ee_delta_pose",
+        reward_mode="normalized_dense",
+        terminate_on_success=False,
+        episode_steps=SHORT,
+    )
     with h5py.File(h5_path, "r") as f:
         for i in (0, 1):
             obs, _ = env.reset(seed=i)
@@ -99,10 +105,23 @@ def test_the_episodes_replay_their_seed(small, robo_env):
 def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys):
     env_id = "MIKASA/RememberColor3-v0"
     h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
-    argv = [sys.executable, "-m", "membench_envs.cli", "collect", env_id, "--episodes", "3", "--out", str(tmp_path),
-            "--set", f"episode_steps={SHORT}", "--no-progress"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    argv = [
+        sys.executable,
+        "-m",
+        "membench_envs.cli",
+        "collect",
+        env_id,
+        "--episodes",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--set",
+        f"episode_steps={SHORT}",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     try:
         deadline = time.monotonic() + 240
         while not (parts / "ep_0.h5").exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -135,19 +154,33 @@ def test_a_stop_says_what_was_kept_and_the_same_command_continues(tmp_path, sig)
     refused at once."""
     env_id = "MIKASA/RememberColor3-v0"
     h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
-    argv = [sys.executable, "-m", "membench_envs.cli", "collect", env_id, "--episodes", "3", "--out", str(tmp_path),
-            "--set", f"episode_steps={SHORT}", "--no-progress"]
+    argv = [
+        sys.executable,
+        "-m",
+        "membench_envs.cli",
+        "collect",
+        env_id,
+        "--episodes",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--set",
+        f"episode_steps={SHORT}",
+        "--no-progress",
+    ]
     log = tmp_path / "stderr.txt"
     with open(log, "w") as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
         deadline = time.monotonic() + 240
         while not (parts / "ep_0.h5").exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert (parts / "ep_0.h5").exists(), log.read_text()
-        with pytest.raises(DatasetLockedError, match=rf"RememberColor3-v0.h5 is being collected by another process "
-                                                     rf"\(pid {proc.pid}, lock .*RememberColor3-v0.lock\)"):
+        with pytest.raises(
+            DatasetLockedError,
+            match=rf"RememberColor3-v0.h5 is being collected by another process "
+            rf"\(pid {proc.pid}, lock .*RememberColor3-v0.lock\)",
+        ):
             collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
         os.kill(proc.pid, sig)
         code = proc.wait(timeout=60)
@@ -181,13 +214,31 @@ def test_a_second_collector_of_the_same_dataset_is_one_clear_error(tmp_path, cap
         with pytest.raises(DatasetLockedError, match=r"is being collected by another process \(pid 4242"):
             collect(env_id, 1, tmp_path, episode_steps=SHORT, progress=False)
         assert not parts.exists()  # nothing written
-        code = envs_cli(["collect", env_id, "--episodes", "1", "--out", str(tmp_path), "--set",
-                         f"episode_steps={SHORT}", "--no-progress"])
+        code = envs_cli(
+            [
+                "collect",
+                env_id,
+                "--episodes",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--set",
+                f"episode_steps={SHORT}",
+                "--no-progress",
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 1 and "is being collected by another process (pid 4242" in err and err.count("\n") == 1, err
         with pytest.raises(CollectionError, match="only 0 of 1 successful"):  # another task: not locked
-            collect("MIKASA/RememberShape3-v0", 1, tmp_path, only_success=True, max_attempts=1, episode_steps=SHORT,
-                    progress=False)
+            collect(
+                "MIKASA/RememberShape3-v0",
+                1,
+                tmp_path,
+                only_success=True,
+                max_attempts=1,
+                episode_steps=SHORT,
+                progress=False,
+            )
 
 
 def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path, capsys):
@@ -198,8 +249,22 @@ def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path,
     _, json_path, parts = dataset_paths(tmp_path, env_id)
     assert sorted(p.name for p in parts.glob("ep_*")) == ["ep_0.rejected", "ep_1.rejected"]
     assert not json_path.exists()
-    code = envs_cli(["collect", env_id, "--episodes", "1", "--out", str(tmp_path), "--only-success",
-                     "--max-attempts", "2", "--set", f"episode_steps={SHORT}", "--no-progress"])
+    code = envs_cli(
+        [
+            "collect",
+            env_id,
+            "--episodes",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--only-success",
+            "--max-attempts",
+            "2",
+            "--set",
+            f"episode_steps={SHORT}",
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "only 0 of 1 successful episodes in 2 seeds" in err  # resumed: no seed tried again
     assert "resuming: 0 episodes kept from 2 seeds already tried" in err
@@ -213,13 +278,18 @@ def test_a_restart_with_other_settings_is_refused(tmp_path):
         collect(env_id, 1, tmp_path, only_success=False, episode_steps=SHORT, progress=False)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["collect", "MIKASA/TMazePassive-v0", "--episodes", "1"], "collect records MIKASA-Robo tasks"),
-    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "0"], "episodes must be >= 1, got 0"),
-    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "obs_variant=full"],
-     "obs_variant cannot be changed: datasets are recorded with"),
-    (["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "episode_steps"], "--set takes KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["collect", "MIKASA/TMazePassive-v0", "--episodes", "1"], "collect records MIKASA-Robo tasks"),
+        (["collect", "MIKASA/RememberColor3-v0", "--episodes", "0"], "episodes must be >= 1, got 0"),
+        (
+            ["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "obs_variant=full"],
+            "obs_variant cannot be changed: datasets are recorded with",
+        ),
+        (["collect", "MIKASA/RememberColor3-v0", "--episodes", "1", "--set", "episode_steps"], "--set takes KEY=VALUE"),
+    ],
+)
 def test_bad_collect_arguments_are_one_clear_error(argv, message, tmp_path, capsys):
     assert envs_cli([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -246,11 +316,17 @@ def test_the_scripted_experts_refuse_a_controller_they_do_not_drive(robo_env):
         scripted_expert(robo_env("MIKASA/RememberColor3-v0", obs_variant="full"))
 
 
-@pytest.mark.parametrize("env_id, expert", [
-    ("MIKASA/RememberShape3-v0", "ReachPolicy"), ("MIKASA/ShellGamePush-v0", "ShellPolicy"),
-    ("MIKASA/SeqOfColors3-v0", "TouchSequencePolicy"), ("MIKASA/InterceptGrabFast-v0", "TrackPolicy"),
-    ("MIKASA/RotateStrictPos-v0", "RotatePolicy"), ("MIKASA/TakeItBack-v0", "CarryPolicy"),
-])
+@pytest.mark.parametrize(
+    "env_id, expert",
+    [
+        ("MIKASA/RememberShape3-v0", "ReachPolicy"),
+        ("MIKASA/ShellGamePush-v0", "ShellPolicy"),
+        ("MIKASA/SeqOfColors3-v0", "TouchSequencePolicy"),
+        ("MIKASA/InterceptGrabFast-v0", "TrackPolicy"),
+        ("MIKASA/RotateStrictPos-v0", "RotatePolicy"),
+        ("MIKASA/TakeItBack-v0", "CarryPolicy"),
+    ],
+)
 def test_every_family_has_its_scripted_expert(robo_env, env_id, expert):
     from membench_envs.robo.experts import scripted_expert
 

@@ -41,8 +41,10 @@ def _pair(tmp_path, episodes: int = 2, lengths=None, write=None, name="Task-v0")
                 if write is None or not write(f, i, key, value):
                     f.create_dataset(f"traj_{i}/{key}", data=value)
     lengths = [T] * episodes if lengths is None else lengths
-    index = {"env_info": {"env_id": f"MIKASA/{name}"}, "episodes": [
-        {"episode_id": i, "episode_seed": i, "elapsed_steps": n} for i, n in enumerate(lengths)]}
+    index = {
+        "env_info": {"env_id": f"MIKASA/{name}"},
+        "episodes": [{"episode_id": i, "episode_seed": i, "elapsed_steps": n} for i, n in enumerate(lengths)],
+    }
     h5_path.with_suffix(".json").write_text(json.dumps(index))
     return h5_path
 
@@ -76,8 +78,11 @@ def test_a_negative_or_non_integer_length_is_an_error(tmp_path, bad):
 
 
 def test_a_shorter_length_than_the_file_is_an_error(tmp_path):
-    _refused(_pair(tmp_path, lengths=[T, T - 1]), r"traj_1/obs/rgb has 5 rows, but the index gives episode 1 "
-                                                  r"elapsed_steps=3 \(4 rows expected\)")
+    _refused(
+        _pair(tmp_path, lengths=[T, T - 1]),
+        r"traj_1/obs/rgb has 5 rows, but the index gives episode 1 "
+        r"elapsed_steps=3 \(4 rows expected\)",
+    )
 
 
 @pytest.mark.parametrize("listed, held, match", [(3, 2, r"missing \['traj_2'\]"), (1, 2, r"unexpected \['traj_1'\]")])
@@ -85,13 +90,16 @@ def test_the_episode_count_must_match(tmp_path, listed, held, match):
     _refused(_pair(tmp_path, episodes=held, lengths=[T] * listed), r"does not match its index .*" + match)
 
 
-@pytest.mark.parametrize("key, value, match", [
-    ("obs/joints", np.zeros((T + 1, 24), np.float32), r"obs/joints has steps of shape \(24,\); expected \(25,\)"),
-    ("rewards", np.zeros(T, np.float64), r"rewards is float64 of rank 1; expected float32 of rank 1"),
-    ("obs/oracle", np.zeros((T + 1, 2), np.int64), r"traj_1/obs/oracle has steps of shape \(2,\), traj_0's have "),
-    ("done", np.zeros((T, 1), bool), r"done is bool of rank 2; expected bool of rank 1"),
-    ("actions", None, r"traj_1/actions is missing"),
-])
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("obs/joints", np.zeros((T + 1, 24), np.float32), r"obs/joints has steps of shape \(24,\); expected \(25,\)"),
+        ("rewards", np.zeros(T, np.float64), r"rewards is float64 of rank 1; expected float32 of rank 1"),
+        ("obs/oracle", np.zeros((T + 1, 2), np.int64), r"traj_1/obs/oracle has steps of shape \(2,\), traj_0's have "),
+        ("done", np.zeros((T, 1), bool), r"done is bool of rank 2; expected bool of rank 1"),
+        ("actions", None, r"traj_1/actions is missing"),
+    ],
+)
 def test_wrong_shapes_dtypes_and_missing_fields(tmp_path, key, value, match):
     def write(f, i, k, v):
         if i == 1 and k == key:
@@ -159,10 +167,17 @@ def test_a_virtual_dataset_is_refused(tmp_path):
 
 def test_a_filter_this_library_lacks_is_refused(tmp_path):
     """HDF5 filter 32004 (LZ4) is a plugin h5py does not ship: reading the data would fail at the first item."""
+
     def write(f, i, k, v):
         if i == 1 and k == "rewards":
-            d = f.create_dataset("traj_1/rewards", shape=(T,), dtype=np.float32, chunks=(T,), compression=32004,
-                                 allow_unknown_filter=True)
+            d = f.create_dataset(
+                "traj_1/rewards",
+                shape=(T,),
+                dtype=np.float32,
+                chunks=(T,),
+                compression=32004,
+                allow_unknown_filter=True,
+            )
             d.id.write_direct_chunk((0,), v.tobytes())
             return True
         return False
@@ -191,8 +206,12 @@ def test_a_foreign_file_is_refused_at_open(tmp_path):
 def test_a_broken_index_is_refused(tmp_path):
     path = _pair(tmp_path)
     json_path = path.with_suffix(".json")
-    for text, match in (("{", "is not a dataset index"), ('{"episodes": 3}', "'episodes' must be a list"),
-                        ('{"episodes": [4]}', "'episodes' must be a list of records"), ("[]", "is not a dataset")):
+    for text, match in (
+        ("{", "is not a dataset index"),
+        ('{"episodes": 3}', "'episodes' must be a list"),
+        ('{"episodes": [4]}', "'episodes' must be a list of records"),
+        ("[]", "is not a dataset"),
+    ):
         json_path.write_text(text)
         with pytest.raises(DatasetError, match=match):
             EpisodeDataset(path)

@@ -28,8 +28,9 @@ def _family(env_id: str) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # the oracle: the ball's initial velocity
 # --------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("env_id", "speeds"), [("MIKASA/InterceptFast-v0", (0.75, 1.0)),
-                                                ("MIKASA/InterceptGrabSlow-v0", (0.25, 0.5))])
+@pytest.mark.parametrize(
+    ("env_id", "speeds"), [("MIKASA/InterceptFast-v0", (0.75, 1.0)), ("MIKASA/InterceptGrabSlow-v0", (0.25, 0.5))]
+)
 def test_the_velocity_draw(robo_env, env_id, speeds):
     env = robo_env(env_id, obs_variant="full")
     lo, hi = speeds
@@ -119,8 +120,13 @@ def test_grab_success_is_a_grasp_held_still_and_strict_lifts(robo_env, strict):
     """Default (public code): is_grasping(ball) and a still arm; no lift. strict (Table 1: 'catch ... and lift it
     up'): also the ball's bottom at least 0.05 m above the table. Constructed: the open gripper low on the table, the
     ball put between its fingers, then close, hold still, lift, hold still."""
-    env = robo_env("MIKASA/InterceptGrabMedium-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
-               strict_success=strict, terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/InterceptGrabMedium-v0",
+        obs_variant="full",
+        control_mode="pd_ee_delta_pose",
+        strict_success=strict,
+        terminate_on_success=False,
+    )
     base = env.unwrapped
     env.reset(seed=3)
     park = (0.25, -0.3, 0.02)
@@ -207,8 +213,13 @@ def test_intercept_reached_latches_and_switches_the_reward_term(robo_env):
     """'reached' latches once the TCP is within 0.04 m of the hit point behind the ball (the ball held at rest 0.2 m
     from the goal here); before, the reward is the reaching term, after, the ball-to-goal term, also once the TCP
     has left again."""
-    env = robo_env("MIKASA/InterceptMedium-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
-                   reward_mode="dense", terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/InterceptMedium-v0",
+        obs_variant="full",
+        control_mode="pd_ee_delta_pose",
+        reward_mode="dense",
+        terminate_on_success=False,
+    )
     base = env.unwrapped
     env.reset(seed=14)
     goal = base.goal_position[0].numpy()

@@ -18,15 +18,32 @@ from membench_envs.robo.vector import has_gpu
 from tests.envs.robo._helpers import ZERO, ZERO_EE, state_rollout
 
 #: one ID per family module (the IDs of a family share its code)
-FAMILY_IDS = ["MIKASA/RememberShapeAndColor3x2-v0", "MIKASA/ShellGameTouch-v0", "MIKASA/BunchOfColors3-v0",
-              "MIKASA/InterceptGrabSlow-v0", "MIKASA/RotateLenientPosNeg-v0", "MIKASA/TakeItBack-v0"]
+FAMILY_IDS = [
+    "MIKASA/RememberShapeAndColor3x2-v0",
+    "MIKASA/ShellGameTouch-v0",
+    "MIKASA/BunchOfColors3-v0",
+    "MIKASA/InterceptGrabSlow-v0",
+    "MIKASA/RotateLenientPosNeg-v0",
+    "MIKASA/TakeItBack-v0",
+]
 #: the oracle's (size, dtype) at those IDs
-ORACLE = {"MIKASA/RememberShapeAndColor3x2-v0": (2, np.int64), "MIKASA/ShellGameTouch-v0": (1, np.int64),
-          "MIKASA/BunchOfColors3-v0": (3, np.int64), "MIKASA/InterceptGrabSlow-v0": (3, np.float32),
-          "MIKASA/RotateLenientPosNeg-v0": (1, np.float32), "MIKASA/TakeItBack-v0": (3, np.float32)}
+ORACLE = {
+    "MIKASA/RememberShapeAndColor3x2-v0": (2, np.int64),
+    "MIKASA/ShellGameTouch-v0": (1, np.int64),
+    "MIKASA/BunchOfColors3-v0": (3, np.int64),
+    "MIKASA/InterceptGrabSlow-v0": (3, np.float32),
+    "MIKASA/RotateLenientPosNeg-v0": (1, np.float32),
+    "MIKASA/TakeItBack-v0": (3, np.float32),
+}
 #: one ID per family module whose episode draws feed the seeding checks
-SEEDED_IDS = ["MIKASA/RememberColor9-v0", "MIKASA/ShellGamePush-v0", "MIKASA/ChainOfColors3-v0",
-              "MIKASA/InterceptFast-v0", "MIKASA/RotateStrictPos-v0", "MIKASA/TakeItBack-v0"]
+SEEDED_IDS = [
+    "MIKASA/RememberColor9-v0",
+    "MIKASA/ShellGamePush-v0",
+    "MIKASA/ChainOfColors3-v0",
+    "MIKASA/InterceptFast-v0",
+    "MIKASA/RotateStrictPos-v0",
+    "MIKASA/TakeItBack-v0",
+]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -146,8 +163,10 @@ def test_reward_modes_sparse_is_success_normalized_is_dense_over_its_maximum(rob
     maximum (3) on success; normalized_dense = dense / 3. terminate_on_success=False runs all 60 steps."""
     kw = dict(obs_variant="full", control_mode="pd_ee_delta_pose", terminate_on_success=False)
     env_id = "MIKASA/RememberColor5-v0"
-    runs = {mode: _reach_episode(robo_env(env_id, reward_mode=mode, **kw), seed=4) for mode in
-            ("sparse", "dense", "normalized_dense")}
+    runs = {
+        mode: _reach_episode(robo_env(env_id, reward_mode=mode, **kw), seed=4)
+        for mode in ("sparse", "dense", "normalized_dense")
+    }
     sparse, dense, norm = runs["sparse"], runs["dense"], runs["normalized_dense"]
     assert len(sparse) == 60  # terminate_on_success=False: the paper baselines' fixed-length episodes
     assert any(s for _, s, _ in sparse) and not all(s for _, s, _ in sparse)
@@ -213,8 +232,12 @@ def test_bad_parameters_are_clear_errors(kwargs, match):
 def test_bad_actions_are_clear_errors(robo_env):
     env = robo_env("MIKASA/RememberColor3-v0", obs_variant="full")
     env.reset(seed=0)
-    for bad in (np.zeros(7, np.float32), np.zeros((1, 8), np.float32), np.full(8, 1e6, np.float32),
-                np.full(8, np.nan, np.float32)):
+    for bad in (
+        np.zeros(7, np.float32),
+        np.zeros((1, 8), np.float32),
+        np.full(8, 1e6, np.float32),
+        np.full(8, np.nan, np.float32),
+    ):
         with pytest.raises(ValueError, match="action"):
             env.step(bad)
     clipped = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", clip_actions=True)

@@ -227,8 +227,13 @@ def test_touch_held_one_step_vs_0_1_s(robo_env, strict):
 
 # --- the dense reward ----------------------------------------------------------------------------------------------
 def test_dense_reward_pays_only_the_static_term_before_the_choice(robo_env):
-    env = robo_env("MIKASA/RememberColor3-v0", obs_variant="full", control_mode="pd_ee_delta_pose",
-                   reward_mode="dense", terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/RememberColor3-v0",
+        obs_variant="full",
+        control_mode="pd_ee_delta_pose",
+        reward_mode="dense",
+        terminate_on_success=False,
+    )
     rewards = []
     assert run_episode(env, ReachPolicy(env, "oracle"), seed=2, check=lambda r, info: rewards.append(r))
     assert max(rewards[:9]) <= 0.5 + 1e-6  # t = 1..9: before the choice phase only the static term (<= 0.5) is paid

@@ -59,8 +59,9 @@ def test_the_default_observation_carries_the_constant_target_angle(robo_env):
     prompt_in_obs=False is the option without it."""
     env = robo_env("MIKASA/RotateLenientPosNeg-v0")  # no kwargs: partial
     space = env.observation_space["prompt"]
-    assert space.dtype == np.float32 and space.shape == (1,) and set(env.observation_space) == {
-        "rgb", "joints", "prompt"}
+    assert (
+        space.dtype == np.float32 and space.shape == (1,) and set(env.observation_space) == {"rgb", "joints", "prompt"}
+    )
     for seed in (0, 1, 2):
         obs, info = env.reset(seed=seed)
         assert obs["prompt"].dtype == np.float32 and obs in env.observation_space
@@ -118,7 +119,8 @@ def test_target_draws_code_and_paper(robo_env):
         t = base.draw_target(r)
         pos, neg = t[t > 0], t[t < 0]
         assert pos.min() == pytest.approx(0.1 + 0.5 * (math.pi / 4 - 0.1), abs=1e-3) and pos.max() == pytest.approx(
-            math.pi / 4)
+            math.pi / 4
+        )
         assert neg.min() == pytest.approx(-(0.1 + 0.5 * (math.pi / 4 - 0.1)), abs=1e-3)
         assert neg.max() == pytest.approx(-0.1)
         base.angle_sampling = "paper"
@@ -174,8 +176,9 @@ def test_success_starts_exactly_at_step_6(robo_env):
 def test_lenient_success_rules(robo_env, strict):
     """Default (public code): |y_angle_diff| < 0.1 and a still arm; the centre may move. strict (K.7 'stable'): also
     the peg turning slower than 0.2 rad/s. Half a turn more looks the same but is no success."""
-    env = robo_env("MIKASA/RotateLenientPosNeg-v0", obs_variant="full", strict_success=strict,
-                   terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/RotateLenientPosNeg-v0", obs_variant="full", strict_success=strict, terminate_on_success=False
+    )
     base = env.unwrapped
     _, info = env.reset(seed=8)
     for _ in range(6):
@@ -202,8 +205,9 @@ def test_strict_family_success_rules(robo_env, strict):
     """Default (public code): the angle, |dx| < 0.05 and |dy| < 0.05 (a square), a still arm; tilt unchecked.
     strict (K.8): the centre within 0.05 m (a disc), the long axis at most 0.1 rad out of the table plane, the peg
     turning slower than 0.2 rad/s."""
-    env = robo_env("MIKASA/RotateStrictPosNeg-v0", obs_variant="full", strict_success=strict,
-                   terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/RotateStrictPosNeg-v0", obs_variant="full", strict_success=strict, terminate_on_success=False
+    )
     base = env.unwrapped
     _, info = env.reset(seed=9)
     for _ in range(6):
@@ -265,8 +269,9 @@ def test_reward_terms_follow_the_public_formulas(robo_env):
     assert d > 0.04 and terms["reaching"] == pytest.approx(0.5 * math.exp(-3 * d), rel=1e-5)
     assert terms["x_position"] == terms["y_position"] == terms["angle"] == terms["correct_angle"] == 0.0
     assert reward == pytest.approx(sum(terms.values()))
-    env = robo_env("MIKASA/RotateLenientPos-v0", obs_variant="full", reward_mode="normalized_dense",
-               terminate_on_success=False)
+    env = robo_env(
+        "MIKASA/RotateLenientPos-v0", obs_variant="full", reward_mode="normalized_dense", terminate_on_success=False
+    )
     base = env.unwrapped
     _, info = env.reset(seed=12)
     _set_peg(base, float(base.start_yaw[0]) + info["target_angle"])

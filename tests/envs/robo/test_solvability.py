@@ -21,9 +21,17 @@ from tests.envs.robo._helpers import episode, idle, run_episode
 REMEMBER_IDS = [p.id for p in table.PRESETS if p.family.name.startswith("Remember")]
 COLORS_IDS = [p.id for p in table.PRESETS if p.family.name.endswith("OfColors")]
 #: (objects to choose from) per Remember ID: chance = 1 / N
-N_OBJECTS = {"RememberColor3": 3, "RememberColor5": 5, "RememberColor9": 9, "RememberShape3": 3, "RememberShape5": 5,
-             "RememberShape9": 9, "RememberShapeAndColor3x2": 6, "RememberShapeAndColor3x3": 9,
-             "RememberShapeAndColor5x3": 15}
+N_OBJECTS = {
+    "RememberColor3": 3,
+    "RememberColor5": 5,
+    "RememberColor9": 9,
+    "RememberShape3": 3,
+    "RememberShape5": 5,
+    "RememberShape9": 9,
+    "RememberShapeAndColor3x2": 6,
+    "RememberShapeAndColor3x3": 9,
+    "RememberShapeAndColor5x3": 15,
+}
 
 
 def _ee(robo_env, env_id, **kwargs):
@@ -42,11 +50,16 @@ def _chance_interval(n_episodes: int, p: float, z: float = 3.3) -> tuple[float, 
 # --------------------------------------------------------------------------------------------------------------
 # default suite: representatives
 # --------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("env_id", "order"), [
-    ("MIKASA/RememberColor9-v0", None), ("MIKASA/RememberShapeAndColor5x3-v0", None),
-    ("MIKASA/BunchOfColors7-v0", "nearest"), ("MIKASA/SeqOfColors7-v0", "nearest"),
-    ("MIKASA/ChainOfColors5-v0", "oracle"),
-])
+@pytest.mark.parametrize(
+    ("env_id", "order"),
+    [
+        ("MIKASA/RememberColor9-v0", None),
+        ("MIKASA/RememberShapeAndColor5x3-v0", None),
+        ("MIKASA/BunchOfColors7-v0", "nearest"),
+        ("MIKASA/SeqOfColors7-v0", "nearest"),
+        ("MIKASA/ChainOfColors5-v0", "oracle"),
+    ],
+)
 def test_the_expert_solves_representative_ids(robo_env, env_id, order):
     """Remember*: the largest layouts (9 cubes; 15 shape-colour pairs); *OfColors: any order vs the shown order."""
     env = _ee(robo_env, env_id)
@@ -107,8 +120,10 @@ def test_a_random_set_of_colours_is_near_chance_on_bunch3(robo_env):
     """Touching 3 of the 9 cubes at random succeeds with probability 1/C(9,3) = 1/84: never in 12 episodes here."""
     env = _ee(robo_env, "MIKASA/BunchOfColors3-v0")
     rng = np.random.default_rng(0)
-    wins = sum(run_episode(env, TouchSequencePolicy(env, [int(k) for k in rng.choice(9, 3, replace=False)]), 100 + s)
-               for s in range(12))
+    wins = sum(
+        run_episode(env, TouchSequencePolicy(env, [int(k) for k in rng.choice(9, 3, replace=False)]), 100 + s)
+        for s in range(12)
+    )
     assert wins <= 1
 
 
@@ -135,16 +150,23 @@ EXPERT_RATES = [
     # 5 cm above the table (lift=True); measured on seeds 2000-2009: 10/10 on every ID
     *((f"MIKASA/Intercept{m}-v0", True, {}, 10, 8) for m in ("Slow", "Medium", "Fast")),
     *((f"MIKASA/InterceptGrab{m}-v0", True, {"lift": True}, 10, 8) for m in ("Slow", "Medium", "Fast")),
-    *((f"MIKASA/Rotate{f}{m}-v0", s, {}, 20, 17) for f in ("Lenient", "Strict") for m in ("Pos", "PosNeg")
-      for s in (False, True)),
-    ("MIKASA/TakeItBack-v0", False, {}, 30, 27), ("MIKASA/TakeItBack-v0", True, {}, 30, 27),
+    *(
+        (f"MIKASA/Rotate{f}{m}-v0", s, {}, 20, 17)
+        for f in ("Lenient", "Strict")
+        for m in ("Pos", "PosNeg")
+        for s in (False, True)
+    ),
+    ("MIKASA/TakeItBack-v0", False, {}, 30, 27),
+    ("MIKASA/TakeItBack-v0", True, {}, 30, 27),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("env_id", "strict", "kwargs", "episodes", "needed"), EXPERT_RATES,
-                         ids=[f"{e.removeprefix('MIKASA/').removesuffix('-v0')}{'-strict' * s}"
-                              for e, s, *_ in EXPERT_RATES])
+@pytest.mark.parametrize(
+    ("env_id", "strict", "kwargs", "episodes", "needed"),
+    EXPERT_RATES,
+    ids=[f"{e.removeprefix('MIKASA/').removesuffix('-v0')}{'-strict' * s}" for e, s, *_ in EXPERT_RATES],
+)
 def test_expert_rates(robo_env, env_id, strict, kwargs, episodes, needed):
     env = _ee(robo_env, env_id, strict_success=strict)
     seed0 = 2000 if strict and "Intercept" in env_id else 300
@@ -180,8 +202,9 @@ def test_idle_and_random_arms_rarely_succeed(robo_env, env_id):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id, guess", [("MIKASA/RotateLenientPos-v0", 0.835),
-                                           ("MIKASA/RotateStrictPosNeg-v0", 0.614)])
+@pytest.mark.parametrize(
+    "env_id, guess", [("MIKASA/RotateLenientPos-v0", 0.835), ("MIKASA/RotateStrictPosNeg-v0", 0.614)]
+)
 def test_the_prompt_makes_rotate_solvable_and_a_constant_guess_stays_at_chance(robo_env, env_id, guess):
     """Reading θ* from the default observation's prompt, the scripted policy turns the peg by it (3 episodes in the
     partial variant, whose two renders cost ~0.4 s a step on the CPU); a policy that cannot see it can at best turn

@@ -33,9 +33,15 @@ CUES_AND_DECISION = {
 }
 #: The values the convention gives at the paper's timing (issue 12: Remember* [7, 56], ShellGame [2, 86]).
 EXPECTED_XI = {
-    "RememberColor": (7, 56), "RememberShape": (7, 56), "RememberShapeAndColor": (7, 56),
-    "ShellGameTouch": (2, 86), "ShellGamePush": (2, 86), "ShellGamePick": (2, 86),
-    "BunchOfColors": (7, 116), "SeqOfColors": (7, 116), "ChainOfColors": (7, 116),
+    "RememberColor": (7, 56),
+    "RememberShape": (7, 56),
+    "RememberShapeAndColor": (7, 56),
+    "ShellGameTouch": (2, 86),
+    "ShellGamePush": (2, 86),
+    "ShellGamePick": (2, 86),
+    "BunchOfColors": (7, 116),
+    "SeqOfColors": (7, 116),
+    "ChainOfColors": (7, 116),
 }
 
 
@@ -125,7 +131,11 @@ def test_task_classes_take_kwargs_defaults_bounds_and_timing_from_the_table():
     plain, custom = RememberColorEnv.__new__(RememberColorEnv), RememberColor4Debug.__new__(RememberColor4Debug)
     assert RememberColor4Debug.catalogue_family() is table.REMEMBER_COLOR
     assert (plain.knob("colors"), plain.knob("colors", 9), custom.knob("colors"), custom.knob("colors", 5)) == (
-        3, 9, 4, 5)
+        3,
+        9,
+        4,
+        5,
+    )
     for name in ("time_offset", "delta_time"):
         plain.knob(name), custom.knob(name)
     assert plain.timing() == table.remember_timing(5, 5) and custom.timing() == table.remember_timing(5, 100)
@@ -170,8 +180,20 @@ def test_robo_ids_are_in_the_catalogue_with_their_suite():
 # --------------------------------------------------------------------------------------------------------------
 # the rows of each family, and task_info
 # --------------------------------------------------------------------------------------------------------------
-REMEMBER_IDS = [f"MIKASA/Remember{f}-v0" for f in ("Color3", "Color5", "Color9", "Shape3", "Shape5", "Shape9",
-                                                     "ShapeAndColor3x2", "ShapeAndColor3x3", "ShapeAndColor5x3")]
+REMEMBER_IDS = [
+    f"MIKASA/Remember{f}-v0"
+    for f in (
+        "Color3",
+        "Color5",
+        "Color9",
+        "Shape3",
+        "Shape5",
+        "Shape9",
+        "ShapeAndColor3x2",
+        "ShapeAndColor3x3",
+        "ShapeAndColor5x3",
+    )
+]
 SPEEDS = {"Slow": (0.25, 0.5), "Medium": (0.5, 0.75), "Fast": (0.75, 1.0)}
 INTERCEPT_IDS = [f"MIKASA/Intercept{m}-v0" for m in SPEEDS] + [f"MIKASA/InterceptGrab{m}-v0" for m in SPEEDS]
 ROTATE_MODES = {"Pos": "pos_angle", "PosNeg": "pos_neg_angle"}
@@ -247,8 +269,9 @@ def test_rotate_rows():
         assert spec.variants == ("partial", "oracle", "full", "rgb", "prompt")
         assert table.PHASES[env_id] == (("action", 0),)
         params = table.PARAMETERS[env_id]
-        mode = ROTATE_MODES[env_id.removesuffix("-v0").removeprefix("MIKASA/Rotate").removeprefix(
-            "Lenient").removeprefix("Strict")]
+        mode = ROTATE_MODES[
+            env_id.removesuffix("-v0").removeprefix("MIKASA/Rotate").removeprefix("Lenient").removeprefix("Strict")
+        ]
         assert params["mode"] == mode and params["angle_threshold"] == 0.1
         assert (params["peg_half_width"], params["peg_half_length"], params["angle_sampling"]) == (0.025, 0.12, "code")
         assert ("pos_threshold" in params) == ("RotateStrict" in env_id)

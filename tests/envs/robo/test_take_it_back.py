@@ -68,8 +68,11 @@ def _place_cube(base, xy):
 
 def _discs(base):
     """(red disc position, violet disc position, start disc position), each (3,)."""
-    return (base.goal_region.pose.p[0].numpy(), base.reached_region.pose.p[0].numpy(),
-            base.start_region.pose.p[0].numpy())
+    return (
+        base.goal_region.pose.p[0].numpy(),
+        base.reached_region.pose.p[0].numpy(),
+        base.start_region.pose.p[0].numpy(),
+    )
 
 
 def test_goal_turns_violet_on_the_observation_where_the_cube_first_reaches_it(robo_env):

@@ -34,8 +34,9 @@ def test_batched_interface_gives_torch_tensors_and_same_episode_as_numpy(robo_en
 
 def test_gpu_style_vector_env_same_step_autoreset_on_cpu():
     """RoboVectorEnv is the GPU path's VectorEnv; with num_envs=1 its logic runs on the CPU backend too."""
-    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", batched=True, episode_steps=4,
-                   disable_env_checker=True)
+    env = gym.make(
+        "MIKASA/RememberColor3-v0", obs_variant="full", batched=True, episode_steps=4, disable_env_checker=True
+    )
     venv = RoboVectorEnv(env)
     assert venv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
     obs, info = venv.reset(seed=3)
@@ -103,12 +104,18 @@ def _colour_names(info) -> str:
 OVERLAYS = {
     "MIKASA/ShellGamePick-v0": ("step 0/90  phase: observation", _cup),
     "MIKASA/ChainOfColors3-v0": ("step 0/120  phase: cue_0", _colour_names),
-    "MIKASA/InterceptFast-v0": ("step 0/90  phase: rolling",
-                                lambda info: f"v0 = ({info['oracle'][0]:.2f}, {info['oracle'][1]:.2f}) m/s"),
-    "MIKASA/RotateStrictPosNeg-v0": ("step 0/90  phase: action",
-                                     lambda info: f"rotate {math.degrees(info['target_angle']):+.1f} deg"),
-    "MIKASA/TakeItBack-v0": ("step 0/180  phase: action",
-                             lambda info: f"start ({info['oracle'][0]:+.3f}, {info['oracle'][1]:+.3f}); to the goal"),
+    "MIKASA/InterceptFast-v0": (
+        "step 0/90  phase: rolling",
+        lambda info: f"v0 = ({info['oracle'][0]:.2f}, {info['oracle'][1]:.2f}) m/s",
+    ),
+    "MIKASA/RotateStrictPosNeg-v0": (
+        "step 0/90  phase: action",
+        lambda info: f"rotate {math.degrees(info['target_angle']):+.1f} deg",
+    ),
+    "MIKASA/TakeItBack-v0": (
+        "step 0/180  phase: action",
+        lambda info: f"start ({info['oracle'][0]:+.3f}, {info['oracle'][1]:+.3f}); to the goal",
+    ),
 }
 
 
@@ -127,8 +134,9 @@ def test_each_family_renders_and_names_its_target_in_the_overlay(robo_env, env_i
 def test_record_episode_one_liner(tmp_path):
     import imageio
 
-    path = membench_envs.robo.record_episode("MIKASA/RememberColor3-v0", tmp_path / "rc3.mp4", max_steps=6,
-                                             obs_variant="full")
+    path = membench_envs.robo.record_episode(
+        "MIKASA/RememberColor3-v0", tmp_path / "rc3.mp4", max_steps=6, obs_variant="full"
+    )
     frames = imageio.mimread(path)
     assert len(frames) == 7 and frames[0].shape == (512, 512, 3)
 
@@ -138,8 +146,14 @@ def test_maniskill_record_episode_wrapper_with_overlay(tmp_path):
     ID: nothing is registered with ManiSkill)."""
     from mani_skill.utils.wrappers import RecordEpisode
 
-    env = gym.make("MIKASA/RememberColor3-v0", obs_variant="full", render_mode="rgb_array", batched=True,
-                   render_overlay=True, render_backend="cpu")
+    env = gym.make(
+        "MIKASA/RememberColor3-v0",
+        obs_variant="full",
+        render_mode="rgb_array",
+        batched=True,
+        render_overlay=True,
+        render_backend="cpu",
+    )
     env = RecordEpisode(env, str(tmp_path), save_trajectory=False, max_steps_per_video=4)
     env.reset(seed=0)
     for _ in range(3):

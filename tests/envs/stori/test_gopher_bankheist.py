@@ -46,8 +46,11 @@ def _lockstep(envs, actions, seed=0):
 
 # --- presets and catalogue ---------------------------------------------------------------------------------------
 def test_the_presets_are_the_authors_experiment_configs():
-    assert NEW_IDS == [f"STORI/{g}-{p}v0" for g in ("Gopher", "BankHeist")
-                       for p in ("Type1-", "Type2-", "Type3-", "Default-", "5A-", "")]
+    assert NEW_IDS == [
+        f"STORI/{g}-{p}v0"
+        for g in ("Gopher", "BankHeist")
+        for p in ("Type1-", "Type2-", "Type3-", "Default-", "5A-", "")
+    ]
     assert GAMES["Gopher"].presets["Type2"] == {"type": 2, "mode": 2, "prob": 0.3}
     assert GAMES["Gopher"].presets["Type3"]["schedule"] == "cyclic" == GAMES["BankHeist"].presets["Type3"]["schedule"]
     assert GAMES["BankHeist"].presets["5A"] == {"type": 5, "kind": "ram", "mode": 3, "prob": 0.75}
@@ -70,9 +73,12 @@ def test_gopher_type3_alternates_the_default_game_and_5A():
 
 @pytest.mark.parametrize("game", ["Gopher", "BankHeist"])
 def test_check_env_under_one_config_of_each_type(game):
-    for cfg in ({"type": 1, "prob": 0.5}, {"type": 2, "mode": 3, "prob": 0.5},
-                {"type": 5, "kind": "ram", "mode": 4, "prob": 0.5},
-                {"type": 3, "schedule": "cyclic", "threshold": 2, "concept": {"type": 2, "mode": 1, "prob": 1.0}}):
+    for cfg in (
+        {"type": 1, "prob": 0.5},
+        {"type": 2, "mode": 3, "prob": 0.5},
+        {"type": 5, "kind": "ram", "mode": 4, "prob": 0.5},
+        {"type": 3, "schedule": "cyclic", "threshold": 2, "concept": {"type": 2, "mode": 1, "prob": 1.0}},
+    ):
         for variant in ("partial", "oracle", "full"):
             check_env(make(game, cfg, obs_variant=variant).unwrapped, skip_render_check=True)
 
@@ -318,8 +324,9 @@ def test_gopher_ram_edits_hide_their_carrots():
     plain = _lockstep([make("Gopher", noop_max=0)], actions)[0][0]
     assert all(count_colours(img[box], CARROT_COLOURS) > 20 for img in plain[1:] for box in CARROT_BOXES.values())
     for mode, hidden in ((1, {2}), (2, {1}), (3, {0}), (4, {0, 1, 2})):
-        images = _lockstep([make("Gopher", {"type": 5, "kind": "ram", "mode": mode, "prob": 1.0}, noop_max=0)],
-                           actions)[0][0]
+        images = _lockstep(
+            [make("Gopher", {"type": 5, "kind": "ram", "mode": mode, "prob": 1.0}, noop_max=0)], actions
+        )[0][0]
         for img in images[1:]:
             for bit, box in CARROT_BOXES.items():
                 assert (count_colours(img[box], CARROT_COLOURS) == 0) == (bit in hidden), (mode, bit)
@@ -327,8 +334,9 @@ def test_gopher_ram_edits_hide_their_carrots():
 
 def test_gopher_seed_edit_leaves_the_frame_alone_without_a_seed():
     actions = [0, 1, 2, 3] * 5
-    plain, edited = _lockstep([make("Gopher"), make("Gopher", {"type": 5, "kind": "ram", "mode": 5, "prob": 1.0})],
-                              actions)
+    plain, edited = _lockstep(
+        [make("Gopher"), make("Gopher", {"type": 5, "kind": "ram", "mode": 5, "prob": 1.0})], actions
+    )
     assert all(ram[92] == 128 for ram in plain[2])  # no seed in the air
     for a, b in zip(plain[0], edited[0], strict=True):
         np.testing.assert_array_equal(a, b)
@@ -388,16 +396,30 @@ def test_ram_edit_writes():
 
 
 # --- bad configs -------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("game,config,match", [
-    ("Gopher", {"type": 2, "mode": 4, "prob": 0.1}, r"mode=4 is not allowed; Gopher type-2 modes are 0, 1, 2, 3$"),
-    ("Gopher", {"type": 5, "kind": "blackout", "mode": 19, "prob": 1.0}, r"Gopher blackout modes are 0, 1, .*, 18$"),
-    ("Gopher", {"type": 5, "kind": "ram", "mode": 6, "prob": 1.0}, r"Gopher ram modes are 0, 1, 2, 3, 4, 5$"),
-    ("BankHeist", {"type": 2, "mode": 5, "prob": 0.1}, r"BankHeist type-2 modes are 0, 1, 2, 3, 4$"),
-    ("BankHeist", {"type": 5, "kind": "blackout", "mode": 11, "prob": 1.0}, r"BankHeist blackout modes are 0, .*, 10$"),
-    ("BankHeist", {"type": 5, "kind": "ram", "mode": 7, "prob": 1.0}, r"BankHeist ram modes are 0, 1, .*, 6$"),
-    ("BankHeist", {"type": 3, "schedule": "cyclic", "threshold": 600,
-                   "concept": {"type": 2, "mode": 9, "prob": 0.1}}, r"\(drift concept\): mode=9 is not allowed"),
-])
+@pytest.mark.parametrize(
+    "game,config,match",
+    [
+        ("Gopher", {"type": 2, "mode": 4, "prob": 0.1}, r"mode=4 is not allowed; Gopher type-2 modes are 0, 1, 2, 3$"),
+        (
+            "Gopher",
+            {"type": 5, "kind": "blackout", "mode": 19, "prob": 1.0},
+            r"Gopher blackout modes are 0, 1, .*, 18$",
+        ),
+        ("Gopher", {"type": 5, "kind": "ram", "mode": 6, "prob": 1.0}, r"Gopher ram modes are 0, 1, 2, 3, 4, 5$"),
+        ("BankHeist", {"type": 2, "mode": 5, "prob": 0.1}, r"BankHeist type-2 modes are 0, 1, 2, 3, 4$"),
+        (
+            "BankHeist",
+            {"type": 5, "kind": "blackout", "mode": 11, "prob": 1.0},
+            r"BankHeist blackout modes are 0, .*, 10$",
+        ),
+        ("BankHeist", {"type": 5, "kind": "ram", "mode": 7, "prob": 1.0}, r"BankHeist ram modes are 0, 1, .*, 6$"),
+        (
+            "BankHeist",
+            {"type": 3, "schedule": "cyclic", "threshold": 600, "concept": {"type": 2, "mode": 9, "prob": 0.1}},
+            r"\(drift concept\): mode=9 is not allowed",
+        ),
+    ],
+)
 def test_unknown_mode_is_one_clear_error(game, config, match):
     with pytest.raises(ValueError, match=match):
         make(game, config)

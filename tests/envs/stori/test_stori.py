@@ -45,12 +45,14 @@ def test_circular_mask_keeps_a_disc_of_radius_75_around_a_drawn_centre():
 def test_blackout_fills_exactly_its_regions_in_every_mode(game):
     g = GAMES[game]
     for mode, (_, fills) in g.blackout.items():
-        masked, full = (make(game, {"type": 5, "kind": "blackout", "mode": mode, "prob": 1.0}, obs_variant=v)
-                        for v in ("partial", "full"))
+        masked, full = (
+            make(game, {"type": 5, "kind": "blackout", "mode": mode, "prob": 1.0}, obs_variant=v)
+            for v in ("partial", "full")
+        )
         painted = np.full((210, 160, 3), -1, dtype=np.int16)  # the colour each pixel must have; -1: the true one
         for fill in fills:
-            (x0, x1, y0, y1), colour = (fill if len(fill) == 2 else (fill, g.blackout_colour))
-            painted[y0:y1 + 1, x0:x1 + 1] = colour
+            (x0, x1, y0, y1), colour = fill if len(fill) == 2 else (fill, g.blackout_colour)
+            painted[y0 : y1 + 1, x0 : x1 + 1] = colour
         inside = painted[..., 0] >= 0
         assert inside.any() == (mode != 0)
         obs, _ = masked.reset(seed=mode)
@@ -66,8 +68,11 @@ def test_a_blackout_region_outside_the_screen_is_refused():
     import dataclasses
 
     bad = {**GAMES["Breakout"].blackout, 12: ("off screen", ((150, 160, 0, 10),))}
-    with pytest.raises(ValueError, match=r"Breakout blackout mode 12: region \(150, 160, 0, 10\) is not inside the "
-                                         r"160x210 screen"):
+    with pytest.raises(
+        ValueError,
+        match=r"Breakout blackout mode 12: region \(150, 160, 0, 10\) is not inside the "
+        r"160x210 screen",
+    ):
         dataclasses.replace(GAMES["Breakout"], blackout=bad)
 
 
@@ -218,8 +223,11 @@ def test_boxing_colour_flip_swaps_the_colours_each_toggle():
 def test_a_drift_into_type2_takes_the_episode_start_as_its_reference():
     """The authors' wrapper built at a drift's switch reads the RAM recorded when the environment was built (the full
     wall), not the RAM at the switch: blocks hit before the switch are regenerated after it (mode 3, p = 1)."""
-    env = make("Breakout", {"type": 3, "schedule": "sudden", "threshold": 150,
-                            "concept": {"type": 2, "mode": 3, "prob": 1.0}}, noop_max=0)
+    env = make(
+        "Breakout",
+        {"type": 3, "schedule": "sudden", "threshold": 150, "concept": {"type": 2, "mode": 3, "prob": 1.0}},
+        noop_max=0,
+    )
     env.reset(seed=0)
     wall = env.unwrapped.ale.getRAM()[:36].copy()
     rng = np.random.default_rng(1)
@@ -248,8 +256,15 @@ def test_sudden_drift_switches_at_the_configured_step_and_back_on_reset(schedule
 
 
 def test_cyclic_drift_alternates_every_threshold_steps():
-    env = make("Boxing", {"type": 3, "schedule": "cyclic", "threshold": 3,
-                          "concept": {"type": 5, "kind": "blackout", "mode": 4, "prob": 1.0}})
+    env = make(
+        "Boxing",
+        {
+            "type": 3,
+            "schedule": "cyclic",
+            "threshold": 3,
+            "concept": {"type": 5, "kind": "blackout", "mode": 4, "prob": 1.0},
+        },
+    )
     env.reset(seed=0)
     colour = np.array(GAMES["Boxing"].blackout_colour)
     for s in range(12):
@@ -297,8 +312,12 @@ def test_different_seeds_give_different_stochastic_episodes(env_id):
 def test_check_env_on_every_id_and_variant():
     # gymnasium's check_env runs on every STORI ID and variant in tests/envs/test_catalogue_and_registry.py; here the
     # generic ID under one config of each type.
-    for cfg in ({"type": 1, "prob": 0.5}, {"type": 2, "mode": 3, "prob": 0.5}, {"type": 5, "kind": "ram", "mode": 3,
-                "prob": 0.5}, {"type": 3, "schedule": "cyclic", "threshold": 2, "concept": {"type": 1, "prob": 1.0}}):
+    for cfg in (
+        {"type": 1, "prob": 0.5},
+        {"type": 2, "mode": 3, "prob": 0.5},
+        {"type": 5, "kind": "ram", "mode": 3, "prob": 0.5},
+        {"type": 3, "schedule": "cyclic", "threshold": 2, "concept": {"type": 1, "prob": 1.0}},
+    ):
         for variant in ("partial", "oracle", "full"):
             check_env(make("Boxing", cfg, obs_variant=variant).unwrapped, skip_render_check=True)
 
@@ -354,32 +373,58 @@ def test_area_resize_averages_blocks_exactly():
 
 
 # --- bad configs -------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("config,error,match", [
-    ({"type": 7}, ValueError, r"type=7 is not allowed; valid types: 1, 2, 3, 4, 5"),
-    ({"type": 0}, ValueError, r"type 0 .* obs_variant='full'"),
-    ({"type": 2, "mode": 9, "prob": 0.1}, ValueError, r"mode=9 is not allowed; Breakout type-2 modes are 0, 1, 2, 3"),
-    ({"type": 5, "kind": "blackout", "mode": 12, "prob": 1.0}, ValueError, r"mode=12 .* Breakout blackout modes"),
-    ({"type": 5, "kind": "ram", "mode": 1, "prob": 1.0}, ValueError, r"mode=1 .* Breakout ram modes are 0, 2"),
-    ({"type": 5, "kind": "fog", "mode": 1, "prob": 1.0}, ValueError, r"kind='fog' is not allowed"),
-    ({"type": 1, "prob": 1.5}, ValueError, r"prob=1.5 is not allowed; prob must be a number in \[0, 1\]"),
-    ({"type": 1, "prob": -0.1}, ValueError, r"prob=-0.1 is not allowed"),
-    ({"type": 1, "prob": "0.3"}, TypeError, r"prob='0.3' is not allowed"),
-    ({"type": 1, "p": 0.3}, ValueError, r"unknown key\(s\) \['p'\] for type 1; its keys are type, prob"),
-    ({"type": 2, "prob": 0.3}, ValueError, r"type 2 needs the key\(s\) mode"),
-    ({"type": 3, "schedule": "sudden", "threshold": 10, "concept": {"type": 3}}, ValueError, r"1, 2 or 5, got type 3"),
-    ({"type": 3, "schedule": "sudden", "threshold": 10, "concept": {"type": 4}}, ValueError, r"1, 2 or 5, got type 4"),
-    ({"type": 3, "schedule": "gradual", "threshold": 10, "concept": {"type": 4}}, ValueError, r"schedule='gradual'"),
-    ({"type": 3, "schedule": "sudden", "threshold": 0, "concept": {"type": 1, "prob": 0.1}}, ValueError, "threshold=0"),
-    ([1, 0.3], TypeError, r"config must be a dict"),
-])
+@pytest.mark.parametrize(
+    "config,error,match",
+    [
+        ({"type": 7}, ValueError, r"type=7 is not allowed; valid types: 1, 2, 3, 4, 5"),
+        ({"type": 0}, ValueError, r"type 0 .* obs_variant='full'"),
+        (
+            {"type": 2, "mode": 9, "prob": 0.1},
+            ValueError,
+            r"mode=9 is not allowed; Breakout type-2 modes are 0, 1, 2, 3",
+        ),
+        ({"type": 5, "kind": "blackout", "mode": 12, "prob": 1.0}, ValueError, r"mode=12 .* Breakout blackout modes"),
+        ({"type": 5, "kind": "ram", "mode": 1, "prob": 1.0}, ValueError, r"mode=1 .* Breakout ram modes are 0, 2"),
+        ({"type": 5, "kind": "fog", "mode": 1, "prob": 1.0}, ValueError, r"kind='fog' is not allowed"),
+        ({"type": 1, "prob": 1.5}, ValueError, r"prob=1.5 is not allowed; prob must be a number in \[0, 1\]"),
+        ({"type": 1, "prob": -0.1}, ValueError, r"prob=-0.1 is not allowed"),
+        ({"type": 1, "prob": "0.3"}, TypeError, r"prob='0.3' is not allowed"),
+        ({"type": 1, "p": 0.3}, ValueError, r"unknown key\(s\) \['p'\] for type 1; its keys are type, prob"),
+        ({"type": 2, "prob": 0.3}, ValueError, r"type 2 needs the key\(s\) mode"),
+        (
+            {"type": 3, "schedule": "sudden", "threshold": 10, "concept": {"type": 3}},
+            ValueError,
+            r"1, 2 or 5, got type 3",
+        ),
+        (
+            {"type": 3, "schedule": "sudden", "threshold": 10, "concept": {"type": 4}},
+            ValueError,
+            r"1, 2 or 5, got type 4",
+        ),
+        (
+            {"type": 3, "schedule": "gradual", "threshold": 10, "concept": {"type": 4}},
+            ValueError,
+            r"schedule='gradual'",
+        ),
+        (
+            {"type": 3, "schedule": "sudden", "threshold": 0, "concept": {"type": 1, "prob": 0.1}},
+            ValueError,
+            "threshold=0",
+        ),
+        ([1, 0.3], TypeError, r"config must be a dict"),
+    ],
+)
 def test_bad_config_is_one_clear_error(config, error, match):
     with pytest.raises(error, match=match):
         make("Breakout", config)
 
 
 def test_unknown_game_and_preset_with_config_are_clear_errors():
-    with pytest.raises(ValueError, match=r"game='Pong' is not allowed; game must be one of 'Breakout', 'Boxing', "
-                                         r"'Gopher', 'BankHeist'"):
+    with pytest.raises(
+        ValueError,
+        match=r"game='Pong' is not allowed; game must be one of 'Breakout', 'Boxing', "
+        r"'Gopher', 'BankHeist'",
+    ):
         gym.make("STORI/Breakout-v0", game="Pong")
     with pytest.raises(ValueError, match=r"unknown game 'Pong'; valid games: Breakout, Boxing, Gopher, BankHeist"):
         parse_config("Pong", {"type": 4})
@@ -390,9 +435,15 @@ def test_unknown_game_and_preset_with_config_are_clear_errors():
 def test_catalogue_filters_by_stochasticity_type():
     assert {s.id for s in membench_envs.catalogue.select(stochasticity=5)} == {
         *(f"STORI/{g}-{p}-v0" for g in ("Breakout", "Boxing") for p in ("5A", "5B", "5C")),
-        "STORI/Gopher-5A-v0", "STORI/BankHeist-5A-v0"}
+        "STORI/Gopher-5A-v0",
+        "STORI/BankHeist-5A-v0",
+    }
     assert [s.id for s in membench_envs.catalogue.select(stochasticity=3)] == [
-        "STORI/Breakout-Type3-v0", "STORI/Boxing-Type3-v0", "STORI/Gopher-Type3-v0", "STORI/BankHeist-Type3-v0"]
+        "STORI/Breakout-Type3-v0",
+        "STORI/Boxing-Type3-v0",
+        "STORI/Gopher-Type3-v0",
+        "STORI/BankHeist-Type3-v0",
+    ]
     with pytest.raises(ValueError, match="unknown stochasticity type 6"):
         membench_envs.catalogue.select(stochasticity=6)
     for game in GAMES:  # every preset's config is valid and typed as its ID says

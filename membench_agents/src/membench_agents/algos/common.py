@@ -33,9 +33,13 @@ class Allowed:
     choices: tuple[Any, ...] = ()
 
     def admits(self, v: Any) -> bool:
-        return ((self.at_least is None or v >= self.at_least) and (self.above is None or v > self.above)
-                and (self.at_most is None or v <= self.at_most) and (self.below is None or v < self.below)
-                and (not self.choices or v in self.choices))
+        return (
+            (self.at_least is None or v >= self.at_least)
+            and (self.above is None or v > self.above)
+            and (self.at_most is None or v <= self.at_most)
+            and (self.below is None or v < self.below)
+            and (not self.choices or v in self.choices)
+        )
 
     def text(self) -> str:
         """``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``, ``one of 'a', 'b'``."""
@@ -44,8 +48,10 @@ class Allowed:
         low = self.at_least if self.at_least is not None else self.above
         high = self.at_most if self.at_most is not None else self.below
         if low is not None and high is not None:
-            return (f"in {'[' if self.at_least is not None else '('}{low:g}, {high:g}"
-                    f"{']' if self.at_most is not None else ')'}")
+            return (
+                f"in {'[' if self.at_least is not None else '('}{low:g}, {high:g}"
+                f"{']' if self.at_most is not None else ')'}"
+            )
         if low is not None:
             return f"{'>=' if self.at_least is not None else '>'} {low:g}"
         if high is not None:
@@ -81,10 +87,12 @@ def _not_allowed(value: Any, hint: Any, allowed: Allowed | None) -> str | None:
     kind = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string"}.get(base)
     if kind is None:  # a mapping, a list, ...: the config checks it itself
         return None
-    ok = {bool: lambda v: isinstance(v, bool),
-          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-          str: lambda v: isinstance(v, str)}[base](value)
+    ok = {
+        bool: lambda v: isinstance(v, bool),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+        str: lambda v: isinstance(v, str),
+    }[base](value)
     rule = allowed.text() if allowed is not None else ""
     if ok and (allowed is None or allowed.admits(value)):
         return None
@@ -161,8 +169,9 @@ class EpisodeStats:
             idx = rows = np.flatnonzero(done)
         if len(rows) == 0:
             return []
-        ended = list(zip(self.returns[idx].tolist(), self.lengths[idx].tolist(), episode_successes(info, rows),
-                         strict=True))
+        ended = list(
+            zip(self.returns[idx].tolist(), self.lengths[idx].tolist(), episode_successes(info, rows), strict=True)
+        )
         self.returns[idx] = 0.0
         self.lengths[idx] = 0
         return ended
@@ -194,16 +203,23 @@ def restore_generator(generator: Any, state: Any) -> bool:
         return True
     import warnings
 
-    warnings.warn(f"a {state.numel()}-byte torch generator state does not fit this {generator.device} generator; "
-                  "it continues from its seed (exact resume holds on the device type a run was trained on)",
-                  GeneratorStateWarning, stacklevel=2)
+    warnings.warn(
+        f"a {state.numel()}-byte torch generator state does not fit this {generator.device} generator; "
+        "it continues from its seed (exact resume holds on the device type a run was trained on)",
+        GeneratorStateWarning,
+        stacklevel=2,
+    )
     return False
 
 
 def rng_state(generators: dict[str, torch.Generator]) -> dict[str, Any]:
     """The global python / numpy / torch RNG states and those of the algorithm's own generators (by name)."""
-    return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate(),
-            **{name: g.get_state() for name, g in generators.items()}}
+    return {
+        "torch": torch.get_rng_state(),
+        "numpy": np.random.get_state(),
+        "python": random.getstate(),
+        **{name: g.get_state() for name, g in generators.items()},
+    }
 
 
 def restore_rng(state: dict[str, Any], generators: dict[str, torch.Generator]) -> None:
@@ -227,9 +243,23 @@ def like(value, ref):
     """``value`` as the kind of ``ref``: a numpy array of its dtype, or a tensor of its dtype on its device."""
     if isinstance(ref, np.ndarray):
         return np.array(value.cpu() if isinstance(value, Tensor) else value, dtype=ref.dtype)
-    return torch.as_tensor(np.asarray(value) if not isinstance(value, Tensor) else value, dtype=ref.dtype,
-                           device=ref.device)
+    return torch.as_tensor(
+        np.asarray(value) if not isinstance(value, Tensor) else value, dtype=ref.dtype, device=ref.device
+    )
 
 
-__all__ = ["Allowed", "EpisodeStats", "GeneratorStateWarning", "adam", "check_fields", "like", "ranged",
-           "resolve_device", "restore_generator", "restore_rng", "rng_state", "set_up", "tree_map"]
+__all__ = [
+    "Allowed",
+    "EpisodeStats",
+    "GeneratorStateWarning",
+    "adam",
+    "check_fields",
+    "like",
+    "ranged",
+    "resolve_device",
+    "restore_generator",
+    "restore_rng",
+    "rng_state",
+    "set_up",
+    "tree_map",
+]

@@ -160,9 +160,11 @@ class DTQNConfig:
             raise ValueError(f"DTQNConfig.d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
         per_env = self.buffer_size // self.num_envs
         if per_env < 2 * (self.context_len + 1):
-            raise ValueError(f"DTQNConfig.buffer_size ({self.buffer_size}) holds {per_env} observations per "
-                             f"environment (buffer_size // num_envs); a window of context_len = {self.context_len} "
-                             f"needs at least {2 * (self.context_len + 1)}")
+            raise ValueError(
+                f"DTQNConfig.buffer_size ({self.buffer_size}) holds {per_env} observations per "
+                f"environment (buffer_size // num_envs); a window of context_len = {self.context_len} "
+                f"needs at least {2 * (self.context_len + 1)}"
+            )
 
 
 # -- 1. the network ------------------------------------------------------------------------------------------------
@@ -174,8 +176,9 @@ class TransformerBlock(nn.Module):
         super().__init__()
         self.attention = nn.MultiheadAttention(d_model, num_heads, dropout=dropout, batch_first=True)
         self.norm1 = nn.LayerNorm(d_model)
-        self.ffn = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model),
-                                 nn.Dropout(dropout))
+        self.ffn = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model), nn.Dropout(dropout)
+        )
         self.norm2 = nn.LayerNorm(d_model)
 
     def forward(self, x: Tensor, causal_mask: Tensor) -> Tensor:
@@ -197,12 +200,16 @@ class DTQNetwork(nn.Module):
         self.embed = nn.Linear(self.encoder.out_dim, cfg.d_model)
         self.position = nn.Parameter(torch.zeros(1, cfg.context_len, cfg.d_model))  # learned, as the paper
         self.dropout = nn.Dropout(cfg.dropout)
-        self.blocks = nn.ModuleList(TransformerBlock(cfg.d_model, cfg.num_heads, cfg.dropout)
-                                    for _ in range(cfg.num_layers))
+        self.blocks = nn.ModuleList(
+            TransformerBlock(cfg.d_model, cfg.num_heads, cfg.dropout) for _ in range(cfg.num_layers)
+        )
         self.head = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.ReLU(), nn.Linear(cfg.d_model, num_actions))
         # True above the diagonal: position t may not attend to positions after t
-        self.register_buffer("causal_mask", torch.triu(torch.ones(cfg.context_len, cfg.context_len, dtype=torch.bool),
-                                                       diagonal=1), persistent=False)
+        self.register_buffer(
+            "causal_mask",
+            torch.triu(torch.ones(cfg.context_len, cfg.context_len, dtype=torch.bool), diagonal=1),
+            persistent=False,
+        )
         for module in (self.embed, self.blocks, self.head):  # the authors' initialisation (the encoder keeps its own)
             module.apply(_init_weights)
 
@@ -258,8 +265,9 @@ class DTQNPolicy(nn.Module):
 
     def initial_state(self, n: int, device: str | torch.device | None = None) -> tuple[Any, Tensor]:
         dev = self.device if device is None else torch.device(device)
-        window = tree_map(lambda o: torch.zeros((n, self.context_len, *o.shape), dtype=o.dtype, device=dev),
-                          self._obs_example)
+        window = tree_map(
+            lambda o: torch.zeros((n, self.context_len, *o.shape), dtype=o.dtype, device=dev), self._obs_example
+        )
         return window, torch.zeros(n, dtype=torch.long, device=dev)
 
     def push(self, obs, state: tuple[Any, Tensor], episode_start: Tensor) -> tuple[Any, Tensor]:
@@ -293,8 +301,9 @@ class DTQNPolicy(nn.Module):
         return q[torch.arange(q.shape[0], device=q.device), length - 1]
 
     @torch.no_grad()
-    def act(self, obs, state, episode_start: Tensor, deterministic: bool = True,
-            generator: torch.Generator | None = None) -> tuple[Tensor, None, Tensor, tuple[Any, Tensor]]:
+    def act(
+        self, obs, state, episode_start: Tensor, deterministic: bool = True, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, None, Tensor, tuple[Any, Tensor]]:
         """``(action, None, q_values, new_state)``: greedy, or epsilon-greedy with ``self.epsilon`` when
         ``deterministic`` is False (random draws from ``generator``)."""
         window, length = self.push(obs, state, episode_start)
@@ -315,8 +324,10 @@ class DTQNPolicy(nn.Module):
 def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
     """ValueError, naming the space, for what DTQN cannot handle."""
     if not isinstance(action_space, gym.spaces.Discrete):
-        raise ValueError(f"DTQN needs a Discrete action space (one Q-value per action), got {action_space}; "
-                         "use a PPO or SAC agent for continuous or multi-discrete actions")
+        raise ValueError(
+            f"DTQN needs a Discrete action space (one Q-value per action), got {action_space}; "
+            "use a PPO or SAC agent for continuous or multi-discrete actions"
+        )
     make_encoder(observation_space)  # raises ValueError for observation spaces no encoder handles
 
 
@@ -346,8 +357,9 @@ class DTQN:
         #: the unfinished iteration a stop left (vector steps, episodes and update statistics so far), else None
         self.iteration_so_far: dict[str, Any] | None = None
         # buffer_size counts every stored observation, the one each environment is about to act on included
-        self.replay = EpisodicReplay(N, cfg.buffer_size // N - 1, self.policy._obs_example, device=self.device,
-                                     episode_window=cfg.context_len)
+        self.replay = EpisodicReplay(
+            N, cfg.buffer_size // N - 1, self.policy._obs_example, device=self.device, episode_window=cfg.context_len
+        )
         obs, _ = envs.reset(seed=cfg.seed)
         self.obs = to_numpy(obs)
         self.replay.start(obs_to_tensor(self.obs, self.device))
@@ -365,8 +377,9 @@ class DTQN:
         """Act epsilon-greedily in every environment, store the step; returns the episodes that ended."""
         self.policy.epsilon = self.epsilon()
         obs = obs_to_tensor(self.obs, self.device)
-        action, _, _, self.state = self.policy.act(obs, self.state, self.episode_start, deterministic=False,
-                                                   generator=self.act_generator)
+        action, _, _, self.state = self.policy.act(
+            obs, self.state, self.episode_start, deterministic=False, generator=self.act_generator
+        )
         next_obs, reward, terminated, truncated, info = self.envs.step(self.policy.env_action(action).cpu().numpy())
         reward = to_numpy(reward).astype(np.float64).reshape(-1)
         terminated = to_numpy(terminated).astype(bool).reshape(-1)
@@ -375,9 +388,14 @@ class DTQN:
         final = obs_to_tensor(take_rows(final_obs(info), idx), self.device) if idx.size else None
         next_obs = to_numpy(next_obs)
         self.episode_start = torch.as_tensor(done, device=self.device)
-        self.replay.add(action, torch.as_tensor(reward, device=self.device),
-                        torch.as_tensor(terminated, device=self.device), self.episode_start, final,
-                        obs_to_tensor(next_obs, self.device))
+        self.replay.add(
+            action,
+            torch.as_tensor(reward, device=self.device),
+            torch.as_tensor(terminated, device=self.device),
+            self.episode_start,
+            final,
+            obs_to_tensor(next_obs, self.device),
+        )
         self.obs = next_obs
         self.global_step += self.config.num_envs
         self.episodes.add(reward)
@@ -454,10 +472,17 @@ class DTQN:
         steps = cfg.num_envs * cfg.num_steps
         stats = it["stats"]
         loss, q_mean = torch.stack(stats).mean(0).tolist() if stats else (None, None)
-        return {"global_step": self.global_step, "iteration": self.iteration, "episodes": it["episodes"],
-                "sps": steps / max(it["time"] + time.perf_counter() - t0, 1e-9), "value_loss": loss,
-                "q_mean": q_mean, "epsilon": self.policy.epsilon, "learning_rate": cfg.learning_rate,
-                "gradient_steps": self.gradient_steps}
+        return {
+            "global_step": self.global_step,
+            "iteration": self.iteration,
+            "episodes": it["episodes"],
+            "sps": steps / max(it["time"] + time.perf_counter() - t0, 1e-9),
+            "value_loss": loss,
+            "q_mean": q_mean,
+            "epsilon": self.policy.epsilon,
+            "learning_rate": cfg.learning_rate,
+            "gradient_steps": self.gradient_steps,
+        }
 
     def train(self, callback=None) -> list[dict[str, Any]]:
         """Run the remaining iterations up to ``num_iterations``; ``callback(metrics)`` after each."""

@@ -134,8 +134,9 @@ class PPOConfig:
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
         if not isinstance(self.gtrxl, dict):
-            raise ValueError(f"PPOConfig.gtrxl must be a mapping of GTrXL options ({', '.join(GTRXL_OPTIONS)}), "
-                             f"got {self.gtrxl!r}")
+            raise ValueError(
+                f"PPOConfig.gtrxl must be a mapping of GTrXL options ({', '.join(GTRXL_OPTIONS)}), got {self.gtrxl!r}"
+            )
         if self.gtrxl and self.core.lower() != "gtrxl":
             raise ValueError(f"PPOConfig.gtrxl configures the gtrxl core, but core is {self.core!r}; remove it")
         check_gtrxl_options(self.gtrxl, self.hidden_size, "PPOConfig.gtrxl")
@@ -144,8 +145,10 @@ class PPOConfig:
                 raise ValueError(f"bptt_length ({self.bptt_length}) must divide num_steps ({self.num_steps})")
         n = self.num_sequences
         if self.num_minibatches > n:
-            raise ValueError(f"num_minibatches ({self.num_minibatches}) exceeds the number of training sequences "
-                             f"({n} = num_envs x num_steps / bptt_length; 1-step sequences for the mlp core)")
+            raise ValueError(
+                f"num_minibatches ({self.num_minibatches}) exceeds the number of training sequences "
+                f"({n} = num_envs x num_steps / bptt_length; 1-step sequences for the mlp core)"
+            )
 
     @property
     def core_kwargs(self) -> dict[str, Any]:
@@ -178,8 +181,16 @@ def _tree_set(buf, t: int, x) -> None:
 LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
 
 
-def ppo_loss(cfg: PPOConfig, newlogp: Tensor, entropy: Tensor, newvalue: Tensor, logp_old: Tensor,
-             advantages: Tensor, returns: Tensor, values_old: Tensor) -> tuple[Tensor, Tensor]:
+def ppo_loss(
+    cfg: PPOConfig,
+    newlogp: Tensor,
+    entropy: Tensor,
+    newvalue: Tensor,
+    logp_old: Tensor,
+    advantages: Tensor,
+    returns: Tensor,
+    values_old: Tensor,
+) -> tuple[Tensor, Tensor]:
     """The PPO loss of one minibatch (CleanRL's formulas) and its statistics ``[policy_loss, value_loss,
     entropy, approx_kl, clipfrac]`` (detached). All inputs have the same shape."""
     logratio = newlogp - logp_old
@@ -220,9 +231,16 @@ class PPO:
         self.device = set_up(envs, config)
         self.config = cfg = config
         self.envs = envs
-        self.policy = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.core,
-                                  cfg.hidden_size, norm_obs=cfg.norm_obs, encoder_size=cfg.encoder_size,
-                                  core_kwargs=cfg.core_kwargs, init_log_std=cfg.init_log_std).to(self.device)
+        self.policy = ActorCritic(
+            envs.single_observation_space,
+            envs.single_action_space,
+            cfg.core,
+            cfg.hidden_size,
+            norm_obs=cfg.norm_obs,
+            encoder_size=cfg.encoder_size,
+            core_kwargs=cfg.core_kwargs,
+            init_log_std=cfg.init_log_std,
+        ).to(self.device)
         self.optimizer = adam(self.policy.parameters(), cfg.learning_rate, eps=1e-5)  # CleanRL's eps
         self.generator = torch.Generator(device=self.device).manual_seed(cfg.seed)  # action sampling
         self.shuffle_generator = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch shuffles
@@ -250,16 +268,17 @@ class PPO:
             if why_not is None:
                 self.fast = ppo_fast_cpu.FastCPU(self)
             elif cfg.fast_cpu == "on":
-                raise ValueError(f"PPOConfig.fast_cpu='on' but the CPU fast path cannot run here: {why_not} "
-                                 "(use fast_cpu='auto' or 'off')")
+                raise ValueError(
+                    f"PPOConfig.fast_cpu='on' but the CPU fast path cannot run here: {why_not} "
+                    "(use fast_cpu='auto' or 'off')"
+                )
 
     def _alloc_buffers(self) -> None:
         cfg, dev = self.config, self.device
         T, N = cfg.num_steps, cfg.num_envs
         # observations and episode starts have one extra row (T + 1): row t + 1 of the episode starts is "done
         # after step t" (an episode ends at step t exactly when one starts at step t + 1)
-        self._obs_store = tree_map(lambda o: torch.zeros((T + 1, *o.shape), dtype=o.dtype, device=dev),
-                                   self.next_obs)
+        self._obs_store = tree_map(lambda o: torch.zeros((T + 1, *o.shape), dtype=o.dtype, device=dev), self.next_obs)
         self.obs_buf = tree_map(lambda o: o[:T], self._obs_store)
         a_shape = tuple(self.envs.single_action_space.shape or ())
         a_dtype = torch.float32 if self.policy.kind == "continuous" else torch.long
@@ -270,8 +289,9 @@ class PPO:
         self._es_store = torch.zeros((T + 1, N), dtype=torch.bool, device=dev)
         self.es_buf, self.done_buf = self._es_store[:T], self._es_store[1:]
         # the core's state at the start of every BPTT chunk (every state tensor has the batch on dim 0)
-        self.state_buf = tuple(torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev)
-                               for s in self.next_state)
+        self.state_buf = tuple(
+            torch.zeros((T // self.bptt, *s.shape), dtype=s.dtype, device=dev) for s in self.next_state
+        )
 
     def _learning_rate(self) -> float:
         cfg = self.config
@@ -368,8 +388,9 @@ class PPO:
         K = self.bptt
         return x.reshape(T // K, K, N, *x.shape[2:]).transpose(0, 1).reshape(K, (T // K) * N, *x.shape[2:])
 
-    def _update(self, advantages: Tensor, returns: Tensor,
-                should_stop: Callable[[], bool] | None = None) -> dict[str, float]:
+    def _update(
+        self, advantages: Tensor, returns: Tensor, should_stop: Callable[[], bool] | None = None
+    ) -> dict[str, float]:
         cfg, policy = self.config, self.policy
         obs = tree_map(self.chunks, self.obs_buf)
         actions, logp_old, es = self.chunks(self.act_buf), self.chunks(self.logp_buf), self.chunks(self.es_buf)
@@ -381,9 +402,11 @@ class PPO:
             for mb in perm.tensor_split(cfg.num_minibatches):  # sizes differ by at most one
                 check_stop(should_stop)
                 newlogp, entropy, newvalue = policy.evaluate_actions(
-                    tree_map(lambda o, mb=mb: o[:, mb], obs), actions[:, mb], tuple(s[mb] for s in states), es[:, mb])
-                loss, mb_stats = ppo_loss(cfg, newlogp, entropy, newvalue, logp_old[:, mb], adv[:, mb], ret[:, mb],
-                                          val_old[:, mb])
+                    tree_map(lambda o, mb=mb: o[:, mb], obs), actions[:, mb], tuple(s[mb] for s in states), es[:, mb]
+                )
+                loss, mb_stats = ppo_loss(
+                    cfg, newlogp, entropy, newvalue, logp_old[:, mb], adv[:, mb], ret[:, mb], val_old[:, mb]
+                )
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
@@ -428,9 +451,16 @@ class PPO:
         steps = cfg.num_envs * cfg.num_steps
         self.global_step += steps
         self.iteration += 1
-        metrics.update(global_step=self.global_step, iteration=self.iteration, learning_rate=lr,
-                       sps=steps / max(t2 - t0, 1e-9), rollout_sps=steps / max(t1 - t0, 1e-9),
-                       time_rollout=t1 - t0, time_update=t2 - t1, episodes=episodes)
+        metrics.update(
+            global_step=self.global_step,
+            iteration=self.iteration,
+            learning_rate=lr,
+            sps=steps / max(t2 - t0, 1e-9),
+            rollout_sps=steps / max(t1 - t0, 1e-9),
+            time_rollout=t1 - t0,
+            time_update=t2 - t1,
+            episodes=episodes,
+        )
         return metrics
 
     def train(self, callback=None) -> list[dict[str, Any]]:
@@ -502,7 +532,6 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
             f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
             "(vector or HxWxC image) and Dict observations"
         )
-
 
 
 class PPOTrainer(AlgoTrainer):

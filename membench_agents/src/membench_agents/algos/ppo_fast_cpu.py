@@ -56,8 +56,10 @@ def why_not(ppo: PPO) -> str | None:
     if ppo.torch_env:
         return "it needs an environment with numpy outputs (this one returns torch tensors)"
     if type(core) not in SUPPORTED_CORES:
-        return (f"it knows the memory cores {', '.join(c.__name__ for c in SUPPORTED_CORES)} "
-                f"(this one is {type(core).__name__})")
+        return (
+            f"it knows the memory cores {', '.join(c.__name__ for c in SUPPORTED_CORES)} "
+            f"(this one is {type(core).__name__})"
+        )
     return None
 
 
@@ -128,8 +130,9 @@ class FastCPU:
         return episodes
 
     # -- update -------------------------------------------------------------------------------------------
-    def update(self, advantages: Tensor, returns: Tensor,
-               should_stop: Callable[[], bool] | None = None) -> dict[str, float]:
+    def update(
+        self, advantages: Tensor, returns: Tensor, should_stop: Callable[[], bool] | None = None
+    ) -> dict[str, float]:
         """:meth:`PPO._update` (the same minibatches, loss, clipping, optimizer steps and stop checks)."""
         ppo = self.ppo
         cfg, policy = ppo.config, ppo.policy
@@ -149,8 +152,15 @@ class FastCPU:
                 cols = mb.numpy()
                 x = policy.encode(tree_map(lambda o, mb=mb: o[:, mb], obs))
                 rows, index = core_rows(policy.core, x, tuple(s[mb] for s in states), es[:, mb], es_np[:, cols])
-                out = DiscretePPOLoss.apply(rows, head.weight, head.bias, index, actions[:, cols].reshape(-1),
-                                            targets[:, :, cols].reshape(4, -1), coefs)
+                out = DiscretePPOLoss.apply(
+                    rows,
+                    head.weight,
+                    head.bias,
+                    index,
+                    actions[:, cols].reshape(-1),
+                    targets[:, :, cols].reshape(4, -1),
+                    coefs,
+                )
                 ppo.optimizer.zero_grad()
                 out[0].backward()
                 nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
@@ -165,8 +175,7 @@ class FastCPU:
         return ppo._update_metrics(stats, returns)
 
 
-def core_rows(core: MemoryCore, x: Tensor, state: State, es: Tensor, es_np: np.ndarray
-              ) -> tuple[Tensor, Tensor | None]:
+def core_rows(core: MemoryCore, x: Tensor, state: State, es: Tensor, es_np: np.ndarray) -> tuple[Tensor, Tensor | None]:
     """The features of a minibatch ``x [T, B, F]`` (from ``state``, episode starts ``es`` and their host copy
     ``es_np``) in the layout the core computed them in: ``(rows [R, H], index)``; the features of step
     ``(t, b)`` are ``rows[index[t * B + b]]`` (index None: R = T * B rows in step order)."""
@@ -264,8 +273,16 @@ class DiscretePPOLoss(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, rows, weight, bias, index, actions,
-                targets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], coefs):
+    def forward(
+        ctx: Any,
+        rows,
+        weight,
+        bias,
+        index,
+        actions,
+        targets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        coefs,
+    ):
         n = weight.shape[0] - 1
         # the head's outputs transposed, [n + 1, steps]: each output is a contiguous row, so the softmax
         # reductions over the n logits are n - 1 vector operations

@@ -55,12 +55,24 @@ SB3_TRAINER = "membench_agents.algos.sb3:SB3Trainer"
 ALGORITHMS: dict[str, Algorithm] = {
     a.kind: a
     for a in (
-        Algorithm("ppo", "membench_agents.algos.ppo:PPOConfig", "membench_agents.algos.ppo:PPOTrainer",
-                  "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)"),
-        Algorithm("sac", "membench_agents.algos.sac:SACConfig", "membench_agents.algos.sac:SACTrainer",
-                  "membench SAC hyperparameters (fields of membench_agents.algos.sac.SACConfig)"),
-        Algorithm("dtqn", "membench_agents.algos.dtqn:DTQNConfig", "membench_agents.algos.dtqn:DTQNTrainer",
-                  "DTQN hyperparameters (fields of membench_agents.algos.dtqn.DTQNConfig; context_len is K)"),
+        Algorithm(
+            "ppo",
+            "membench_agents.algos.ppo:PPOConfig",
+            "membench_agents.algos.ppo:PPOTrainer",
+            "membench PPO hyperparameters (fields of membench_agents.algos.ppo.PPOConfig)",
+        ),
+        Algorithm(
+            "sac",
+            "membench_agents.algos.sac:SACConfig",
+            "membench_agents.algos.sac:SACTrainer",
+            "membench SAC hyperparameters (fields of membench_agents.algos.sac.SACConfig)",
+        ),
+        Algorithm(
+            "dtqn",
+            "membench_agents.algos.dtqn:DTQNConfig",
+            "membench_agents.algos.dtqn:DTQNTrainer",
+            "DTQN hyperparameters (fields of membench_agents.algos.dtqn.DTQNConfig; context_len is K)",
+        ),
     )
 }
 
@@ -111,6 +123,7 @@ del _a
 #: this order in the agent's hyperparameter section (``cfg[kind]``) and in ``cfg[kind][core]``.
 CONTEXT_KEYS = ("context_len", "context_length", "window", "memory_window", "mem_len")
 
+
 def context_field(info: AgentInfo, cfg: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The config path of the agent's attention window (rule 2 of the module docstring), or None."""
     section = cfg.get(info.kind)
@@ -135,5 +148,14 @@ def check_agent(name: object) -> AgentInfo:
     return AGENTS[name]
 
 
-__all__ = ["AGENTS", "ALGORITHMS", "CONTEXT_KEYS", "SB3_TRAINER", "AgentInfo", "Algorithm", "check_agent",
-           "context_field", "load"]
+__all__ = [
+    "AGENTS",
+    "ALGORITHMS",
+    "CONTEXT_KEYS",
+    "SB3_TRAINER",
+    "AgentInfo",
+    "Algorithm",
+    "check_agent",
+    "context_field",
+    "load",
+]

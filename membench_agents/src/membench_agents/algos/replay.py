@@ -51,9 +51,16 @@ class EpisodicReplay:
 
     FIELDS = ("actions", "rewards", "terminated", "episode_start", "is_final")
 
-    def __init__(self, num_envs: int, capacity: int, obs_example: Any, action_shape: tuple[int, ...] = (),
-                 action_dtype: torch.dtype = torch.long, device: str | torch.device = "cpu",
-                 episode_window: int | None = None):
+    def __init__(
+        self,
+        num_envs: int,
+        capacity: int,
+        obs_example: Any,
+        action_shape: tuple[int, ...] = (),
+        action_dtype: torch.dtype = torch.long,
+        device: str | torch.device = "cpu",
+        episode_window: int | None = None,
+    ):
         if capacity < 1:
             raise ValueError(f"a replay needs at least one row per environment, got capacity {capacity}")
         if episode_window is not None and not 1 <= episode_window < capacity:
@@ -101,8 +108,9 @@ class EpisodicReplay:
         """The observations every environment acts on first (after its reset): each starts an episode."""
         self._put(self._envs, obs, True, False)
 
-    def add(self, actions: Tensor, rewards: Tensor, terminated: Tensor, done: Tensor, final_obs: Any,
-            next_obs: Any) -> None:
+    def add(
+        self, actions: Tensor, rewards: Tensor, terminated: Tensor, done: Tensor, final_obs: Any, next_obs: Any
+    ) -> None:
         """One vector step: the actions taken on the current observations, their rewards and ``terminated``;
         for the environments whose episode ended (``done``), the final observation (``final_obs``: the rows
         of the done environments in order, None when none ended); then the observations acted on next
@@ -137,8 +145,9 @@ class EpisodicReplay:
         rows suffice: two final observations are never adjacent)."""
         return bool((self.size > window).all())
 
-    def sample_sequences(self, batch_size: int, window: int, first_loss: int,
-                         generator: torch.Generator) -> dict[str, Any]:
+    def sample_sequences(
+        self, batch_size: int, window: int, first_loss: int, generator: torch.Generator
+    ) -> dict[str, Any]:
         """``batch_size`` windows of ``window`` consecutive stored rows, time-major (``[window, batch, ...]``):
         ``obs``, ``actions``, ``rewards``, ``terminated``, ``episode_start``, ``is_final``.
 
@@ -186,8 +195,13 @@ class EpisodicReplay:
         rows = (first.unsqueeze(1) + torch.arange(K + 1, device=dev)) % R  # [B, K + 1]
         steps = rows[:, :K]
         mask = (~self.is_final[env, steps]).long().cumprod(1).bool()  # up to the episode's final observation
-        return {"obs": tree_map(lambda b: b[env, rows], self.obs), "actions": self.actions[env, steps],
-                "rewards": self.rewards[env, steps], "terminated": self.terminated[env, steps], "mask": mask}
+        return {
+            "obs": tree_map(lambda b: b[env, rows], self.obs),
+            "actions": self.actions[env, steps],
+            "rewards": self.rewards[env, steps],
+            "terminated": self.terminated[env, steps],
+            "mask": mask,
+        }
 
     # -- checkpoints -----------------------------------------------------------------------------------------
     @property
@@ -204,10 +218,16 @@ class EpisodicReplay:
     def state_dict(self) -> dict[str, Any]:
         """The filled rows (tensors, loadable with ``weights_only=True``), the positions, and the layout."""
         used = int(self.size.max()) + 1 if self.size.numel() else 0  # rows 0 .. size are written before a wrap
-        d = {"format": FORMAT, "rows": self.rows, "episode_window": self.episode_window, "used": used,
-             "pos": self.pos.clone(), "size": self.size.clone(),
-             "obs": tree_map(lambda b: b[:, :used].clone(), self.obs),
-             **{name: getattr(self, name)[:, :used].clone() for name in self._buffer_names()}}
+        d = {
+            "format": FORMAT,
+            "rows": self.rows,
+            "episode_window": self.episode_window,
+            "used": used,
+            "pos": self.pos.clone(),
+            "size": self.size.clone(),
+            "obs": tree_map(lambda b: b[:, :used].clone(), self.obs),
+            **{name: getattr(self, name)[:, :used].clone() for name in self._buffer_names()},
+        }
         if self.episode_window is not None:
             d["episode_steps"] = self.episode_steps.clone()
         return d
@@ -216,25 +236,30 @@ class EpisodicReplay:
         """Restore :meth:`state_dict` into a replay of the same shape; a saved replay that does not fit (another
         layout, number of environments, capacity, episode window or observation) is a ValueError naming it."""
         if d.get("format") != FORMAT:
-            raise ValueError(f"the saved replay is in another layout ({d.get('format')!r}; this membench reads "
-                             f"{FORMAT!r})")
+            raise ValueError(
+                f"the saved replay is in another layout ({d.get('format')!r}; this membench reads {FORMAT!r})"
+            )
         N, R = self.num_envs, self.rows
         if d["rows"] != R or tuple(d["pos"].shape) != (N,):
-            raise ValueError(f"the saved replay has {d['pos'].numel()} environments x {d['rows']} rows; "
-                             f"this config's has {N} x {R}")
+            raise ValueError(
+                f"the saved replay has {d['pos'].numel()} environments x {d['rows']} rows; this config's has {N} x {R}"
+            )
         if d["episode_window"] != self.episode_window:
-            raise ValueError(f"the saved replay indexes episode windows of {d['episode_window']} steps; this "
-                             f"config's, of {self.episode_window}")
+            raise ValueError(
+                f"the saved replay indexes episode windows of {d['episode_window']} steps; this "
+                f"config's, of {self.episode_window}"
+            )
         used = int(d["used"])
         saved_obs, obs = _leaves(d["obs"]), _leaves(self.obs)
         if len(saved_obs) != len(obs):
-            raise ValueError(f"the saved replay's observations have {len(saved_obs)} arrays; this config's, "
-                             f"{len(obs)}")
+            raise ValueError(f"the saved replay's observations have {len(saved_obs)} arrays; this config's, {len(obs)}")
         pairs = [*zip(obs, saved_obs, strict=True), *((getattr(self, n), d[n]) for n in self._buffer_names())]
         for buf, saved in pairs:
             if tuple(saved.shape) != (N, used, *buf.shape[2:]):
-                raise ValueError(f"a saved replay array has shape {tuple(saved.shape)}; this config's replay needs "
-                                 f"{(N, used, *buf.shape[2:])}")
+                raise ValueError(
+                    f"a saved replay array has shape {tuple(saved.shape)}; this config's replay needs "
+                    f"{(N, used, *buf.shape[2:])}"
+                )
         for buf, saved in pairs:
             buf[:, :used] = saved.to(self.device, buf.dtype)
         self.pos.copy_(d["pos"])

@@ -150,9 +150,11 @@ class SACConfig:
         if not isinstance(self.core, str) or self.core.lower() not in CORES:
             raise ValueError(f"unknown memory core {self.core!r}; valid names: {', '.join(CORES)}")
         if self.buffer_size // self.num_envs < 2 * self.window:
-            raise ValueError(f"SACConfig.buffer_size ({self.buffer_size}) leaves {self.buffer_size // self.num_envs} "
-                             f"slots per environment; it needs at least 2 x the window (burn_in + sequence_length + 1 "
-                             f"= {self.window}) per environment")
+            raise ValueError(
+                f"SACConfig.buffer_size ({self.buffer_size}) leaves {self.buffer_size // self.num_envs} "
+                f"slots per environment; it needs at least 2 x the window (burn_in + sequence_length + 1 "
+                f"= {self.window}) per environment"
+            )
 
     @property
     def num_vector_steps(self) -> int:
@@ -169,13 +171,16 @@ def check_spaces(observation_space: gym.Space, action_space: gym.Space) -> None:
     """Raise ValueError (one sentence) when SAC cannot handle the spaces."""
     if isinstance(action_space, gym.spaces.Box):
         if not (np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))):
-            raise ValueError(f"SAC squashes actions onto the Box bounds with tanh, so they must be finite; got "
-                             f"{action_space}")
+            raise ValueError(
+                f"SAC squashes actions onto the Box bounds with tanh, so they must be finite; got {action_space}"
+            )
         if np.any(action_space.high <= action_space.low):
             raise ValueError(f"the action Box {action_space} has an empty dimension (high <= low)")
     elif not isinstance(action_space, gym.spaces.Discrete):
-        raise ValueError(f"unsupported action space {action_space}: SAC has a tanh-Gaussian policy for Box actions "
-                         "and a categorical policy for Discrete actions (MultiDiscrete: flatten it to Discrete)")
+        raise ValueError(
+            f"unsupported action space {action_space}: SAC has a tanh-Gaussian policy for Box actions "
+            "and a categorical policy for Discrete actions (MultiDiscrete: flatten it to Discrete)"
+        )
     make_encoder(observation_space, 0)  # raises for observation spaces no encoder handles
 
 
@@ -214,8 +219,9 @@ class _Body(nn.Module):
 
 
 def mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                         nn.Linear(hidden, out_dim))
+    return nn.Sequential(
+        nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, out_dim)
+    )
 
 
 class Actor(nn.Module):
@@ -230,8 +236,14 @@ class Actor(nn.Module):
     action_scale: Tensor  # Box
     action_bias: Tensor
 
-    def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "mlp",
-                 hidden_size: int = 256, encoder_size: int = 0):
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        core: str = "mlp",
+        hidden_size: int = 256,
+        encoder_size: int = 0,
+    ):
         super().__init__()
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
         self.body = _Body(observation_space, core, hidden_size, encoder_size)
@@ -282,8 +294,14 @@ class Actor(nn.Module):
         return a, log_prob.sum(-1)
 
     @torch.no_grad()
-    def act(self, obs, state: State, episode_start: Tensor, deterministic: bool = False,
-            generator: torch.Generator | None = None) -> tuple[Tensor, Tensor | None, None, State]:
+    def act(
+        self,
+        obs,
+        state: State,
+        episode_start: Tensor,
+        deterministic: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> tuple[Tensor, Tensor | None, None, State]:
         """One step for a batch ``obs [B, ...]``: (action, log_prob or None, None, state). Box actions are in
         [-1, 1]; Discrete actions are indices (pass both through :meth:`env_action`)."""
         es = episode_start if episode_start.dtype == torch.bool else episode_start != 0
@@ -312,8 +330,14 @@ class Critic(nn.Module):
     """One soft Q-function. Box: Q(s, a) from [features, a] (a in [-1, 1]) -> ``[T, B]``; Discrete: Q(s, .) for
     every action -> ``[T, B, |A|]``."""
 
-    def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "mlp",
-                 hidden_size: int = 256, encoder_size: int = 0):
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        core: str = "mlp",
+        hidden_size: int = 256,
+        encoder_size: int = 0,
+    ):
         super().__init__()
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
         self.body = _Body(observation_space, core, hidden_size, encoder_size)
@@ -382,8 +406,9 @@ class SAC:
         self.episodes = EpisodeStats(N, dev)
         a_shape = () if self.discrete else (self.actor.n_actions,)
         a_dtype = torch.long if self.discrete else torch.float32
-        self.replay = EpisodicReplay(N, cfg.buffer_size // N, tree_map(lambda o: o[0], self.next_obs), a_shape,
-                                     a_dtype, dev)
+        self.replay = EpisodicReplay(
+            N, cfg.buffer_size // N, tree_map(lambda o: o[0], self.next_obs), a_shape, a_dtype, dev
+        )
         self.replay.start(self.next_obs)
 
     @property
@@ -558,8 +583,14 @@ class SAC:
             target = min(self.num_vector_steps * cfg.num_envs, self.global_step + cfg.iteration_steps)
             # running sums of the update statistics: keeping one small tensor per update alive for the whole
             # iteration fragments the allocator (measured: +1.8 GB over 5,000 updates on Pendulum)
-            self.iteration_so_far = {"start_step": self.global_step, "target": target, "episodes": [],
-                                     "sums": {}, "counts": {}, "time": 0.0}
+            self.iteration_so_far = {
+                "start_step": self.global_step,
+                "target": target,
+                "episodes": [],
+                "sums": {},
+                "counts": {},
+                "time": 0.0,
+            }
         it = self.iteration_so_far
         sums, counts = it["sums"], it["counts"]
         while self.global_step < it["target"]:
@@ -574,12 +605,18 @@ class SAC:
                         counts[k] = counts.get(k, 0) + 1
         self.iteration_so_far = None
         elapsed = max(it["time"] + time.perf_counter() - t0, 1e-9)
-        metrics: dict[str, Any] = {"global_step": self.global_step, "episodes": it["episodes"], "updates": self.updates,
-                                   "sps": (self.global_step - it["start_step"]) / elapsed, "time": elapsed}
+        metrics: dict[str, Any] = {
+            "global_step": self.global_step,
+            "episodes": it["episodes"],
+            "updates": self.updates,
+            "sps": (self.global_step - it["start_step"]) / elapsed,
+            "time": elapsed,
+        }
         mean = {k: float(v) / counts[k] for k, v in sums.items()}
         if "qf1_loss" in mean:
-            metrics.update(value_loss=mean["qf1_loss"] + mean["qf2_loss"], qf1_values=mean["qf1_values"],
-                           alpha=mean["alpha"])
+            metrics.update(
+                value_loss=mean["qf1_loss"] + mean["qf2_loss"], qf1_values=mean["qf1_values"], alpha=mean["alpha"]
+            )
         if "actor_loss" in mean:
             metrics.update(policy_loss=mean["actor_loss"], entropy=mean["entropy"], alpha_loss=mean["alpha_loss"])
         return metrics
@@ -630,7 +667,6 @@ class SAC:
         restore_rng(d["rng"], {"generator": self.generator})
 
 
-
 def _copy_iteration(it: dict[str, Any] | None, device=None) -> dict[str, Any] | None:
     """A copy of an unfinished iteration's bookkeeping (for :meth:`SAC.state_dict` and its inverse)."""
     if it is None:
@@ -655,8 +691,9 @@ class SACTrainer(AlgoTrainer):
     @classmethod
     def budget(cls, cfg: dict[str, Any]) -> Budget:
         c = algo_config(cfg, cfg["seeds"][0])
-        return Budget(c.num_vector_steps * c.num_envs, f"whole vector steps of {c.num_envs} environments",
-                      c.learning_starts)
+        return Budget(
+            c.num_vector_steps * c.num_envs, f"whole vector steps of {c.num_envs} environments", c.learning_starts
+        )
 
     @property
     def target_steps(self) -> int:

@@ -100,7 +100,8 @@ def check_image_sizes(agent: str, env_id: str, obs_space: gym.Space) -> None:
                 f"agent {agent!r} cannot handle {env_id}: {what} is an image of shape {sub.shape}, and "
                 f"stable-baselines3's default CNN needs at least {NATURE_CNN_MIN_SIDE}x{NATURE_CNN_MIN_SIDE} "
                 "pixels; use a membench agent (e.g. ppo-lstm, whose encoder takes any size) or give "
-                "sb3.policy_kwargs.features_extractor_class")
+                "sb3.policy_kwargs.features_extractor_class"
+            )
 
 
 def default_policy(agent: str, obs_space: gym.Space) -> str:
@@ -226,8 +227,10 @@ class SB3Trainer:
         n_envs = int(sb3cfg.get("n_envs", 8))
         n_steps = int(sb3cfg.get("n_steps", inspect.signature(algo_class(cfg["agent"])).parameters["n_steps"].default))
         spi = n_steps * n_envs
-        return Budget(-(-int(cfg["total_steps"]) // spi) * spi,
-                      f"whole rollouts of {n_envs} environments x {n_steps} steps ({spi:,}), rounded up")
+        return Budget(
+            -(-int(cfg["total_steps"]) // spi) * spi,
+            f"whole rollouts of {n_envs} environments x {n_steps} steps ({spi:,}), rounded up",
+        )
 
     @property
     def target_steps(self) -> int:
@@ -352,8 +355,9 @@ class SB3Policy(torch.nn.Module):
     def act(self, obs, state, episode_start, deterministic: bool = False, generator=None):
         obs_np = to_numpy(obs)
         if self.recurrent:
-            actions, state = self.model.predict(obs_np, state=state, episode_start=to_numpy(episode_start),
-                                                deterministic=deterministic)
+            actions, state = self.model.predict(
+                obs_np, state=state, episode_start=to_numpy(episode_start), deterministic=deterministic
+            )
         else:
             actions, _ = self.model.predict(obs_np, deterministic=deterministic)
         return torch.as_tensor(np.asarray(actions)), None, None, state

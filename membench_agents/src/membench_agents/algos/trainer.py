@@ -150,8 +150,11 @@ class AlgoTrainer:
         """:class:`Budget` of a run config (algorithms that train whole iterations of ``num_envs x num_steps``)."""
         c = algo_config(cfg, cfg["seeds"][0])
         per = c.num_envs * c.num_steps
-        return Budget(c.num_iterations * per, f"whole iterations of {c.num_envs} environments x {c.num_steps} steps "
-                      f"({per:,})", int(getattr(c, "learning_starts", 0)))
+        return Budget(
+            c.num_iterations * per,
+            f"whole iterations of {c.num_envs} environments x {c.num_steps} steps ({per:,})",
+            int(getattr(c, "learning_starts", 0)),
+        )
 
     @property
     def global_step(self) -> int:
@@ -195,8 +198,10 @@ def budget_notes(cfg: dict[str, Any]) -> list[str]:
         notes.append(f"{cfg['agent']} trains {b.trained:,} steps, not the {total:,} asked: it runs {b.unit}")
     if b.learning_starts and b.trained <= b.learning_starts:
         kind = AGENTS[cfg["agent"]].kind
-        notes.append(f"the budget ({b.trained:,} steps) never reaches {kind}.learning_starts ({b.learning_starts:,}): "
-                     f"it acts at random throughout and trains nothing; raise --steps or lower {kind}.learning_starts")
+        notes.append(
+            f"the budget ({b.trained:,} steps) never reaches {kind}.learning_starts ({b.learning_starts:,}): "
+            f"it acts at random throughout and trains nothing; raise --steps or lower {kind}.learning_starts"
+        )
     return notes
 
 
@@ -219,12 +224,16 @@ def check_device_available(device: str) -> None:
     import torch
 
     if not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} was asked for but this machine has no usable CUDA GPU "
-                          "(torch.cuda.is_available() is False); use --device cpu or --device auto")
+        raise ConfigError(
+            f"device {device!r} was asked for but this machine has no usable CUDA GPU "
+            "(torch.cuda.is_available() is False); use --device cpu or --device auto"
+        )
     index = int(device.partition(":")[2] or 0)
     if index >= torch.cuda.device_count():
-        raise ConfigError(f"device {device!r} was asked for but this machine has {torch.cuda.device_count()} CUDA "
-                          f"GPU(s) (cuda:0..cuda:{torch.cuda.device_count() - 1})")
+        raise ConfigError(
+            f"device {device!r} was asked for but this machine has {torch.cuda.device_count()} CUDA "
+            f"GPU(s) (cuda:0..cuda:{torch.cuda.device_count() - 1})"
+        )
 
 
 def preflight(cfg: dict[str, Any]) -> None:
@@ -247,5 +256,16 @@ def preflight(cfg: dict[str, Any]) -> None:
         check(cfg, obs_space, act_space)
 
 
-__all__ = ["AlgoTrainer", "Budget", "Trainer", "algo_config", "budget_notes", "check_device_available", "env_kwargs_of",
-           "make_trainer", "ppo_config", "preflight", "trainer_class"]
+__all__ = [
+    "AlgoTrainer",
+    "Budget",
+    "Trainer",
+    "algo_config",
+    "budget_notes",
+    "check_device_available",
+    "env_kwargs_of",
+    "make_trainer",
+    "ppo_config",
+    "preflight",
+    "trainer_class",
+]

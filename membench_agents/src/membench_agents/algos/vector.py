@@ -20,8 +20,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 VECTORIZATION_MODES = ("auto", "native", "sync", "async")
 
 
-def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwargs: dict[str, Any] | None = None,
-                    vectorization: str = "auto") -> VectorEnv:
+def make_vector_env(
+    env_id: str,
+    num_envs: int,
+    seed: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    vectorization: str = "auto",
+) -> VectorEnv:
     """A SAME_STEP-autoreset vector env of ``num_envs`` copies of ``env_id``.
 
     ``vectorization``: "auto" (the native batched implementation when the ID has one with SAME_STEP autoreset,
@@ -50,8 +55,13 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
     envs = None
     if vectorization in ("auto", "native") and native:
         try:
-            envs = gym.make_vec(env_id, num_envs=int(num_envs), vectorization_mode="vector_entry_point",
-                                autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+            envs = gym.make_vec(
+                env_id,
+                num_envs=int(num_envs),
+                vectorization_mode="vector_entry_point",
+                autoreset_mode=AutoresetMode.SAME_STEP,
+                **kwargs,
+            )
         except TypeError as e:  # vector entry points that are always SAME_STEP may not take the argument
             if "autoreset_mode" not in str(e):
                 raise
@@ -61,13 +71,18 @@ def make_vector_env(env_id: str, num_envs: int, seed: int | None = None, env_kwa
             envs.close()
             envs = None
             if vectorization == "native":
-                raise ValueError(f"{env_id}'s native vector env does not use SAME_STEP autoreset (got {mode}); "
-                                 "use 'sync' or 'async'")
+                raise ValueError(
+                    f"{env_id}'s native vector env does not use SAME_STEP autoreset (got {mode}); use 'sync' or 'async'"
+                )
             # "auto": gymnasium's own batched envs (CartPole-v1, ...) use NEXT_STEP; step single envs instead
     if envs is None:
-        envs = gym.make_vec(env_id, num_envs=int(num_envs),
-                            vectorization_mode="async" if vectorization == "async" else "sync",
-                            vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs)
+        envs = gym.make_vec(
+            env_id,
+            num_envs=int(num_envs),
+            vectorization_mode="async" if vectorization == "async" else "sync",
+            vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+            **kwargs,
+        )
     if seed is not None:
         envs.action_space.seed(int(seed))
         envs.observation_space.seed(int(seed))
@@ -98,9 +113,11 @@ def check_autoreset(envs: VectorEnv) -> None:
     """Agents need SAME_STEP autoreset; reject NEXT_STEP / DISABLED vector envs with a clear message."""
     mode = (getattr(envs, "metadata", None) or {}).get("autoreset_mode")
     if mode is not None and AutoresetMode(mode) != AutoresetMode.SAME_STEP:
-        raise ValueError(f"the vector env uses autoreset_mode={AutoresetMode(mode).name}; membench agents need "
-                         "SAME_STEP (use membench_agents.algos.vector.make_vector_env, or pass "
-                         "vector_kwargs={'autoreset_mode': AutoresetMode.SAME_STEP} to gym.make_vec)")
+        raise ValueError(
+            f"the vector env uses autoreset_mode={AutoresetMode(mode).name}; membench agents need "
+            "SAME_STEP (use membench_agents.algos.vector.make_vector_env, or pass "
+            "vector_kwargs={'autoreset_mode': AutoresetMode.SAME_STEP} to gym.make_vec)"
+        )
 
 
 def is_torch(x) -> bool:
@@ -188,5 +205,17 @@ def episode_successes(info: dict, done_idx: np.ndarray) -> list[bool | None]:
     return [v if m else None for v, m in zip(values, ok, strict=True)]
 
 
-__all__ = ["VECTORIZATION_MODES", "check_autoreset", "episode_successes", "final_obs", "first_leaf", "is_torch",
-           "make_vector_env", "obs_to_tensor", "process_cap", "take_rows", "to_numpy", "to_tensor"]
+__all__ = [
+    "VECTORIZATION_MODES",
+    "check_autoreset",
+    "episode_successes",
+    "final_obs",
+    "first_leaf",
+    "is_torch",
+    "make_vector_env",
+    "obs_to_tensor",
+    "process_cap",
+    "take_rows",
+    "to_numpy",
+    "to_tensor",
+]

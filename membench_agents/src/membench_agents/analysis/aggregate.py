@@ -118,8 +118,9 @@ class Estimate:
         return f"{self.value:.{digits}f} [{self.lo:.{digits}f}, {self.hi:.{digits}f}]"
 
 
-def estimate(scores: Any, statistic: Callable[..., Any] = iqm, reps: int = REPS, confidence: float = CONFIDENCE,
-             seed: int = 0) -> Estimate:
+def estimate(
+    scores: Any, statistic: Callable[..., Any] = iqm, reps: int = REPS, confidence: float = CONFIDENCE, seed: int = 0
+) -> Estimate:
     """Point estimate of ``statistic`` on the pooled scores and its stratified-bootstrap percentile interval."""
     value = float(statistic(pooled(scores), axis=-1))
     lo, hi = interval(stratified_bootstrap(scores, statistic, reps, seed), confidence)
@@ -141,8 +142,9 @@ def _fraction_above(x: np.ndarray, taus: Sequence[float] | np.ndarray, axis: int
     return out
 
 
-def performance_profile_ci(scores: Any, taus: Sequence[float] | np.ndarray, reps: int = REPS,
-                           confidence: float = CONFIDENCE, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def performance_profile_ci(
+    scores: Any, taus: Sequence[float] | np.ndarray, reps: int = REPS, confidence: float = CONFIDENCE, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(profile, lower band, upper band) at ``taus``: :func:`performance_profile` and its stratified-bootstrap
     percentile interval at every τ."""
     taus = np.asarray(taus, dtype=np.float64)
@@ -181,22 +183,44 @@ class Aggregate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "method": ("IQM and mean of the per-run scores pooled over tasks; stratified bootstrap (runs resampled "
-                       "within each task) percentile intervals; performance profile = fraction of runs with "
-                       "score > tau"),
-            "reps": self.reps, "confidence": self.confidence, "seed": self.seed, "notes": self.notes,
+            "method": (
+                "IQM and mean of the per-run scores pooled over tasks; stratified bootstrap (runs resampled "
+                "within each task) percentile intervals; performance profile = fraction of runs with "
+                "score > tau"
+            ),
+            "reps": self.reps,
+            "confidence": self.confidence,
+            "seed": self.seed,
+            "notes": self.notes,
             "algorithms": [
-                {"name": a.name, "metric": a.metric, "n_tasks": len(a.tasks), "n_runs": a.n_runs, "tasks": a.tasks,
-                 "iqm": vars(a.iqm), "mean": vars(a.mean),
-                 "profile": {"taus": self.taus.tolist(), "fraction": self.profiles[a.name][0].tolist(),
-                             "lo": self.profiles[a.name][1].tolist(), "hi": self.profiles[a.name][2].tolist()}}
+                {
+                    "name": a.name,
+                    "metric": a.metric,
+                    "n_tasks": len(a.tasks),
+                    "n_runs": a.n_runs,
+                    "tasks": a.tasks,
+                    "iqm": vars(a.iqm),
+                    "mean": vars(a.mean),
+                    "profile": {
+                        "taus": self.taus.tolist(),
+                        "fraction": self.profiles[a.name][0].tolist(),
+                        "lo": self.profiles[a.name][1].tolist(),
+                        "hi": self.profiles[a.name][2].tolist(),
+                    },
+                }
                 for a in self.algorithms
             ],
         }
 
 
-def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confidence: float = CONFIDENCE,
-                      seed: int = 0, points: int = 101, pool: bool = False) -> Aggregate:
+def aggregate_results(
+    results: Sequence[dict[str, Any]],
+    reps: int = REPS,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+    points: int = 101,
+    pool: bool = False,
+) -> Aggregate:
     """Group ``results.json`` contents by algorithm and task, then IQM / mean with intervals and profiles. Runs
     of one algorithm on one task with different configs stay apart unless ``pool`` (:func:`algorithm_names`)."""
     algos: dict[str, Algorithm] = {}
@@ -216,8 +240,9 @@ def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confi
         if a.metric == "mixed":
             notes.append(f"{a.name}: some tasks report a success rate and others a return: scores are pooled as is")
         elif a.metric == "return" and len(a.tasks) > 1:
-            notes.append(f"{a.name}: returns of different tasks are pooled unnormalised (rliable assumes normalised "
-                         "scores)")
+            notes.append(
+                f"{a.name}: returns of different tasks are pooled unnormalised (rliable assumes normalised scores)"
+            )
         a.iqm = estimate(list(a.tasks.values()), iqm, reps, confidence, seed)
         a.mean = estimate(list(a.tasks.values()), mean, reps, confidence, seed)
     every = np.concatenate([pooled(list(a.tasks.values())) for a in algos.values()])
@@ -226,8 +251,9 @@ def aggregate_results(results: Sequence[dict[str, Any]], reps: int = REPS, confi
     else:
         lo, hi = float(every.min()), float(every.max())
         taus = np.linspace(lo, hi if hi > lo else lo + 1.0, points)
-    profiles = {a.name: performance_profile_ci(list(a.tasks.values()), taus, reps, confidence, seed)
-                for a in algos.values()}
+    profiles = {
+        a.name: performance_profile_ci(list(a.tasks.values()), taus, reps, confidence, seed) for a in algos.values()
+    }
     return Aggregate(list(algos.values()), reps, confidence, seed, notes, taus, profiles)
 
 
@@ -239,8 +265,17 @@ def table(agg: Aggregate, markdown: bool = False) -> str:
     """One row per algorithm: tasks, runs, IQM and mean with their intervals, and the notes."""
     pct = f"{agg.confidence:.0%}"
     head = ["algorithm", "metric", "tasks", "runs", f"IQM [{pct} CI]", f"mean [{pct} CI]"]
-    rows = [[a.name, a.metric, str(len(a.tasks)), str(a.n_runs), cast(Estimate, a.iqm).text(),
-             cast(Estimate, a.mean).text()] for a in agg.algorithms]  # (aggregate_results set both)
+    rows = [
+        [
+            a.name,
+            a.metric,
+            str(len(a.tasks)),
+            str(a.n_runs),
+            cast(Estimate, a.iqm).text(),
+            cast(Estimate, a.mean).text(),
+        ]
+        for a in agg.algorithms
+    ]  # (aggregate_results set both)
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -248,8 +283,10 @@ def table(agg: Aggregate, markdown: bool = False) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows]
-    lines.append(f"(stratified bootstrap over runs within each task, {agg.reps} resamples, seed {agg.seed}, "
-                 "percentile intervals; IQM = mean of the middle 50 % of all runs' scores)")
+    lines.append(
+        f"(stratified bootstrap over runs within each task, {agg.reps} resamples, seed {agg.seed}, "
+        "percentile intervals; IQM = mean of the middle 50 % of all runs' scores)"
+    )
     lines += [f"note: {n}" for n in agg.notes]
     return "\n".join(lines)
 
@@ -273,15 +310,20 @@ def plot(agg: Aggregate, out: str | os.PathLike, title: str | None = None) -> Pa
     ax.set_yticks(ys, [a.name for a in agg.algorithms], fontsize=8)
     ax.set(xlabel=f"IQM of the {what} ({agg.confidence:.0%} CI)", title="interquartile mean")
     ax.grid(axis="x", alpha=0.3)
-    bx.set(xlabel=f"{what} threshold τ", ylabel="fraction of runs with score > τ", title="performance profile",
-           ylim=(-0.02, 1.02))
+    bx.set(
+        xlabel=f"{what} threshold τ",
+        ylabel="fraction of runs with score > τ",
+        title="performance profile",
+        ylim=(-0.02, 1.02),
+    )
     bx.grid(alpha=0.3)
     bx.legend(fontsize=8)
     if metric == {"success_rate"}:
         ax.set_xlim(-0.02, 1.02)
     n_tasks = sorted({len(a.tasks) for a in agg.algorithms})
-    fig.suptitle(title or f"aggregate over {'/'.join(map(str, n_tasks))} task(s), stratified bootstrap "
-                          f"({agg.reps} resamples)")
+    fig.suptitle(
+        title or f"aggregate over {'/'.join(map(str, n_tasks))} task(s), stratified bootstrap ({agg.reps} resamples)"
+    )
     return save_figure(fig, out)
 
 
@@ -291,7 +333,24 @@ def write_json(agg: Aggregate, out: str | os.PathLike) -> Path:
     return out
 
 
-__all__ = ["CONFIDENCE", "MAX_REPS", "REPS", "Aggregate", "Algorithm", "Estimate", "aggregate_results",
-           "aggregate_runs", "estimate", "interval", "iqm", "mean",
-           "performance_profile", "performance_profile_ci", "plot", "pooled", "stratified_bootstrap", "table",
-           "write_json"]
+__all__ = [
+    "CONFIDENCE",
+    "MAX_REPS",
+    "REPS",
+    "Aggregate",
+    "Algorithm",
+    "Estimate",
+    "aggregate_results",
+    "aggregate_runs",
+    "estimate",
+    "interval",
+    "iqm",
+    "mean",
+    "performance_profile",
+    "performance_profile_ci",
+    "plot",
+    "pooled",
+    "stratified_bootstrap",
+    "table",
+    "write_json",
+]

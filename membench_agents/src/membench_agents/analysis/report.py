@@ -24,8 +24,19 @@ from membench_agents.runs.stats import sem
 if TYPE_CHECKING:
     from membench_agents.runs.bench import Bench, Expectation
 
-_RESULT_KEYS = ("env", "agent", "obs_variant", "seeds", "metric", "mean", "sem", "n_runs", "per_run", "runs",
-                "protocol")
+_RESULT_KEYS = (
+    "env",
+    "agent",
+    "obs_variant",
+    "seeds",
+    "metric",
+    "mean",
+    "sem",
+    "n_runs",
+    "per_run",
+    "runs",
+    "protocol",
+)
 
 
 def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -48,8 +59,12 @@ def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 def load_results(run_dir: str | os.PathLike) -> dict[str, Any]:
     """A run's results.json (one :class:`RunFolderError` when it is missing, truncated or incomplete)."""
-    return read_json(Path(run_dir) / RESULTS, "membench results file",
-                     f"rebuild it with `membench train --resume {run_dir}`", keys=_RESULT_KEYS)
+    return read_json(
+        Path(run_dir) / RESULTS,
+        "membench results file",
+        f"rebuild it with `membench train --resume {run_dir}`",
+        keys=_RESULT_KEYS,
+    )
 
 
 def label(results: dict[str, Any]) -> str:
@@ -89,8 +104,9 @@ def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
 def _experiment(results: dict[str, Any]) -> dict[str, Any]:
     """The run's config as dotted keys, less what does not make it another experiment."""
     flat = _flat(results.get("config") or {})
-    return {k: v for k, v in flat.items()
-            if not any(k == ign or k.startswith(ign + ".") for ign in _NOT_THE_EXPERIMENT)}
+    return {
+        k: v for k, v in flat.items() if not any(k == ign or k.startswith(ign + ".") for ign in _NOT_THE_EXPERIMENT)
+    }
 
 
 def _value_text(key: str, value: str) -> str:
@@ -117,8 +133,9 @@ def algorithm_names(results: Sequence[dict[str, Any]], pool: bool = False) -> tu
         groups.setdefault((base[i], task_name(r)), []).append(i)
     for (name, task), members in groups.items():
         configs = [_experiment(results[i]) for i in members]
-        keys = sorted({k for c in configs for k in c} - {k for k in configs[0]
-                                                        if all(c.get(k) == configs[0][k] for c in configs)})
+        keys = sorted(
+            {k for c in configs for k in c} - {k for k in configs[0] if all(c.get(k) == configs[0][k] for c in configs)}
+        )
         if not keys:
             continue
         if pool:
@@ -129,8 +146,9 @@ def algorithm_names(results: Sequence[dict[str, Any]], pool: bool = False) -> tu
             parts = [_value_text(k, c[k]) if k in c else f"{k}=unset" for k in shown]
             more = f", +{len(keys) - 3} more" if len(keys) > 3 else ""
             names[i] = f"{name} [{', '.join(parts)}{more}]"
-        notes.append(f"{name} on {task}: runs with different configs are kept apart ({', '.join(keys[:4])}); "
-                     "--pool pools them")
+        notes.append(
+            f"{name} on {task}: runs with different configs are kept apart ({', '.join(keys[:4])}); --pool pools them"
+        )
     return names, notes
 
 
@@ -173,7 +191,7 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     """Trailing moving average that ignores NaNs (iterations without finished episodes)."""
     out = np.full_like(y, np.nan, dtype=np.float64)
     for i in range(len(y)):
-        seg = y[max(0, i - window + 1): i + 1]
+        seg = y[max(0, i - window + 1) : i + 1]
         seg = seg[~np.isnan(seg)]
         if seg.size:
             out[i] = seg.mean()
@@ -190,8 +208,12 @@ def seed_curves(run_dir: str | os.PathLike, metric: str) -> tuple[str, list[tupl
     for s in res["seeds"]:
         history, evals = _read_metrics(run_dir / f"seed_{s}" / "metrics.jsonl")
         if evals:
-            evals_by_seed.append((np.array([e["global_step"] for e in evals], dtype=np.float64),
-                                  np.array([np.nan if e[eval_key] is None else e[eval_key] for e in evals])))
+            evals_by_seed.append(
+                (
+                    np.array([e["global_step"] for e in evals], dtype=np.float64),
+                    np.array([np.nan if e[eval_key] is None else e[eval_key] for e in evals]),
+                )
+            )
         if history:
             x = np.array([h["global_step"] for h in history], dtype=np.float64)
             y = np.array([np.nan if h.get(train_key) is None else h[train_key] for h in history], dtype=np.float64)
@@ -251,9 +273,13 @@ def plot_run(run_dir: str | os.PathLike, out: str | os.PathLike | None = None) -
     vals = res["per_run"]
     bx.bar([0], [res["mean"]], yerr=[res["sem"]], capsize=8, color="C0", alpha=0.7)
     bx.scatter(np.zeros(len(vals)) + np.linspace(-0.15, 0.15, len(vals)), vals, color="k", zorder=3, s=12)
-    bx.set(xticks=[0], xticklabels=["final"], ylabel=_metric_name(metric),
-           title=mean_text(res["mean"], res["sem"], res["n_runs"]) + ("" if res["n_runs"] == 1 else
-                                                                        f" (n = {res['n_runs']})"))
+    bx.set(
+        xticks=[0],
+        xticklabels=["final"],
+        ylabel=_metric_name(metric),
+        title=mean_text(res["mean"], res["sem"], res["n_runs"])
+        + ("" if res["n_runs"] == 1 else f" (n = {res['n_runs']})"),
+    )
     if metric == "success_rate":
         ax.set_ylim(-0.02, 1.02)
         bx.set_ylim(0, 1.05)
@@ -291,12 +317,19 @@ def plot_comparison(run_dirs: list[Path], out: str | os.PathLike, title: str | N
         bx.barh(y, r["mean"], xerr=err, height=0.6, capsize=4, color=f"C{i}", alpha=0.75)
         vals = r["per_run"]
         bx.scatter(vals, y + np.linspace(-0.15, 0.15, len(vals)), color="k", s=10, zorder=3)
-        bx.text(r["mean"] + err, y + 0.32, " " + mean_text(r["mean"], r["sem"], r["n_runs"], digits=2), va="bottom",
-                fontsize=7)
+        bx.text(
+            r["mean"] + err,
+            y + 0.32,
+            " " + mean_text(r["mean"], r["sem"], r["n_runs"], digits=2),
+            va="bottom",
+            fontsize=7,
+        )
     bx.set_yticks(ys, [n.replace(" [", "\n[", 1) for n in names], fontsize=8)
     n_eps = {r["protocol"]["episodes_per_run"] for r in results}
-    bx.set(xlabel=f"final {_metric_name(metric)}",
-           title=f"final: {'/'.join(map(str, sorted(n_eps)))} episode seeds/run, mean ± SEM")
+    bx.set(
+        xlabel=f"final {_metric_name(metric)}",
+        title=f"final: {'/'.join(map(str, sorted(n_eps)))} episode seeds/run, mean ± SEM",
+    )
     bx.set_ylim(-0.6, len(results) - 0.1)
     bx.grid(axis="x", alpha=0.3)
     if metric == "success_rate":
@@ -334,8 +367,10 @@ def check_plot_path(out: str | os.PathLike, what: str = "--out") -> Path:
     formats = FigureCanvasBase.get_supported_filetypes()
     path = Path(out)
     if path.suffix[1:].lower() not in formats or not path.stem:
-        raise ConfigError(f"{what} must name an image file ending in one of "
-                          f"{', '.join('.' + f for f in sorted(formats))}; got {str(out)!r}")
+        raise ConfigError(
+            f"{what} must name an image file ending in one of "
+            f"{', '.join('.' + f for f in sorted(formats))}; got {str(out)!r}"
+        )
     if path.is_dir():
         raise ConfigError(f"{what} {str(out)!r} is a folder; name the image file to write")
     return path
@@ -356,13 +391,18 @@ def table(run_dirs: list[Path], markdown: bool = False) -> str:
     results = [load_results(d) for d in run_dirs]
     for r, name in zip(results, labels(results), strict=True):
         kw = ",".join(f"{k}={v}" for k, v in r.get("env_kwargs", {}).items())
-        rows.append([
-            name, r["env"] + (f" [{kw}]" if kw else ""),
-            steps_text(max(x["global_step"] for x in r["runs"])),
-            str(r["n_runs"]), r["metric"], mean_text(r["mean"], r["sem"], r["n_runs"]),
-            " ".join(f"{v:.2f}" for v in r["per_run"]),
-            f"{np.mean([x['sps'] or 0 for x in r['runs']]):,.0f}",
-        ])
+        rows.append(
+            [
+                name,
+                r["env"] + (f" [{kw}]" if kw else ""),
+                steps_text(max(x["global_step"] for x in r["runs"])),
+                str(r["n_runs"]),
+                r["metric"],
+                mean_text(r["mean"], r["sem"], r["n_runs"]),
+                " ".join(f"{v:.2f}" for v in r["per_run"]),
+                f"{np.mean([x['sps'] or 0 for x in r['runs']]):,.0f}",
+            ]
+        )
     head = ["agent (variant)", "env", "steps", "runs", "metric", "mean ± SEM", "per run", "SPS"]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -392,22 +432,40 @@ def check_run(run_dir: Path) -> None:
     except RunFolderError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-        raise RunFolderError(f"{run_dir / RESULTS} or a seed's metrics.jsonl is not in membench's format "
-                             f"({type(e).__name__}: {e})") from None
+        raise RunFolderError(
+            f"{run_dir / RESULTS} or a seed's metrics.jsonl is not in membench's format ({type(e).__name__}: {e})"
+        ) from None
     per_run = res["per_run"]
-    if not (isinstance(per_run, list) and per_run and all(map(_finite, per_run)) and _finite(res["mean"])
-            and _finite(res["sem"])):
-        raise RunFolderError(f"{run_dir / RESULTS} holds a score that is not a finite number (mean {res['mean']!r}, "
-                             f"per run {per_run!r}): an edited file, or an environment that returned NaN rewards")
+    if not (
+        isinstance(per_run, list)
+        and per_run
+        and all(map(_finite, per_run))
+        and _finite(res["mean"])
+        and _finite(res["sem"])
+    ):
+        raise RunFolderError(
+            f"{run_dir / RESULTS} holds a score that is not a finite number (mean {res['mean']!r}, "
+            f"per run {per_run!r}): an edited file, or an environment that returned NaN rewards"
+        )
     seeds = res["seeds"]
-    if not (isinstance(seeds, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
-            and len(seeds) == len(per_run) == res["n_runs"] and isinstance(episodes, int)):
-        raise RunFolderError(f"{run_dir / RESULTS} does not add up: seeds {seeds!r}, n_runs {res['n_runs']!r}, "
-                             f"{len(per_run)} per-run scores, {episodes!r} episodes per run (an edited file?)")
+    if not (
+        isinstance(seeds, list)
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+        and len(seeds) == len(per_run) == res["n_runs"]
+        and isinstance(episodes, int)
+    ):
+        raise RunFolderError(
+            f"{run_dir / RESULTS} does not add up: seeds {seeds!r}, n_runs {res['n_runs']!r}, "
+            f"{len(per_run)} per-run scores, {episodes!r} episodes per run (an edited file?)"
+        )
 
 
-def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = None, markdown: bool = False,
-           title: str | None = None) -> tuple[str, Path, list[tuple[Path, str]]]:
+def report(
+    paths: Iterable[str | os.PathLike],
+    out: str | os.PathLike | None = None,
+    markdown: bool = False,
+    title: str | None = None,
+) -> tuple[str, Path, list[tuple[Path, str]]]:
     """Find the runs under ``paths``; return (table text, plot path, skipped folders with the reason)."""
     paths = list(paths)
     good, skipped = [], []
@@ -419,8 +477,9 @@ def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = N
             skipped.append((run, str(e)))
     if not good:
         found = f"; {len(skipped)} unreadable: {skipped[0][1]}" if skipped else ""
-        raise FileNotFoundError(f"no readable run folders (with results.json) under "
-                                f"{', '.join(map(str, paths))}{found}")
+        raise FileNotFoundError(
+            f"no readable run folders (with results.json) under {', '.join(map(str, paths))}{found}"
+        )
     if out is None:
         base = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_dir() else Path.cwd()
         out = base / "report.png"
@@ -432,8 +491,10 @@ def report(paths: Iterable[str | os.PathLike], out: str | os.PathLike | None = N
 def expectation_text(e: Expectation) -> str:
     """One line of a bench's expected ranges: the cell, its mean ± SEM, the range, ``ok`` or ``NOT MET``."""
     r = e.results
-    return (f"  {e.label:<18} {mean_text(r['mean'], r['sem'], r['n_runs'])}  expected [{e.low}, {e.high}]  "
-            f"{'ok' if e.met else 'NOT MET'}")
+    return (
+        f"  {e.label:<18} {mean_text(r['mean'], r['sem'], r['n_runs'])}  expected [{e.low}, {e.high}]  "
+        f"{'ok' if e.met else 'NOT MET'}"
+    )
 
 
 def write_bench_report(bench: Bench) -> tuple[str, list[Expectation], Path]:

@@ -21,7 +21,7 @@ def plain_env_id(env_id: str) -> str:
     a run folder or the command line could run any module. membench refuses every such prefix except its own
     ``membench_envs:`` (the membench IDs are registered anyway), which it drops."""
     if env_id.startswith(MEMBENCH_PREFIX):
-        env_id = env_id[len(MEMBENCH_PREFIX):]
+        env_id = env_id[len(MEMBENCH_PREFIX) :]
     if ":" in env_id:
         module = env_id.split(":", 1)[0]
         raise ConfigError(
@@ -121,7 +121,7 @@ def make_kwargs(env_id: str, obs_variant: str, env_kwargs: Mapping[str, Any]) ->
 
 
 def obs_type(obs_space) -> str:
-    """"dict", "image" (a rank-3 Box) or "vector": the observation kinds agent defaults are keyed by."""
+    """ "dict", "image" (a rank-3 Box) or "vector": the observation kinds agent defaults are keyed by."""
     from gymnasium import spaces
 
     if isinstance(obs_space, spaces.Dict):

@@ -46,8 +46,24 @@ from membench_agents.config.schema import RunConfig, builtin_defaults, check_lay
 from membench_agents.errors import ConfigError
 from membench_agents.errors import close_matches as _close
 
-__all__ = ["BUILTIN", "CONFIG_DATA", "REQUIRED", "Resolved", "agent_defaults", "cell_path", "dump", "list_cells",
-           "load_yaml", "merge", "parse_override", "resolve", "resolve_typed", "seed_list_text", "shown", "validate"]
+__all__ = [
+    "BUILTIN",
+    "CONFIG_DATA",
+    "REQUIRED",
+    "Resolved",
+    "agent_defaults",
+    "cell_path",
+    "dump",
+    "list_cells",
+    "load_yaml",
+    "merge",
+    "parse_override",
+    "resolve",
+    "resolve_typed",
+    "seed_list_text",
+    "shown",
+    "validate",
+]
 
 #: Built-in defaults (the evaluation protocol of the seed papers: 3 runs x 100 fixed episode seeds 0..99, mean ± SEM).
 BUILTIN: dict[str, Any] = builtin_defaults()
@@ -114,13 +130,13 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-_Loader.add_implicit_resolver(
-    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+)$"), list("-+0123456789")
-)
+_Loader.add_implicit_resolver(_INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+)$"), list("-+0123456789"))
 _Loader.add_implicit_resolver(
     _FLOAT,
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-               r"|\.(?:nan|NaN|NAN))$"),
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+        r"|\.(?:nan|NaN|NAN))$"
+    ),
     list("-+0123456789."),
 )
 
@@ -194,8 +210,9 @@ def validate(cfg: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
     return RunConfig.from_dict(cfg, source).to_dict()
 
 
-def agent_defaults(agent: str, obs_type: str, action_type: str, suites: tuple[str, ...] = (),
-                   root: Path = CONFIG_DATA) -> tuple[dict[str, Any], Path | None]:
+def agent_defaults(
+    agent: str, obs_type: str, action_type: str, suites: tuple[str, ...] = (), root: Path = CONFIG_DATA
+) -> tuple[dict[str, Any], Path | None]:
     """The agent's defaults for an ID of these types and suites, and the file they come from (None: no file):
     ``defaults/<kind>.yaml``'s ``base``, then ``agent.<agent>``, then ``obs_type.<obs_type>``, then
     ``action_type.<action_type>``, then ``suite.<suite>`` of each catalogue suite of the ID."""
@@ -203,9 +220,13 @@ def agent_defaults(agent: str, obs_type: str, action_type: str, suites: tuple[st
     if not path.is_file():
         return {}, None
     data = load_yaml(path)
-    for section, valid in (("", ("base", "agent", "obs_type", "action_type", "suite")), ("obs_type", _OBS_TYPES),
-                           ("action_type", _ACTION_TYPES), ("suite", known_suites()),
-                           ("agent", [a for a, info in AGENTS.items() if info.kind == AGENTS[agent].kind])):
+    for section, valid in (
+        ("", ("base", "agent", "obs_type", "action_type", "suite")),
+        ("obs_type", _OBS_TYPES),
+        ("action_type", _ACTION_TYPES),
+        ("suite", known_suites()),
+        ("agent", [a for a, info in AGENTS.items() if info.kind == AGENTS[agent].kind]),
+    ):
         keys = data if not section else (data.get(section) or {})
         if not isinstance(keys, Mapping):
             raise ConfigError(f"{path}: '{section}' must be a mapping of {', '.join(valid)}, got {keys!r}")

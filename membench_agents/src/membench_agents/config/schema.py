@@ -70,8 +70,14 @@ KEYS_DOC: dict[str, str] = {
 def sections() -> tuple[str, ...]:
     """The hyperparameter sections: one per membench algorithm (``registry.ALGORITHMS``), and sb3."""
     return (*ALGORITHMS, "sb3")
-_HOW_TO_SET = {"env": "--env ID", "agent": "--agent NAME", "total_steps": "--steps N (make bench ... STEPS=N)",
-               "seeds": "--seeds 3"}
+
+
+_HOW_TO_SET = {
+    "env": "--env ID",
+    "agent": "--agent NAME",
+    "total_steps": "--steps N (make bench ... STEPS=N)",
+    "seeds": "--seeds 3",
+}
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -101,8 +107,14 @@ def _describe(hint) -> str:
 
 
 def _got(value: Any) -> str:
-    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", dict: "a mapping",
-            list: "a list"}.get(type(value), type(value).__name__)
+    kind = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        dict: "a mapping",
+        list: "a list",
+    }.get(type(value), type(value).__name__)
     return f"{value!r} ({kind})"
 
 
@@ -194,9 +206,7 @@ def _mapping(value: Any, key: str, source: str) -> Mapping[str, Any]:
 
 
 def _unknown(key: Any, valid: list[str], prefix: str, source: str) -> ConfigError:
-    return ConfigError(
-        f"{source}: unknown key '{prefix}{key}'.{close_matches(key, valid)} Valid: {', '.join(valid)}."
-    )
+    return ConfigError(f"{source}: unknown key '{prefix}{key}'.{close_matches(key, valid)} Valid: {', '.join(valid)}.")
 
 
 def _build(cls, kwargs: dict[str, Any], source: str):
@@ -310,9 +320,11 @@ class EvalConfig:
         if self.episodes > MAX_EPISODES:
             raise ConfigError(f"eval.episodes must be at most {MAX_EPISODES}, got {self.episodes}")
         if self.seed_start + self.episodes - 1 > MAX_SEED:
-            raise ConfigError(f"eval.seed_start must leave the episode seeds seed_start .. seed_start + episodes - 1 "
-                              f"within 0..{MAX_SEED} (numpy and gymnasium seeds), got seed_start {self.seed_start} "
-                              f"with {self.episodes} episodes")
+            raise ConfigError(
+                f"eval.seed_start must leave the episode seeds seed_start .. seed_start + episodes - 1 "
+                f"within 0..{MAX_SEED} (numpy and gymnasium seeds), got seed_start {self.seed_start} "
+                f"with {self.episodes} episodes"
+            )
 
 
 @dataclass(frozen=True)
@@ -362,8 +374,9 @@ def _sb3_values(data: Any, info: AgentInfo, source: str) -> dict[str, Any]:
         if params is not None and k not in params:  # without SB3 the trainer says so when it starts
             raise _unknown(k, [*own, *params], "sb3.", source)
         default = None if params is None else params[k]
-        kwargs[k] = _typed(v, type(default), f"sb3.{k}", source, default) if isinstance(
-            default, (bool, int, float, str)) else v
+        kwargs[k] = (
+            _typed(v, type(default), f"sb3.{k}", source, default) if isinstance(default, (bool, int, float, str)) else v
+        )
     if kwargs:
         out["kwargs"] = kwargs
     return out
@@ -430,8 +443,9 @@ def _run_fields(cls: type, info: AgentInfo, *, seed: int, total_steps: int, devi
     return out
 
 
-def _build_algo(values: dict[str, Any], info: AgentInfo, *, total_steps: int, device: str, seed: int,
-                source: str) -> Any:
+def _build_algo(
+    values: dict[str, Any], info: AgentInfo, *, total_steps: int, device: str, seed: int, source: str
+) -> Any:
     cls = ALGORITHMS[info.kind].config_class()
     kind, name = info.kind, cls.__name__
     try:
@@ -445,8 +459,15 @@ def _build_algo(values: dict[str, Any], info: AgentInfo, *, total_steps: int, de
 
 
 _REQUIRED = ("env", "agent", "total_steps")
-_SCALARS = {"env": str, "agent": str, "total_steps": int, "obs_variant": str, "device": str, "description": str,
-            "env_kwargs": dict[str, Any]}
+_SCALARS = {
+    "env": str,
+    "agent": str,
+    "total_steps": int,
+    "obs_variant": str,
+    "device": str,
+    "description": str,
+    "env_kwargs": dict[str, Any],
+}
 
 
 def check_layer(data: Any, info: AgentInfo, source: str) -> dict[str, Any]:
@@ -534,8 +555,9 @@ class RunConfig:
         if not isinstance(algo, cls):
             raise ConfigError(f"agent {info.name!r} reads a {cls.__name__} section, got {type(algo).__name__}")
         if info.kind != "sb3":
-            algo = dataclasses.replace(algo, **_run_fields(cls, info, seed=self.seeds[0], total_steps=self.total_steps,
-                                                           device=self.device))
+            algo = dataclasses.replace(
+                algo, **_run_fields(cls, info, seed=self.seeds[0], total_steps=self.total_steps, device=self.device)
+            )
         object.__setattr__(self, "algo", algo)
 
     @property
@@ -590,8 +612,14 @@ class RunConfig:
         if info.kind == "sb3":
             values["algo"] = _build(SB3Config, section, source)
         else:
-            values["algo"] = _build_algo(section, info, total_steps=values["total_steps"],
-                                         device=values.get("device", cls.device), seed=seeds[0], source=source)
+            values["algo"] = _build_algo(
+                section,
+                info,
+                total_steps=values["total_steps"],
+                device=values.get("device", cls.device),
+                seed=seeds[0],
+                source=source,
+            )
         return _build(cls, values, source)
 
     def to_dict(self) -> dict[str, Any]:
@@ -625,8 +653,17 @@ def _wrong_section(kind: str, info: AgentInfo, key: str | None = None) -> str:
 
 def builtin_defaults() -> dict[str, Any]:
     """The defaults of every optional key, as a plain dict (``env``, ``agent``, ``total_steps`` are None)."""
-    out: dict[str, Any] = {"env": None, "agent": None, "obs_variant": "partial", "env_kwargs": {},
-                           "total_steps": None, "seeds": [0, 1, 2], "device": "cpu", "description": "",
-                           "eval": dataclasses.asdict(EvalConfig()),
-                           "checkpoint": dataclasses.asdict(CheckpointConfig()), **{k: {} for k in sections()}}
+    out: dict[str, Any] = {
+        "env": None,
+        "agent": None,
+        "obs_variant": "partial",
+        "env_kwargs": {},
+        "total_steps": None,
+        "seeds": [0, 1, 2],
+        "device": "cpu",
+        "description": "",
+        "eval": dataclasses.asdict(EvalConfig()),
+        "checkpoint": dataclasses.asdict(CheckpointConfig()),
+        **{k: {} for k in sections()},
+    }
     return out

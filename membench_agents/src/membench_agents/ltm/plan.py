@@ -55,11 +55,14 @@ class LengthRule:
 #: restate the catalogue's ``xi_note`` (``test_protocol`` checks them against every registered ID).
 LENGTH_RULES: dict[str, LengthRule] = {
     "membench_envs.envs.native.tmaze:TMazePassive": LengthRule(
-        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"),
+        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
+    ),
     "membench_envs.envs.native.tmaze:TMazeClassic": LengthRule(
-        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"),
+        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
+    ),
     "membench_envs.envs.native.memory_length:MemoryLength": LengthRule(
-        "memory_length", lambda n: (n, n), frozenset({"num_bits"}), "ξ = memory_length"),
+        "memory_length", lambda n: (n, n), frozenset({"num_bits"}), "ξ = memory_length"
+    ),
 }
 
 
@@ -72,8 +75,10 @@ def _spec(env_id: str):
     try:
         return membench_envs.info(env_id)
     except KeyError:
-        raise ConfigError(f"{env_id} is not in the membench catalogue, so its correlation horizons Ξ are unknown; "
-                          "the LTM/STM protocol needs a membench ID (`membench-envs list`)") from None
+        raise ConfigError(
+            f"{env_id} is not in the membench catalogue, so its correlation horizons Ξ are unknown; "
+            "the LTM/STM protocol needs a membench ID (`membench-envs list`)"
+        ) from None
 
 
 def _full_kwargs(spec, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,8 +104,9 @@ def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[i
     kwargs = dict(env_kwargs or {})
     if spec.xi is None:
         why = spec.xi_note or "not a memory task"
-        raise ConfigError(f"{env_id} has no correlation horizon in the catalogue ({why}): the LTM/STM protocol "
-                          "does not apply")
+        raise ConfigError(
+            f"{env_id} has no correlation horizon in the catalogue ({why}): the LTM/STM protocol does not apply"
+        )
     base, wanted = _full_kwargs(spec, {}), _full_kwargs(spec, kwargs)
     changed = {k for k in wanted if wanted.get(k) != base.get(k)}
     rule = LENGTH_RULES.get(spec.entry_point)
@@ -118,12 +124,17 @@ def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[i
     import membench_envs
 
     for other_spec in membench_envs.all_tasks():
-        if other_spec.entry_point == spec.entry_point and other_spec.xi is not None \
-                and _full_kwargs(other_spec, {}) == wanted:
+        if (
+            other_spec.entry_point == spec.entry_point
+            and other_spec.xi is not None
+            and _full_kwargs(other_spec, {}) == wanted
+        ):
             return other_spec.xi
     shown = ", ".join(f"{k}={wanted[k]!r}" for k in sorted(changed))
-    raise ConfigError(f"membench cannot derive the correlation horizons of {env_id} with {shown}: no closed form for "
-                      "these kwargs and no registered ID with them; drop them or pass the horizons with --xi MIN,MAX")
+    raise ConfigError(
+        f"membench cannot derive the correlation horizons of {env_id} with {shown}: no closed form for "
+        "these kwargs and no registered ID with them; drop them or pass the horizons with --xi MIN,MAX"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -165,31 +176,44 @@ def agent_context(info: AgentInfo | str, cfg: Mapping[str, Any] | None = None, K
     if (path := context_field(info, cfg)) is not None:
         value = _get(cfg, path)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{'.'.join(path)} (the context length K of {info.name}) must be an integer >= 1, "
-                              f"got {value!r}")
+            raise ConfigError(
+                f"{'.'.join(path)} (the context length K of {info.name}) must be an integer >= 1, got {value!r}"
+            )
         layers = _get(cfg, path[:-1]).get("n_layers") if info.core == "gtrxl" else None
         if layers:  # GTrXL: each layer attends over K steps of the layer below's memory
             reach = int(layers) * (value - 1) + 1
-            source = (f"{'.'.join(path)} = {value}: each of {layers} layers attends over the last K steps of the "
-                      f"layer below (K_eff = n_layers (K - 1) + 1 = {reach})")
+            source = (
+                f"{'.'.join(path)} = {value}: each of {layers} layers attends over the last K steps of the "
+                f"layer below (K_eff = n_layers (K - 1) + 1 = {reach})"
+            )
             found = AgentContext(value, reach, source, field=path)
         else:
-            found = AgentContext(value, value, f"{'.'.join(path)} = {value} (attention over the last K steps, "
-                                 "K_eff = K)", field=path)
+            found = AgentContext(
+                value, value, f"{'.'.join(path)} = {value} (attention over the last K steps, K_eff = K)", field=path
+            )
     elif info.recurrent:
-        found = AgentContext(1, UNBOUNDED, "recurrent core: one step enters per forward step (K = 1); the hidden "
-                                            "state reaches back without bound (K_eff = μ(K) unbounded)")
+        found = AgentContext(
+            1,
+            UNBOUNDED,
+            "recurrent core: one step enters per forward step (K = 1); the hidden "
+            "state reaches back without bound (K_eff = μ(K) unbounded)",
+        )
     elif info.core == "mlp" or info.sb3_algo == "PPO":
         found = AgentContext(1, 1, "no memory: the policy sees the current step only (K = K_eff = 1)")
     if found is None:
         if K is None:
             keys = ", ".join(CONTEXT_KEYS)
-            raise ConfigError(f"cannot tell the context length K of agent {info.name!r} from its config (no "
-                              f"{keys} in its '{info.kind}' section); pass --K")
+            raise ConfigError(
+                f"cannot tell the context length K of agent {info.name!r} from its config (no "
+                f"{keys} in its '{info.kind}' section); pass --K"
+            )
         return AgentContext(K, K, f"--K {K} (K_eff = K assumed: no known memory mechanism)")
     if K is not None and K != found.K:
-        how = (f"; set it with --set {'.'.join(found.field)}={K}" if found.field else
-               " by construction; --K applies to agents whose config sets an attention window")
+        how = (
+            f"; set it with --set {'.'.join(found.field)}={K}"
+            if found.field
+            else " by construction; --K applies to agents whose config sets an attention window"
+        )
         raise ConfigError(f"--K {K} contradicts agent {info.name!r}: K = {found.K}{how}")
     return found
 
@@ -200,8 +224,10 @@ def with_context(cfg: Mapping[str, Any], info: AgentInfo, K: int) -> list[str]:
     if path is None:
         ctx = agent_context(info, cfg) if (info.recurrent or info.core == "mlp" or info.sb3_algo == "PPO") else None
         why = f"its K is {ctx.K} by construction ({ctx.source})" if ctx else "its config sets no attention window"
-        raise ConfigError(f"agent {info.name!r} cannot vary K: {why}; vary K with an attention agent whose config "
-                          f"has one of {', '.join(CONTEXT_KEYS)}")
+        raise ConfigError(
+            f"agent {info.name!r} cannot vary K: {why}; vary K with an attention agent whose config "
+            f"has one of {', '.join(CONTEXT_KEYS)}"
+        )
     return [f"{'.'.join(path)}={int(K)}"]
 
 
@@ -226,8 +252,12 @@ class CellPlan:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        d["context"] = {"K": self.context.K, "K_eff": None if math.isinf(self.context.K_eff) else self.context.K_eff,
-                        "K_eff_unbounded": math.isinf(self.context.K_eff), "source": self.context.source}
+        d["context"] = {
+            "K": self.context.K,
+            "K_eff": None if math.isinf(self.context.K_eff) else self.context.K_eff,
+            "K_eff_unbounded": math.isinf(self.context.K_eff),
+            "source": self.context.source,
+        }
         d["xi"] = list(self.xi)
         return d
 
@@ -247,9 +277,16 @@ class CellPlan:
         return "\n".join(lines)
 
 
-def plan_cell(env_id: str, agent: AgentInfo | str, cfg: Mapping[str, Any] | None = None, *,
-              env_kwargs: Mapping[str, Any] | None = None, obs_variant: str = "partial", K: int | None = None,
-              xi: tuple[int, int] | None = None) -> CellPlan:
+def plan_cell(
+    env_id: str,
+    agent: AgentInfo | str,
+    cfg: Mapping[str, Any] | None = None,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    obs_variant: str = "partial",
+    K: int | None = None,
+    xi: tuple[int, int] | None = None,
+) -> CellPlan:
     """Algorithm 1 of the memory paper for ``agent`` (its run config ``cfg``) on ``env_id`` with ``env_kwargs``.
 
     ``xi``: the horizons (min, max) when the user gives them (else :func:`task_xi`); ``K``: see
@@ -260,18 +297,23 @@ def plan_cell(env_id: str, agent: AgentInfo | str, cfg: Mapping[str, Any] | None
     kwargs = dict(env_kwargs or {})
     lo, hi = xi if xi is not None else task_xi(env_id, kwargs)
     if lo <= 1:
-        raise ConfigError(f"{env_id}: min Ξ = {lo}, so the task is not memory-intensive (Def 4.6): it has no "
-                          "LTM/STM experiment")
+        raise ConfigError(
+            f"{env_id}: min Ξ = {lo}, so the task is not memory-intensive (Def 4.6): it has no LTM/STM experiment"
+        )
     ctx = agent_context(info, cfg, K)
     base = memory.plan((lo, hi), ctx.K)
     valid = ctx.K <= lo - 1 and hi <= ctx.K_eff  # Eq 6 (K_eff may be unbounded)
     warnings = list(base.warnings)
     if obs_variant != "partial":
-        warnings.append(f"the {obs_variant!r} observation variant shows what the task asks to remember: it is not a "
-                        "memory experiment, whatever the regime (use obs_variant 'partial')")
+        warnings.append(
+            f"the {obs_variant!r} observation variant shows what the task asks to remember: it is not a "
+            "memory experiment, whatever the regime (use obs_variant 'partial')"
+        )
     if base.regime is memory.Regime.LTM_ONLY and not valid:
-        warnings.append(f"max Ξ = {hi} > K_eff = {ctx.K_eff_text}: the agent cannot reach the event, so this tests "
-                        "for the absence of memory (expect chance), not for LTM")
+        warnings.append(
+            f"max Ξ = {hi} > K_eff = {ctx.K_eff_text}: the agent cannot reach the event, so this tests "
+            "for the absence of memory (expect chance), not for LTM"
+        )
     recs = []
     if lo > 2:
         recs.append(f"LTM: hold ξ fixed and use K <= K̄ = {lo - 1} (well below K̄ reveals the memory mechanism best)")
@@ -284,9 +326,30 @@ def plan_cell(env_id: str, agent: AgentInfo | str, cfg: Mapping[str, Any] | None
     if lo != hi:
         recs.append("for an LTM claim prefer a fixed-horizon configuration with ξ > K (§5.1)")
     note = _spec(env_id).xi_note if not kwargs else ""
-    return CellPlan(env_id, kwargs, info.name, (lo, hi), ctx, base.regime.value, lo - 1, bool(valid),
-                    tuple(warnings), tuple(recs), note)
+    return CellPlan(
+        env_id,
+        kwargs,
+        info.name,
+        (lo, hi),
+        ctx,
+        base.regime.value,
+        lo - 1,
+        bool(valid),
+        tuple(warnings),
+        tuple(recs),
+        note,
+    )
 
 
-__all__ = ["LENGTH_RULES", "UNBOUNDED", "AgentContext", "CellPlan", "LengthRule", "agent_context",
-           "length_rule", "plan_cell", "task_xi", "with_context"]
+__all__ = [
+    "LENGTH_RULES",
+    "UNBOUNDED",
+    "AgentContext",
+    "CellPlan",
+    "LengthRule",
+    "agent_context",
+    "length_rule",
+    "plan_cell",
+    "task_xi",
+    "with_context",
+]

@@ -87,8 +87,14 @@ class Design:
         return DESIGNS[self.kind]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "agents": self.agents, "K": self.K, "lengths": self.lengths,
-                "eval_lengths": self.eval_lengths, "set": self.set}
+        return {
+            "kind": self.kind,
+            "agents": self.agents,
+            "K": self.K,
+            "lengths": self.lengths,
+            "eval_lengths": self.eval_lengths,
+            "set": self.set,
+        }
 
 
 @dataclass
@@ -179,8 +185,21 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
     for key in ("title", "description"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise w.error(key, f"must be a string, got {data[key]!r}")
-    return SweepSpec(name, env, length_kwarg, designs, variant, seeds, steps, episodes, sets, jobs,
-                     data.get("title"), data.get("description") or "", source)
+    return SweepSpec(
+        name,
+        env,
+        length_kwarg,
+        designs,
+        variant,
+        seeds,
+        steps,
+        episodes,
+        sets,
+        jobs,
+        data.get("title"),
+        data.get("description") or "",
+        source,
+    )
 
 
 def _task(w: _Where, data: Mapping[str, Any]) -> tuple[str, TaskSpec]:
@@ -205,15 +224,23 @@ def _length_kwarg(w: _Where, data: Mapping[str, Any], env: str, spec: TaskSpec) 
     length_kwarg = data.get("length_kwarg", rule.kwarg if rule else None)
     params = [p.name for p in spec.params]
     if length_kwarg is None:
-        raise w.error("length_kwarg", f"{env} has no known length kwarg; name the integer kwarg that sets ξ "
-                                      f"(one of {', '.join(params)})")
+        raise w.error(
+            "length_kwarg",
+            f"{env} has no known length kwarg; name the integer kwarg that sets ξ (one of {', '.join(params)})",
+        )
     if not isinstance(length_kwarg, str) or length_kwarg not in params:
-        raise w.error("length_kwarg", f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
-                                      f"Valid: {', '.join(params)}.")
+        raise w.error(
+            "length_kwarg",
+            f"{length_kwarg!r} is not a kwarg of {env}.{close_matches(length_kwarg, params)} "
+            f"Valid: {', '.join(params)}.",
+        )
     ints = [p.name for p in spec.params if p.kind == "int"]
     if length_kwarg not in ints:
-        raise w.error("length_kwarg", f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
-                                      f"integer kwargs: {', '.join(ints) or 'none'}")
+        raise w.error(
+            "length_kwarg",
+            f"{length_kwarg!r} is not an integer kwarg of {env}, so it cannot set ξ; "
+            f"integer kwargs: {', '.join(ints) or 'none'}",
+        )
     return length_kwarg
 
 
@@ -260,8 +287,14 @@ def _parse_design(w: _Where, i: int, d: Any, check_agent) -> Design:
     K = [_int(w, f"{where}.K", d["K"])] if d.get("K") is not None else None
     if kind == "vary_length":
         return Design(kind, agents, K, _ints(w, f"{where}.lengths", d["lengths"]), [], sets)
-    return Design(kind, agents, K, _ints(w, f"{where}.train_lengths", d["train_lengths"]),
-                  _ints(w, f"{where}.eval_lengths", d["eval_lengths"]), sets)
+    return Design(
+        kind,
+        agents,
+        K,
+        _ints(w, f"{where}.train_lengths", d["train_lengths"]),
+        _ints(w, f"{where}.eval_lengths", d["eval_lengths"]),
+        sets,
+    )
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
@@ -289,8 +322,9 @@ class Cell:
         return {"name": self.name, "agent": self.agent, "length": self.length, "K": self.K, "designs": self.designs}
 
 
-def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | None, K: int | None,
-                  overrides: Mapping[str, Any]) -> dict[str, Any]:
+def _resolve_cell(
+    spec: SweepSpec, design: Design, agent: str, length: int | None, K: int | None, overrides: Mapping[str, Any]
+) -> dict[str, Any]:
     from membench_agents.algos.registry import AGENTS
     from membench_agents.config.resolve import resolve
     from membench_agents.ltm.plan import with_context
@@ -301,8 +335,12 @@ def _resolve_cell(spec: SweepSpec, design: Design, agent: str, length: int | Non
     if length is not None:
         sets.append(f"env_kwargs.{spec.length_kwarg}={length}")
     given = {k: overrides[k] if overrides.get(k) is not None else getattr(spec, k) for k in ("steps", "seeds")}
-    common = {"steps": given["steps"], "seeds": given["seeds"],
-              "obs_variant": spec.obs_variant, "device": overrides.get("device")}
+    common = {
+        "steps": given["steps"],
+        "seeds": given["seeds"],
+        "obs_variant": spec.obs_variant,
+        "device": overrides.get("device"),
+    }
     cfg = resolve(spec.env, agent, overrides=sets, **common).config
     if K is not None:
         cfg = resolve(spec.env, agent, overrides=sets + with_context(cfg, AGENTS[agent], K), **common).config
@@ -327,8 +365,10 @@ def expand(spec: SweepSpec, **overrides: Any) -> list[Cell]:
             try:
                 cfg = _resolve_cell(spec, d, agent, length, K, overrides)
             except ConfigError as e:
-                raise ConfigError(f"sweep spec {spec.source}: designs[{i}] ({d.kind}), agent {agent}"
-                                  f"{f', length {length}' if length else ''}{f', K {K}' if K else ''}: {e}") from None
+                raise ConfigError(
+                    f"sweep spec {spec.source}: designs[{i}] ({d.kind}), agent {agent}"
+                    f"{f', length {length}' if length else ''}{f', K {K}' if K else ''}: {e}"
+                ) from None
             L = cfg["env_kwargs"].get(spec.length_kwarg, default_length)
             name = f"{agent}{'' if spec.obs_variant == 'partial' else '.' + spec.obs_variant}.L{L}"
             if K is not None:
@@ -348,8 +388,13 @@ def cell_plan(spec_env: str, cell_cfg: dict[str, Any]):
     from membench_agents.algos.registry import AGENTS
     from membench_agents.ltm.plan import plan_cell
 
-    return plan_cell(spec_env, AGENTS[cell_cfg["agent"]], cell_cfg, env_kwargs=cell_cfg["env_kwargs"],
-                     obs_variant=cell_cfg["obs_variant"])
+    return plan_cell(
+        spec_env,
+        AGENTS[cell_cfg["agent"]],
+        cell_cfg,
+        env_kwargs=cell_cfg["env_kwargs"],
+        obs_variant=cell_cfg["obs_variant"],
+    )
 
 
 def plan_table(spec: SweepSpec, cells: list[Cell]) -> tuple[str, list[str]]:
@@ -359,9 +404,18 @@ def plan_table(spec: SweepSpec, cells: list[Cell]) -> tuple[str, list[str]]:
     for c in cells:
         p = cell_plan(spec.env, c.cfg)
         lo, hi = p.xi
-        rows.append([c.name, ",".join("abc"[list(DESIGNS).index(spec.designs[i].kind)] for i in c.designs),
-                     str(p.context.K), p.context.K_eff_text, f"{spec.length_kwarg}={c.length}",
-                     str(lo) if lo == hi else f"[{lo},{hi}]", p.regime, "yes" if p.valid_ltm else "no"])
+        rows.append(
+            [
+                c.name,
+                ",".join("abc"[list(DESIGNS).index(spec.designs[i].kind)] for i in c.designs),
+                str(p.context.K),
+                p.context.K_eff_text,
+                f"{spec.length_kwarg}={c.length}",
+                str(lo) if lo == hi else f"[{lo},{hi}]",
+                p.regime,
+                "yes" if p.valid_ltm else "no",
+            ]
+        )
         for wmsg in p.warnings:
             warnings.setdefault(wmsg, []).append(c.name)
     head = ["cell", "design", "K", "K_eff", "length", "Ξ", "regime", "Eq 6"]
@@ -467,8 +521,9 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
         raise ConfigError(f"spec.designs must be a non-empty list, got {designs!r}")
     for i, d in enumerate(designs):
         if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or d["kind"] not in DESIGNS:
-            raise ConfigError(f"spec.designs[{i}] must be a mapping whose kind is one of {', '.join(DESIGNS)}, "
-                              f"got {d!r}")
+            raise ConfigError(
+                f"spec.designs[{i}] must be a mapping whose kind is one of {', '.join(DESIGNS)}, got {d!r}"
+            )
         lengths = d.get("eval_lengths", [])
         if not isinstance(lengths, list) or not all(_is_int(v) for v in lengths):
             raise ConfigError(f"spec.designs[{i}].eval_lengths must be a list of integers >= 1, got {lengths!r}")
@@ -491,8 +546,10 @@ def _check_sweep_meta(meta: dict[str, Any]) -> None:
             raise ConfigError(f"{where}.K must be an integer >= 1 or null, got {m['K']!r}")
         ds = m.get("designs")
         if not isinstance(ds, list) or not ds or not all(_is_int(i, 0) and i < len(designs) for i in ds):
-            raise ConfigError(f"{where}.designs must be a non-empty list of indices into spec.designs "
-                              f"(0..{len(designs) - 1}), got {ds!r}")
+            raise ConfigError(
+                f"{where}.designs must be a non-empty list of indices into spec.designs "
+                f"(0..{len(designs) - 1}), got {ds!r}"
+            )
 
 
 def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
@@ -517,8 +574,10 @@ def check_cells(cells: list[Cell], spec: SweepSpec | None = None) -> None:
         except ConfigError as e:
             raise ConfigError(f"cell {name}: {e}") from None
         except MemoryError:
-            raise ConfigError(f"cell {name}: {cfg['env']} with {cfg['env_kwargs']} needs more memory than this "
-                              "machine has; use smaller kwargs") from None
+            raise ConfigError(
+                f"cell {name}: {cfg['env']} with {cfg['env_kwargs']} needs more memory than this "
+                "machine has; use smaller kwargs"
+            ) from None
 
 
 def prepare(spec: SweepSpec, cells: list[Cell], sweep_dir: Path) -> list:
@@ -543,9 +602,16 @@ def _relabel(job, cell: Cell):
 
 
 def _spec_dict(spec: SweepSpec) -> dict[str, Any]:
-    return {"name": spec.name, "env": spec.env, "length_kwarg": spec.length_kwarg, "obs_variant": spec.obs_variant,
-            "title": spec.title, "description": spec.description, "source": spec.source,
-            "designs": [d.to_dict() for d in spec.designs]}
+    return {
+        "name": spec.name,
+        "env": spec.env,
+        "length_kwarg": spec.length_kwarg,
+        "obs_variant": spec.obs_variant,
+        "title": spec.title,
+        "description": spec.description,
+        "source": spec.source,
+        "designs": [d.to_dict() for d in spec.designs],
+    }
 
 
 def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
@@ -557,9 +623,11 @@ def resume_jobs(sweep_dir: Path) -> tuple[dict[str, Any], list[Cell], list]:
         d = sweep_dir / "cells" / m["name"]
         cfg = run_config(d)
         if cfg["agent"] != m["agent"] or cfg["env"] != meta["spec"]["env"]:
-            raise RunFolderError(f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
-                                 f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
-                                 "restore the sweep folder as membench sweep wrote it")
+            raise RunFolderError(
+                f"{d / 'config.yaml'} trains {cfg['agent']} on {cfg['env']}, but "
+                f"{sweep_dir / SWEEP_FILE} lists that cell as {m['agent']} on {meta['spec']['env']}; "
+                "restore the sweep folder as membench sweep wrote it"
+            )
         check_resumable(cfg, d)
         cell = Cell(m["name"], m["agent"], int(m["length"]), m["K"], list(m["designs"]), cfg)
         cells.append(cell)
@@ -582,11 +650,23 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
         res = finalize_run(d)
         plot_run(d)
         p = cell_plan(spec["env"], c.cfg)
-        rows.append({**c.meta(), "design_kinds": [designs[i]["kind"] for i in c.designs], "xi": list(p.xi),
-                     "K_agent": p.context.K, "K_eff": None if math.isinf(p.context.K_eff) else p.context.K_eff,
-                     "regime": p.regime, "valid_ltm": p.valid_ltm, "metric": res["metric"], "mean": res["mean"],
-                     "sem": res["sem"], "n_runs": res["n_runs"], "per_run": res["per_run"],
-                     "run_dir": f"cells/{c.name}"})
+        rows.append(
+            {
+                **c.meta(),
+                "design_kinds": [designs[i]["kind"] for i in c.designs],
+                "xi": list(p.xi),
+                "K_agent": p.context.K,
+                "K_eff": None if math.isinf(p.context.K_eff) else p.context.K_eff,
+                "regime": p.regime,
+                "valid_ltm": p.valid_ltm,
+                "metric": res["metric"],
+                "mean": res["mean"],
+                "sem": res["sem"],
+                "n_runs": res["n_runs"],
+                "per_run": res["per_run"],
+                "run_dir": f"cells/{c.name}",
+            }
+        )
     gen = []
     for i, dz in enumerate(designs):
         if dz["kind"] != "length_generalization":
@@ -597,17 +677,28 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
                     print(f"evaluating {c.name} on {kwarg}={L}", file=sys.stderr)
                 ev = evaluate_on_length(c.cfg, sweep_dir / "cells" / c.name, kwarg, L)
                 p = cell_plan(spec["env"], {**c.cfg, "env_kwargs": {**c.cfg["env_kwargs"], kwarg: L}})
-                gen.append({"design": i, "cell": c.name, "agent": c.agent, "K": c.K,
-                            "train_length": c.length, "eval_length": L, "xi": list(p.xi), "regime": p.regime,
-                            **{k: ev[k] for k in ("metric", "mean", "sem", "n_runs", "per_run", "mean_length")}})
+                gen.append(
+                    {
+                        "design": i,
+                        "cell": c.name,
+                        "agent": c.agent,
+                        "K": c.K,
+                        "train_length": c.length,
+                        "eval_length": L,
+                        "xi": list(p.xi),
+                        "regime": p.regime,
+                        **{k: ev[k] for k in ("metric", "mean", "sem", "n_runs", "per_run", "mean_length")},
+                    }
+                )
     out = {"spec": spec, "length_kwarg": kwarg, "cells": rows, "generalization": gen}
     agg = aggregate.aggregate_runs([sweep_dir / "cells" / c.name for c in cells])
     out["aggregate"] = agg.to_dict()
     (sweep_dir / "sweep_results.json").write_text(json.dumps(out, indent=1))
     text = results_table(out)
     (sweep_dir / "sweep_results.txt").write_text(text + "\n\n" + aggregate.table(agg) + "\n")
-    (sweep_dir / "sweep_results.md").write_text(results_table(out, markdown=True) + "\n\n"
-                                          + aggregate.table(agg, markdown=True) + "\n")
+    (sweep_dir / "sweep_results.md").write_text(
+        results_table(out, markdown=True) + "\n\n" + aggregate.table(agg, markdown=True) + "\n"
+    )
     aggregate.plot(agg, sweep_dir / "aggregate.png", title=f"{spec['name']}: aggregate over the sweep's cells")
     if gen:
         plot_generalization(out, sweep_dir / "generalization.png")
@@ -629,22 +720,56 @@ def results_table(out: dict[str, Any], markdown: bool = False) -> str:
     rows = []
     for r in out["cells"]:
         lo, hi = r["xi"]
-        rows.append([",".join("abc"[list(DESIGNS).index(k)] for k in r["design_kinds"]), r["agent"],
-                     str(r["K_agent"]), "unbounded" if r["K_eff"] is None else str(r["K_eff"]), str(r["length"]),
-                     str(lo) if lo == hi else f"[{lo},{hi}]", r["regime"], r["metric"], _cell_text(r),
-                     str(r["n_runs"]), " ".join(f"{v:.2f}" for v in r["per_run"])])
+        rows.append(
+            [
+                ",".join("abc"[list(DESIGNS).index(k)] for k in r["design_kinds"]),
+                r["agent"],
+                str(r["K_agent"]),
+                "unbounded" if r["K_eff"] is None else str(r["K_eff"]),
+                str(r["length"]),
+                str(lo) if lo == hi else f"[{lo},{hi}]",
+                r["regime"],
+                r["metric"],
+                _cell_text(r),
+                str(r["n_runs"]),
+                " ".join(f"{v:.2f}" for v in r["per_run"]),
+            ]
+        )
     parts = [_format(head, rows, markdown)]
     if out["generalization"]:
-        head = ["agent", f"train {kwarg}", f"eval {kwarg}", "Ξ (eval)", "regime (eval)", "metric", "mean ± SEM",
-                "per run"]
-        rows = [[g["agent"] + (f" K={g['K']}" if g["K"] else ""), str(g["train_length"]), str(g["eval_length"]),
-                 str(g["xi"][0]) if g["xi"][0] == g["xi"][1] else f"[{g['xi'][0]},{g['xi'][1]}]", g["regime"],
-                 g["metric"], _cell_text(g), " ".join(f"{v:.2f}" for v in g["per_run"])]
-                for g in out["generalization"]]
-        parts += ["", "length generalisation (design (c)): every trained run evaluated on each eval length",
-                  _format(head, rows, markdown)]
-    lines = ["", "design: a = fixed ξ, varying K; b = fixed K, varying ξ; c = train on one length, evaluate on others. "
-             "mean ± SEM over training runs, each evaluated on the protocol's fixed episode seeds."]
+        head = [
+            "agent",
+            f"train {kwarg}",
+            f"eval {kwarg}",
+            "Ξ (eval)",
+            "regime (eval)",
+            "metric",
+            "mean ± SEM",
+            "per run",
+        ]
+        rows = [
+            [
+                g["agent"] + (f" K={g['K']}" if g["K"] else ""),
+                str(g["train_length"]),
+                str(g["eval_length"]),
+                str(g["xi"][0]) if g["xi"][0] == g["xi"][1] else f"[{g['xi'][0]},{g['xi'][1]}]",
+                g["regime"],
+                g["metric"],
+                _cell_text(g),
+                " ".join(f"{v:.2f}" for v in g["per_run"]),
+            ]
+            for g in out["generalization"]
+        ]
+        parts += [
+            "",
+            "length generalisation (design (c)): every trained run evaluated on each eval length",
+            _format(head, rows, markdown),
+        ]
+    lines = [
+        "",
+        "design: a = fixed ξ, varying K; b = fixed K, varying ξ; c = train on one length, evaluate on others. "
+        "mean ± SEM over training runs, each evaluated on the protocol's fixed episode seeds.",
+    ]
     return "\n".join(parts + lines)
 
 
@@ -677,15 +802,26 @@ def plot_generalization(out: dict[str, Any], path: str | os.PathLike) -> Path:
                 if np.isnan(grid[i, j]):
                     continue
                 bright = success and grid[i, j] > 0.6
-                ax.text(j, i, f"{grid[i, j]:.2f}\n±{errs[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="black" if bright else "white", fontweight="bold" if tl == el else "normal")
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.2f}\n±{errs[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if bright else "white",
+                    fontweight="bold" if tl == el else "normal",
+                )
         ax.set_xticks(range(len(evals)), [str(e) for e in evals])
         ax.set_yticks(range(len(trains)), [str(t) for t in trains])
         ax.set(xlabel=f"eval {kwarg}", ylabel=f"train {kwarg}", title=name)
     if image is not None:
         fig.colorbar(image, ax=list(axes), label="success rate" if success else "return", shrink=0.9)
-    fig.suptitle(f"{out['spec']['env']}: train on one length, evaluate on others\n(mean ± SEM over runs; bold: "
-                 "the training length; right of it: extrapolation)", fontsize=10)
+    fig.suptitle(
+        f"{out['spec']['env']}: train on one length, evaluate on others\n(mean ± SEM over runs; bold: "
+        "the training length; right of it: extrapolation)",
+        fontsize=10,
+    )
     path = Path(path)
     fig.savefig(path, dpi=110)
     return path
@@ -712,8 +848,15 @@ def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
                 x = [r["xi"][1] for r in mine]
                 if mine[0]["K_eff"] is not None and mine[0]["K_agent"] > 1:
                     ax.axvline(mine[0]["K_agent"], color=f"C{i}", ls=":", lw=1)
-            ax.errorbar(x, [r["mean"] for r in mine], yerr=[r["sem"] for r in mine], color=f"C{i}", marker="o",
-                        capsize=4, label=a)
+            ax.errorbar(
+                x,
+                [r["mean"] for r in mine],
+                yerr=[r["sem"] for r in mine],
+                color=f"C{i}",
+                marker="o",
+                capsize=4,
+                label=a,
+            )
         if kind == "vary_k":
             for xi in sorted({r["xi"][0] for r in rows}):
                 ax.axvline(xi - 0.5, color="gray", ls="--", lw=1, label=f"K = ξ ({xi}): LTM-only left of it")
@@ -732,6 +875,25 @@ def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["DESIGNS", "SWEEP_FILE", "Cell", "Design", "SweepSpec", "cell_plan", "check_cells", "evaluate_on_length",
-           "expand", "finish", "load_spec", "new_sweep_dir", "parse_spec", "plan_table", "plot_generalization",
-           "plot_sweep", "prepare", "read_sweep", "results_table", "resume_jobs"]
+__all__ = [
+    "DESIGNS",
+    "SWEEP_FILE",
+    "Cell",
+    "Design",
+    "SweepSpec",
+    "cell_plan",
+    "check_cells",
+    "evaluate_on_length",
+    "expand",
+    "finish",
+    "load_spec",
+    "new_sweep_dir",
+    "parse_spec",
+    "plan_table",
+    "plot_generalization",
+    "plot_sweep",
+    "prepare",
+    "read_sweep",
+    "results_table",
+    "resume_jobs",
+]

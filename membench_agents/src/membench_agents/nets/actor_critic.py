@@ -122,13 +122,17 @@ def _action_head_size(space: gym.Space) -> int:
         return int(space.n)
     if isinstance(space, gym.spaces.MultiDiscrete):
         if space.nvec.ndim != 1:
-            raise ValueError(f"unsupported action space {space}: MultiDiscrete actions must be 1-D "
-                             f"(got nvec of shape {space.nvec.shape}); flatten them with a wrapper")
+            raise ValueError(
+                f"unsupported action space {space}: MultiDiscrete actions must be 1-D "
+                f"(got nvec of shape {space.nvec.shape}); flatten them with a wrapper"
+            )
         return int(space.nvec.sum())
     if isinstance(space, gym.spaces.Box):
         if not np.issubdtype(space.dtype, np.floating):
-            raise ValueError(f"unsupported action space {space}: an integer-valued Box has no Gaussian policy; "
-                             "use Discrete or MultiDiscrete")
+            raise ValueError(
+                f"unsupported action space {space}: an integer-valued Box has no Gaussian policy; "
+                "use Discrete or MultiDiscrete"
+            )
         if int(np.prod(space.shape)) < 1:
             raise ValueError(f"unsupported action space {space}: it has no action dimension")
         return int(np.prod(space.shape))
@@ -160,9 +164,18 @@ class ActorCritic(nn.Module):
     action_low: Tensor  # Box
     action_high: Tensor
 
-    def __init__(self, observation_space: gym.Space, action_space: gym.Space, core: str = "lstm",
-                 hidden_size: int = 128, *, norm_obs: bool = False, encoder_size: int = 0,
-                 core_kwargs: dict | None = None, init_log_std: float = 0.0):
+    def __init__(
+        self,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        core: str = "lstm",
+        hidden_size: int = 128,
+        *,
+        norm_obs: bool = False,
+        encoder_size: int = 0,
+        core_kwargs: dict | None = None,
+        init_log_std: float = 0.0,
+    ):
         super().__init__()
         self.observation_space = observation_space
         self.action_space = action_space
@@ -176,7 +189,7 @@ class ActorCritic(nn.Module):
         self.head = nn.Linear(H, self.n_out + 1)
         with torch.no_grad():
             nn.init.orthogonal_(self.head.weight[: self.n_out], 0.01)
-            nn.init.orthogonal_(self.head.weight[self.n_out:], 1.0)
+            nn.init.orthogonal_(self.head.weight[self.n_out :], 1.0)
             self.head.bias.zero_()
 
         self.kind = type(action_space).__name__
@@ -234,8 +247,14 @@ class ActorCritic(nn.Module):
         _, v, _ = self._heads(_unsqueeze0(obs), state, _as_mask(episode_start, self.device).unsqueeze(0))
         return v[0]
 
-    def act(self, obs, state: State, episode_start: Tensor, deterministic: bool = False,
-            generator: torch.Generator | None = None) -> tuple[Tensor, Tensor, Tensor, State]:
+    def act(
+        self,
+        obs,
+        state: State,
+        episode_start: Tensor,
+        deterministic: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor, State]:
         """One step for a batch: ``obs [B, ...]``, ``episode_start [B]`` -> (action, log_prob, value, state)."""
         es = episode_start
         if not (isinstance(es, Tensor) and es.dtype == torch.bool and es.device == self.device):
@@ -270,8 +289,9 @@ class ActorCritic(nn.Module):
         z = (a - mean) * torch.exp(-self.log_std)
         return (-0.5 * z.square() - self.log_std - _LOG_SQRT_2PI).sum(-1)
 
-    def evaluate_actions(self, obs_seq, actions: Tensor, state: State,
-                         episode_start_seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def evaluate_actions(
+        self, obs_seq, actions: Tensor, state: State, episode_start_seq: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """Re-run chunks ``[T, B, ...]`` from ``state``: (log_prob [T, B], entropy [T, B], value [T, B])."""
         p, v, _ = self._heads(obs_seq, state, episode_start_seq)
         if self.kind == "discrete":

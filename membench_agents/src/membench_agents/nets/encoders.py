@@ -38,7 +38,7 @@ def layer_init(layer: _Layer, std: float = math.sqrt(2), bias: float = 0.0) -> _
 
 
 def image_layout(space: gym.Space) -> str | None:
-    """"hwc" or "chw" when ``space`` is an image Box, else None."""
+    """ "hwc" or "chw" when ``space`` is an image Box, else None."""
     if not isinstance(space, gym.spaces.Box) or len(space.shape) != 3:
         return None
     h, w, c = space.shape
@@ -72,8 +72,10 @@ class VectorEncoder(Encoder):
         self.net: nn.Sequential | None
         if hidden_size > 0:
             self.net = nn.Sequential(
-                layer_init(nn.Linear(self.in_dim, hidden_size)), nn.Tanh(),
-                layer_init(nn.Linear(hidden_size, hidden_size)), nn.Tanh(),
+                layer_init(nn.Linear(self.in_dim, hidden_size)),
+                nn.Tanh(),
+                layer_init(nn.Linear(hidden_size, hidden_size)),
+                nn.Tanh(),
             )
             self.out_dim = hidden_size
         else:
@@ -102,8 +104,9 @@ class OneHotEncoder(VectorEncoder):
     offsets: Tensor  # buffers
     start: Tensor
 
-    def __init__(self, nvec: np.ndarray, start: np.ndarray, hidden_size: int = 64,
-                 obs_shape: tuple[int, ...] | None = None):
+    def __init__(
+        self, nvec: np.ndarray, start: np.ndarray, hidden_size: int = 64, obs_shape: tuple[int, ...] | None = None
+    ):
         nvec = np.asarray(nvec)
         self.obs_shape = tuple(nvec.shape) if obs_shape is None else tuple(obs_shape)  # () for Discrete
         super().__init__((int(np.sum(nvec)),), hidden_size)
@@ -130,11 +133,23 @@ class CNNEncoder(Encoder):
             c, h, w = space.shape
         self.scale = 1.0 / 255.0 if space.dtype == np.uint8 else 1.0
         if min(h, w) >= NATURE_MIN_SIDE:
-            convs = [nn.Conv2d(c, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(),
-                     nn.Conv2d(64, 64, 3, 1), nn.ReLU()]
+            convs = [
+                nn.Conv2d(c, 32, 8, 4),
+                nn.ReLU(),
+                nn.Conv2d(32, 64, 4, 2),
+                nn.ReLU(),
+                nn.Conv2d(64, 64, 3, 1),
+                nn.ReLU(),
+            ]
         else:
-            convs = [nn.Conv2d(c, 16, 3, 1, 1), nn.ReLU(), nn.Conv2d(16, 32, 3, 1, 1), nn.ReLU(),
-                     nn.Conv2d(32, 32, 3, 2 if min(h, w) >= 8 else 1, 1), nn.ReLU()]
+            convs = [
+                nn.Conv2d(c, 16, 3, 1, 1),
+                nn.ReLU(),
+                nn.Conv2d(16, 32, 3, 1, 1),
+                nn.ReLU(),
+                nn.Conv2d(32, 32, 3, 2 if min(h, w) >= 8 else 1, 1),
+                nn.ReLU(),
+            ]
         for m in convs:
             if isinstance(m, nn.Conv2d):
                 layer_init(m)
@@ -163,8 +178,10 @@ class DictEncoder(Encoder):
         if len(space.spaces) == 0:
             raise ValueError(f"unsupported observation space {space}: {path} is an empty Dict")
         self.keys = list(space.spaces)
-        encoders = {_module_key(k): make_encoder(s, hidden_size=hidden_size, _path=f"{path}[{k!r}]")
-                    for k, s in space.spaces.items()}
+        encoders = {
+            _module_key(k): make_encoder(s, hidden_size=hidden_size, _path=f"{path}[{k!r}]")
+            for k, s in space.spaces.items()
+        }
         self.encoders = nn.ModuleDict(encoders)
         self.out_dim = sum(e.out_dim for e in encoders.values())
 
@@ -193,11 +210,15 @@ def make_encoder(observation_space: gym.Space, hidden_size: int = 64, *, _path: 
         if layout is not None:
             return CNNEncoder(space, layout)
         if len(space.shape) > 3:
-            raise ValueError(f"unsupported observation space {space} at {_path}: a Box of rank {len(space.shape)} "
-                             "is neither a vector nor an (H, W, C) image; flatten or split it with a wrapper")
+            raise ValueError(
+                f"unsupported observation space {space} at {_path}: a Box of rank {len(space.shape)} "
+                "is neither a vector nor an (H, W, C) image; flatten or split it with a wrapper"
+            )
         if len(space.shape) == 3:
-            raise ValueError(f"unsupported observation space {space} at {_path}: a rank-3 Box is encoded as an "
-                             f"image only with at most {MAX_CHANNELS} channels on the last (or first) axis")
+            raise ValueError(
+                f"unsupported observation space {space} at {_path}: a rank-3 Box is encoded as an "
+                f"image only with at most {MAX_CHANNELS} channels on the last (or first) axis"
+            )
         return VectorEncoder(space.shape, hidden_size)
     if isinstance(space, gym.spaces.Discrete):
         return OneHotEncoder(np.array([space.n]), np.array([space.start]), hidden_size, obs_shape=())

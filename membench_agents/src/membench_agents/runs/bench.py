@@ -73,8 +73,15 @@ def load_spec(spec: str | Path | None = None) -> tuple[dict[str, Any], Path]:
     return load_yaml(path), path
 
 
-def plan(env: str | None = None, agent: str | None = None, spec: str | Path | None = None, *,
-         steps: int | None = None, seeds: Any = None, device: str | None = None) -> Plan:
+def plan(
+    env: str | None = None,
+    agent: str | None = None,
+    spec: str | Path | None = None,
+    *,
+    steps: int | None = None,
+    seeds: Any = None,
+    device: str | None = None,
+) -> Plan:
     """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given."""
     common = {"steps": steps, "seeds": seeds, "device": device}
     if env is not None and agent is not None:
@@ -91,12 +98,19 @@ def plan(env: str | None = None, agent: str | None = None, spec: str | Path | No
 
 def _spec_plan(data: dict[str, Any], path: Path, common: dict[str, Any]) -> Plan:
     """Every cell of a spec: a cell config file (relative to the spec) or a mapping (agent, obs_variant, env)."""
-    cells = [resolve(config_file=path.parent / c, **common) if isinstance(c, str)
-             else resolve(c.get("env", data.get("env")), c["agent"], obs_variant=c.get("obs_variant"), **common)
-             for c in data["cells"]]
-    return Plan(cells, title=data.get("title"), expect=data.get("expect") or {},
-                jobs=int(data["jobs"]) if data.get("jobs") else 0,
-                description=data.get("description", str(path)))
+    cells = [
+        resolve(config_file=path.parent / c, **common)
+        if isinstance(c, str)
+        else resolve(c.get("env", data.get("env")), c["agent"], obs_variant=c.get("obs_variant"), **common)
+        for c in data["cells"]
+    ]
+    return Plan(
+        cells,
+        title=data.get("title"),
+        expect=data.get("expect") or {},
+        jobs=int(data["jobs"]) if data.get("jobs") else 0,
+        description=data.get("description", str(path)),
+    )
 
 
 def _agent_variants(data: dict[str, Any], path: Path) -> list[tuple[str, str]]:
@@ -149,10 +163,15 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         meta = None
     fix = "restore it, or resume each cell with membench train --resume"
     cells = meta.get("cells") if isinstance(meta, dict) else None
-    if not isinstance(meta, dict) or not isinstance(cells, list) or not cells or not all(
-            isinstance(c, str) for c in cells):
-        raise RunFolderError(f"{file} is not a bench file (a mapping with a list of cell folder names under 'cells'); "
-                             f"{fix}")
+    if (
+        not isinstance(meta, dict)
+        or not isinstance(cells, list)
+        or not cells
+        or not all(isinstance(c, str) for c in cells)
+    ):
+        raise RunFolderError(
+            f"{file} is not a bench file (a mapping with a list of cell folder names under 'cells'); {fix}"
+        )
     try:  # names read back: the rule of every new folder name, so none reaches outside the bench folder
         for i, c in enumerate(cells):
             folder_name(c, f"cells[{i}]")
@@ -169,8 +188,11 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 
 
 def _is_range(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 2 and all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)
+    )
 
 
 def resume(path: str | Path) -> Bench:
@@ -181,8 +203,9 @@ def resume(path: str | Path) -> Bench:
     configs = [cell.run_config(path / label) for label in cell_labels]
     for label, c in zip(cell_labels, configs, strict=True):
         cell.check_resumable(c, path / label)
-    jobs = [j for label, c in zip(cell_labels, configs, strict=True)
-            for j in cell.jobs_for(c, path / label, resume=True)]
+    jobs = [
+        j for label, c in zip(cell_labels, configs, strict=True) for j in cell.jobs_for(c, path / label, resume=True)
+    ]
     return Bench(path, cell_labels, configs, jobs, meta.get("title"), meta.get("expect") or {})
 
 
@@ -225,5 +248,19 @@ def expectations(bench: Bench) -> list[Expectation]:
     return out
 
 
-__all__ = ["BENCH_FILE", "LADDER", "Bench", "Expectation", "Plan", "check", "create", "expectations", "labels",
-           "load_spec", "plan", "read_meta", "resume", "run"]
+__all__ = [
+    "BENCH_FILE",
+    "LADDER",
+    "Bench",
+    "Expectation",
+    "Plan",
+    "check",
+    "create",
+    "expectations",
+    "labels",
+    "load_spec",
+    "plan",
+    "read_meta",
+    "resume",
+    "run",
+]

@@ -56,9 +56,11 @@ def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
         else:
             continue
         if not same_config(trained, cfg):
-            raise RunFolderError(f"{Path(run_dir) / CONFIG} differs from the config {source} was trained with "
-                                 f"({diff_text(cfg, trained)}); the checkpoint's config is the run's: restore "
-                                 "config.yaml, or start a new run for the new config")
+            raise RunFolderError(
+                f"{Path(run_dir) / CONFIG} differs from the config {source} was trained with "
+                f"({diff_text(cfg, trained)}); the checkpoint's config is the run's: restore "
+                "config.yaml, or start a new run for the new config"
+            )
     return cfg
 
 
@@ -78,8 +80,9 @@ def prepare_run(cfg: dict[str, Any], run_dir: str | os.PathLike) -> list[Job]:
 
 
 def jobs_for(cfg: dict[str, Any], run_dir: Path, resume: bool, prefix: str = "") -> list[Job]:
-    return [Job(f"{prefix}{run_label(cfg)}/s{s}", cfg, s, str(seed_dir(run_dir, s)), resume=resume)
-            for s in cfg["seeds"]]
+    return [
+        Job(f"{prefix}{run_label(cfg)}/s{s}", cfg, s, str(seed_dir(run_dir, s)), resume=resume) for s in cfg["seeds"]
+    ]
 
 
 def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> dict[str, Any]:
@@ -90,8 +93,9 @@ def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> 
     summaries = []
     for s in cfg["seeds"]:
         if not (seed_dir(run_dir, s) / "eval.json").is_file():
-            raise RunFolderError(f"{run_dir}: seed {s} has not finished (no eval.json); resume with "
-                                 f"membench train --resume {run_dir}")
+            raise RunFolderError(
+                f"{run_dir}: seed {s} has not finished (no eval.json); resume with membench train --resume {run_dir}"
+            )
         summaries.append(read_eval(seed_dir(run_dir, s), cfg))
     agg = aggregate([s["eval"] for s in summaries])
     seeds_eval = episode_seeds(cfg)
@@ -106,8 +110,11 @@ def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> 
         **agg,
         "runs": [
             {k: s[k] for k in ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value")}
-            | {"success_rate": s["eval"]["success_rate"], "mean_return": s["eval"]["mean_return"],
-               "mean_length": s["eval"]["mean_length"]}
+            | {
+                "success_rate": s["eval"]["success_rate"],
+                "mean_return": s["eval"]["mean_return"],
+                "mean_length": s["eval"]["mean_length"],
+            }
             for s in summaries
         ],
         "protocol": {
@@ -162,8 +169,10 @@ def train(
         if resume:
             saved = run_config(run_dir)
             if not same_config(saved, cfg):
-                raise RunFolderError(f"{run_dir} holds a run of another config ({diff_text(saved, cfg)}); "
-                                     "resume it with its own config, or start a new run")
+                raise RunFolderError(
+                    f"{run_dir} holds a run of another config ({diff_text(saved, cfg)}); "
+                    "resume it with its own config, or start a new run"
+                )
             check_resumable(cfg, run_dir)
             jobs = jobs_for(cfg, run_dir, resume=True)
         else:

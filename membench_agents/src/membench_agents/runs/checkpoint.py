@@ -60,8 +60,10 @@ def to_plain(x: Any) -> Any:
         return [to_plain(v) for v in x]
     if isinstance(x, tuple):
         return tuple(to_plain(v) for v in x)
-    raise TypeError(f"a checkpoint cannot hold a {type(x).__module__}.{type(x).__qualname__}; "
-                    "convert it to tensors, numbers or containers of them")
+    raise TypeError(
+        f"a checkpoint cannot hold a {type(x).__module__}.{type(x).__qualname__}; "
+        "convert it to tensors, numbers or containers of them"
+    )
 
 
 def from_plain(x: Any, where: str = "checkpoint") -> Any:
@@ -83,8 +85,7 @@ def from_plain(x: Any, where: str = "checkpoint") -> Any:
 
 def _keys(x: dict[str, Any], keys: set[str], where: str) -> None:
     if set(x) != keys:
-        raise CheckpointError(f"{where} is a saved numpy value with the keys {sorted(map(str, x))}, not "
-                              f"{sorted(keys)}")
+        raise CheckpointError(f"{where} is a saved numpy value with the keys {sorted(map(str, x))}, not {sorted(keys)}")
 
 
 def _dtype(value: Any, where: str) -> np.dtype:
@@ -106,12 +107,14 @@ def _array(x: dict[str, Any], where: str) -> np.ndarray:
     if not isinstance(data, bytes):
         raise CheckpointError(f"{where}: the array's data must be bytes, got {type(data).__name__}")
     if not isinstance(shape, (list, tuple)) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
         raise CheckpointError(f"{where}: shape must be a list of integers >= 0, got {shape!r}")
     size = math.prod(shape) * dtype.itemsize
     if size != len(data):
-        raise CheckpointError(f"{where}: {len(data)} bytes cannot be an array of shape {list(shape)} and dtype "
-                              f"{dtype.str} ({size} bytes)")
+        raise CheckpointError(
+            f"{where}: {len(data)} bytes cannot be an array of shape {list(shape)} and dtype {dtype.str} ({size} bytes)"
+        )
     if dtype.itemsize == 0:
         return np.zeros(shape, dtype)
     return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
@@ -121,8 +124,9 @@ def _scalar(x: dict[str, Any], where: str) -> np.generic:
     _keys(x, {"__npscalar__", "dtype"}, where)
     dtype, value = _dtype(x["dtype"], where), x["__npscalar__"]
     if type(value) not in (bool, int, float, complex, str, bytes):
-        raise CheckpointError(f"{where}: a numpy scalar's value must be a number, string or bytes, got "
-                              f"{type(value).__name__}")
+        raise CheckpointError(
+            f"{where}: a numpy scalar's value must be a number, string or bytes, got {type(value).__name__}"
+        )
     try:
         return dtype.type(value)
     except (TypeError, ValueError, OverflowError) as e:
@@ -153,18 +157,26 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     except pickle.UnpicklingError as e:
         found = re.search(r"Unsupported global: GLOBAL (\S+)", str(e))
         if found:  # the file names code to run: a pickle payload, not a membench checkpoint
-            raise CheckpointError(f"{path} was refused: it names code ({found.group(1)}), and membench checkpoints "
-                                  "hold plain data only; nothing in it was run. Do not use this folder") from None
-        raise CheckpointError(f"{path} cannot be read (not a checkpoint's format): the file is corrupted; restore "
-                              "it, or delete the seed's folder to retrain that seed") from None
+            raise CheckpointError(
+                f"{path} was refused: it names code ({found.group(1)}), and membench checkpoints "
+                "hold plain data only; nothing in it was run. Do not use this folder"
+            ) from None
+        raise CheckpointError(
+            f"{path} cannot be read (not a checkpoint's format): the file is corrupted; restore "
+            "it, or delete the seed's folder to retrain that seed"
+        ) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError) as e:
         reason = str(e).split("\n")[0] or type(e).__name__
-        raise CheckpointError(f"{path} cannot be read ({reason}): the file is truncated or not a checkpoint; "
-                              "restore it, or delete the seed's folder to retrain that seed") from None
+        raise CheckpointError(
+            f"{path} cannot be read ({reason}): the file is truncated or not a checkpoint; "
+            "restore it, or delete the seed's folder to retrain that seed"
+        ) from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         what = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-        raise CheckpointError(f"{path} is not a membench checkpoint of format {CHECKPOINT_FORMAT} (found {what!r}); "
-                              "it was written by another program or an older membench")
+        raise CheckpointError(
+            f"{path} is not a membench checkpoint of format {CHECKPOINT_FORMAT} (found {what!r}); "
+            "it was written by another program or an older membench"
+        )
     missing = [k for k in ("config", "seed", "trainer", "run", "global_step") if k not in payload]
     if missing:
         raise CheckpointError(f"{path} is incomplete (no {', '.join(missing)}); restore it or delete the seed's folder")
@@ -187,15 +199,21 @@ def load_trainer_state(trainer: Any, state: Any, path: str | os.PathLike) -> Non
         raise
     except (RuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         reason = " ".join(str(e).split())[:300] or type(e).__name__
-        raise CheckpointError(f"{path}: the saved trainer state does not fit this agent ({type(e).__name__}: "
-                              f"{reason}); restore the file, or delete the seed's folder to retrain that seed"
-                              ) from None
+        raise CheckpointError(
+            f"{path}: the saved trainer state does not fit this agent ({type(e).__name__}: "
+            f"{reason}); restore the file, or delete the seed's folder to retrain that seed"
+        ) from None
 
 
 #: The types of what every reader of a checkpoint uses before the trainer does (the run's bookkeeping included).
 _PAYLOAD_TYPES = {"config": dict, "seed": int, "global_step": int, "trainer": dict, "run": dict}
-_RUN_TYPES: dict[str, type | tuple[type, ...]] = {"history": list, "evals": list, "recent": list, "finished": bool,
-                                                  "train_time": (int, float)}
+_RUN_TYPES: dict[str, type | tuple[type, ...]] = {
+    "history": list,
+    "evals": list,
+    "recent": list,
+    "finished": bool,
+    "train_time": (int, float),
+}
 _TYPE_NAMES = {dict: "a mapping", int: "an integer", list: "a list", bool: "a boolean", (int, float): "a number"}
 
 
@@ -217,5 +235,13 @@ def _check_payload_types(payload: dict[str, Any]) -> None:
         raise CheckpointError(f"env_state_error must be a string or None, got {payload['env_state_error']!r}")
 
 
-__all__ = ["CHECKPOINT", "CHECKPOINT_FORMAT", "CheckpointError", "from_plain", "load_checkpoint", "load_trainer_state",
-           "save_checkpoint", "to_plain"]
+__all__ = [
+    "CHECKPOINT",
+    "CHECKPOINT_FORMAT",
+    "CheckpointError",
+    "from_plain",
+    "load_checkpoint",
+    "load_trainer_state",
+    "save_checkpoint",
+    "to_plain",
+]

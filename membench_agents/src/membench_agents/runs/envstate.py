@@ -44,10 +44,25 @@ import numpy as np
 
 #: Values that describe structure, not state: left out of the capture (the fresh environment has the same). Code
 #: (functions, methods, modules, classes), dtypes, enum members, compiled patterns and read-only mappings.
-_STRUCTURE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
-              types.ModuleType, type, np.dtype, enum.Enum, re.Pattern,
-              type(Ellipsis), type(NotImplemented), types.MethodWrapperType, types.WrapperDescriptorType,
-              staticmethod, classmethod, property, types.MappingProxyType)
+_STRUCTURE = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+    types.ModuleType,
+    type,
+    np.dtype,
+    enum.Enum,
+    re.Pattern,
+    type(Ellipsis),
+    type(NotImplemented),
+    types.MethodWrapperType,
+    types.WrapperDescriptorType,
+    staticmethod,
+    classmethod,
+    property,
+    types.MappingProxyType,
+)
 _SCALARS = (bool, int, float, str, bytes, type(None))
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 #: Saved forms of immutable values (bytes and tuples have their own): rebuilt on restore, never written in place.
@@ -93,8 +108,10 @@ def _capture_numpy(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | 
     """A numpy array or scalar (None for anything else)."""
     if isinstance(x, np.ndarray):
         if x.dtype == object:
-            return {"__objarray__": [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x.ravel())],
-                    "shape": list(x.shape)}
+            return {
+                "__objarray__": [_capture(v, f"{path}[{i}]", seen) for i, v in enumerate(x.ravel())],
+                "shape": list(x.shape),
+            }
         return {"__ndarray__": x.tobytes(), "dtype": x.dtype.str, "shape": list(x.shape)}
     if isinstance(x, np.generic):
         if x.dtype.hasobject:
@@ -109,8 +126,10 @@ def _capture_leaf(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | N
     if isinstance(x, enum.Enum):  # a member (a phase, a direction) is state: saved by name
         return {"__enum__": _class_key(type(x)), "name": x.name}
     if isinstance(x, _SCALARS):  # a subclass of a number or string: its value would be lost or refused on load
-        raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__} (a subclass of "
-                            f"{type(x).__mro__[-2].__name__}), which is not plain data")
+        raise NotCapturable(
+            f"{path} is a {type(x).__module__}.{type(x).__qualname__} (a subclass of "
+            f"{type(x).__mro__[-2].__name__}), which is not plain data"
+        )
     if isinstance(x, _STRUCTURE):
         return {"__skip__": True}
     if isinstance(x, frozenset):
@@ -120,8 +139,11 @@ def _capture_leaf(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any] | N
     if isinstance(x, complex):
         return {"__complex__": [x.real, x.imag]}
     if isinstance(x, slice):
-        return {"__slice__": [_capture(v, f"{path}.{k}", {}) for k, v in
-                              (("start", x.start), ("stop", x.stop), ("step", x.step))]}
+        return {
+            "__slice__": [
+                _capture(v, f"{path}.{k}", {}) for k, v in (("start", x.start), ("stop", x.stop), ("step", x.step))
+            ]
+        }
     return None
 
 
@@ -157,8 +179,10 @@ def _capture_container(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any
         out = {}
         for k, v in x.items():
             if not _plain_key(k):
-                raise NotCapturable(f"{path} has a key {k!r} of type {type(k).__name__}, which is not plain data "
-                                    "(keys must be numbers, strings, bytes, None or tuples of them)")
+                raise NotCapturable(
+                    f"{path} has a key {k!r} of type {type(k).__name__}, which is not plain data "
+                    "(keys must be numbers, strings, bytes, None or tuples of them)"
+                )
             out[k] = _capture(v, f"{path}[{k!r}]", seen)
         return {"__dict__": out}
     return None
@@ -173,8 +197,10 @@ def _capture_object(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any]:
         raise NotCapturable(f"{path} is a {type(x).__module__}.{type(x).__qualname__}, which is not plain data")
     seen[id(x)] = path
     external = _external(x)
-    node = {"__object__": _class_key(type(x)),
-            "attrs": {k: _capture(v, f"{path}.{k}", seen) for k, v in attrs.items() if k not in external}}
+    node = {
+        "__object__": _class_key(type(x)),
+        "attrs": {k: _capture(v, f"{path}.{k}", seen) for k, v in attrs.items() if k not in external},
+    }
     if external:
         node["external"] = _capture(x.membench_get_external(), f"{path}.membench_get_external()", {})
     return node
@@ -203,10 +229,13 @@ def _plain_key(k: Any) -> bool:
 def _external(x: Any) -> tuple[str, ...]:
     """The attributes ``x`` saves itself (``membench_external_state``; see the module docstring)."""
     names = getattr(type(x), "membench_external_state", ())
-    if names and not (callable(getattr(x, "membench_get_external", None))
-                      and callable(getattr(x, "membench_set_external", None))):
-        raise NotCapturable(f"{type(x).__qualname__} declares membench_external_state but lacks "
-                            "membench_get_external / membench_set_external")
+    if names and not (
+        callable(getattr(x, "membench_get_external", None)) and callable(getattr(x, "membench_set_external", None))
+    ):
+        raise NotCapturable(
+            f"{type(x).__qualname__} declares membench_external_state but lacks "
+            "membench_get_external / membench_set_external"
+        )
     return tuple(names)
 
 
@@ -315,14 +344,20 @@ class _Restorer:
     def _enum(self, node: dict[str, Any], path: str) -> enum.Enum:
         cls = self.classes.get(node["__enum__"])
         if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or node["name"] not in cls.__members__:
-            raise ValueError(f"{path}: the checkpoint holds {node['__enum__']}.{node['name']}, a member of no "
-                             "enum this environment uses; it was saved from another environment or version")
+            raise ValueError(
+                f"{path}: the checkpoint holds {node['__enum__']}.{node['name']}, a member of no "
+                "enum this environment uses; it was saved from another environment or version"
+            )
         return cls[node["name"]]
 
     def _seedsequence(self, node: dict[str, Any], path: str) -> np.random.SeedSequence:
         fields = self.build(node["__seedsequence__"], path)
-        return np.random.SeedSequence(fields["entropy"], spawn_key=tuple(fields["spawn_key"]),
-                                      pool_size=fields["pool_size"], n_children_spawned=fields["n_children_spawned"])
+        return np.random.SeedSequence(
+            fields["entropy"],
+            spawn_key=tuple(fields["spawn_key"]),
+            pool_size=fields["pool_size"],
+            n_children_spawned=fields["n_children_spawned"],
+        )
 
     def _generator(self, node: dict[str, Any], path: str) -> np.random.Generator:
         state = self.build(node["__generator__"], path)
@@ -336,11 +371,15 @@ class _Restorer:
     def _object(self, node: dict[str, Any], path: str) -> Any:
         cls = self.classes.get(node["__object__"])
         if cls is None:
-            raise ValueError(f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
-                             "does not use; it was saved from another environment or version")
+            raise ValueError(
+                f"{path}: the checkpoint holds a {node['__object__']}, a class this environment "
+                "does not use; it was saved from another environment or version"
+            )
         if "external" in node:
-            raise ValueError(f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
-                             "environment does not match the checkpoint")
+            raise ValueError(
+                f"{path}: a {node['__object__']} with external state cannot be rebuilt; the "
+                "environment does not match the checkpoint"
+            )
         obj: Any = object.__new__(cls)
         for k, v in node["attrs"].items():
             object.__setattr__(obj, k, self.build(v, f"{path}.{k}"))
@@ -351,8 +390,13 @@ class _Restorer:
         """Restore ``node`` into ``target`` in place where possible; returns the value to assign."""
         if not isinstance(node, dict) or "__ndarray__" in node or "__npscalar__" in node:
             value = self.build(node, path)
-            if (isinstance(value, np.ndarray) and isinstance(target, np.ndarray) and target.shape == value.shape
-                    and target.dtype == value.dtype and target.flags.writeable):
+            if (
+                isinstance(value, np.ndarray)
+                and isinstance(target, np.ndarray)
+                and target.shape == value.shape
+                and target.dtype == value.dtype
+                and target.flags.writeable
+            ):
                 target[...] = value  # in place: views of this array elsewhere stay views
                 return target
             return value
@@ -439,9 +483,11 @@ class _Restorer:
         attrs = _attributes(target) or {}
         unknown = [k for k in node["attrs"] if k not in attrs and k not in _declared(type(target))]
         if unknown:  # restore writes data into attributes the fresh environment has or declares, no others
-            raise ValueError(f"{path}: the checkpoint sets {', '.join(map(repr, unknown))}, which this "
-                             f"{type(target).__qualname__} does not have; it was saved from another environment "
-                             "or version")
+            raise ValueError(
+                f"{path}: the checkpoint sets {', '.join(map(repr, unknown))}, which this "
+                f"{type(target).__qualname__} does not have; it was saved from another environment "
+                "or version"
+            )
         for k, v in node["attrs"].items():
             new = self.into(attrs.get(k), v, f"{path}.{k}")
             if new is not attrs.get(k):

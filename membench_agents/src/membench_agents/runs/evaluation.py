@@ -55,11 +55,19 @@ def preserve_rng() -> Iterator[None]:
 
 
 @torch.no_grad()
-def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None = None,
-             episode_seeds: list[int] | tuple[int, ...] = DEFAULT_EPISODE_SEEDS,
-             device: str | torch.device | None = None, deterministic: bool = True, num_envs: int = 16,
-             max_steps: int | None = None, seed: int = 0, envs=None,
-             should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+def evaluate(
+    policy: ActorCritic,
+    env_id: str,
+    env_kwargs: dict[str, Any] | None = None,
+    episode_seeds: list[int] | tuple[int, ...] = DEFAULT_EPISODE_SEEDS,
+    device: str | torch.device | None = None,
+    deterministic: bool = True,
+    num_envs: int = 16,
+    max_steps: int | None = None,
+    seed: int = 0,
+    envs=None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
     """Run one episode per seed with ``policy``; returns per-episode lists and their means.
 
     Returns ``{"episode_seeds", "returns", "lengths", "successes" (None entries where the task defines no
@@ -121,7 +129,7 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
                     step_action = env_action.to(env_device)
                 next_obs, reward, terminated, truncated, info = envs.step(step_action)
                 r = to_tensor(reward, "cpu", torch.float64).reshape(-1).numpy()
-                ended_now = (to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool))
+                ended_now = to_tensor(terminated, "cpu", torch.bool) | to_tensor(truncated, "cpu", torch.bool)
                 done = ended_now.reshape(-1).numpy()
                 ret[active] += r[active]
                 length[active] += 1
@@ -156,18 +164,31 @@ def evaluate(policy: ActorCritic, env_id: str, env_kwargs: dict[str, Any] | None
     }
 
 
-def evaluate_trainer(trainer, cfg: dict[str, Any], episode_seeds: list[int], deterministic: bool | None = None,
-                     num_envs: int | None = None, should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+def evaluate_trainer(
+    trainer,
+    cfg: dict[str, Any],
+    episode_seeds: list[int],
+    deterministic: bool | None = None,
+    num_envs: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
     """A trainer's policy (:attr:`membench_agents.algos.trainer.Trainer.policy`) evaluated by the run config's
     protocol (``deterministic`` and ``num_envs``: the config's ``eval`` unless given) on ``cfg``'s environment,
     one episode per seed, leaving the global RNGs as they were; the result normalised
     (:func:`membench_agents.runs.stats.normalize_eval`)."""
     ev = cfg["eval"]
     with preserve_rng():
-        return normalize_eval(evaluate(
-            trainer.policy, cfg["env"], env_kwargs_of(cfg), episode_seeds,
-            deterministic=ev["deterministic"] if deterministic is None else deterministic,
-            num_envs=ev["num_envs"] if num_envs is None else num_envs, should_stop=should_stop))
+        return normalize_eval(
+            evaluate(
+                trainer.policy,
+                cfg["env"],
+                env_kwargs_of(cfg),
+                episode_seeds,
+                deterministic=ev["deterministic"] if deterministic is None else deterministic,
+                num_envs=ev["num_envs"] if num_envs is None else num_envs,
+                should_stop=should_stop,
+            )
+        )
 
 
 __all__ = ["DEFAULT_EPISODE_SEEDS", "evaluate", "evaluate_trainer", "preserve_rng"]

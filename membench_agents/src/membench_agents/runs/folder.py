@@ -73,7 +73,10 @@ def git_info() -> dict[str, Any]:
         if not commit:
             return {"commit": None, "dirty": None}
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True,
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
             timeout=10,
         ).stdout.strip()
         return {"commit": commit, "dirty": bool(status)}
@@ -162,8 +165,11 @@ def read_config(run_dir: str | os.PathLike) -> dict[str, Any]:
         check_env_id(cfg["env"])
     except ConfigError as e:
         raise RunFolderError(f"{path}: {e}; {fix}") from None
-    if not isinstance(cfg["seeds"], list) or not cfg["seeds"] or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in cfg["seeds"]):
+    if (
+        not isinstance(cfg["seeds"], list)
+        or not cfg["seeds"]
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in cfg["seeds"])
+    ):
         raise RunFolderError(f"{path}: seeds must be a non-empty list of ints; {fix}")
     from membench_agents.config.resolve import validate
 
@@ -266,8 +272,10 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
             f.seek(0)
             holder = f.read().strip()
             f.close()
-            raise RunFolderError(f"{folder} is in use by another membench process ({holder or 'pid unknown'}); "
-                                 "wait for it to finish or stop it, then retry") from None
+            raise RunFolderError(
+                f"{folder} is in use by another membench process ({holder or 'pid unknown'}); "
+                "wait for it to finish or stop it, then retry"
+            ) from None
         try:  # the previous holder may have removed the file between our open and our lock: lock the new one
             if os.stat(path).st_ino == os.fstat(f.fileno()).st_ino:
                 break
@@ -286,6 +294,22 @@ def locked(folder: str | os.PathLike) -> Iterator[Path]:
         f.close()
 
 
-__all__ = ["CONFIG", "EVAL", "LOCK", "MAX_NAME_BYTES", "RESULTS", "RunFolderError", "config_diff", "diff_text",
-           "folder_name", "git_info", "locked", "new_run_dir", "read_config", "read_json", "run_label", "same_config",
-           "versions"]
+__all__ = [
+    "CONFIG",
+    "EVAL",
+    "LOCK",
+    "MAX_NAME_BYTES",
+    "RESULTS",
+    "RunFolderError",
+    "config_diff",
+    "diff_text",
+    "folder_name",
+    "git_info",
+    "locked",
+    "new_run_dir",
+    "read_config",
+    "read_json",
+    "run_label",
+    "same_config",
+    "versions",
+]

@@ -68,6 +68,8 @@ def _algo_scalars(metrics: dict[str, Any]) -> dict[str, float]:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v):
             out[k] = float(v)
     return out
+
+
 _EVAL_KEYS = ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value", "eval")
 
 
@@ -203,9 +205,11 @@ def config_markdown(cfg: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------------------
 def _check_payload(payload: dict[str, Any], cfg: dict[str, Any], seed: int, path: Path) -> None:
     if not same_config(payload["config"], cfg):
-        raise CheckpointError(f"{path} was trained with another config than the one given "
-                              f"({diff_text(payload['config'], cfg)}); the checkpoint's config is the run's: "
-                              "restore config.yaml or start a new run")
+        raise CheckpointError(
+            f"{path} was trained with another config than the one given "
+            f"({diff_text(payload['config'], cfg)}); the checkpoint's config is the run's: "
+            "restore config.yaml or start a new run"
+        )
     if payload["seed"] != seed:
         raise CheckpointError(f"{path} is the checkpoint of seed {payload['seed']}, not {seed}")
 
@@ -213,11 +217,16 @@ def _check_payload(payload: dict[str, Any], cfg: dict[str, Any], seed: int, path
 def read_eval(seed_dir: str | os.PathLike, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """A seed's ``eval.json`` (checked against ``cfg`` when given)."""
     path = Path(seed_dir) / EVAL
-    summary = read_json(path, "final evaluation of a seed", "delete it and run `membench train --resume` on the run "
-                        "folder to evaluate the seed's checkpoint again", keys=_EVAL_KEYS)
+    summary = read_json(
+        path,
+        "final evaluation of a seed",
+        "delete it and run `membench train --resume` on the run folder to evaluate the seed's checkpoint again",
+        keys=_EVAL_KEYS,
+    )
     if cfg is not None and "config" in summary and not same_config(summary["config"], cfg):
-        raise RunFolderError(f"{path} was written by another config ({diff_text(summary['config'], cfg)}); "
-                             "restore config.yaml")
+        raise RunFolderError(
+            f"{path} was written by another config ({diff_text(summary['config'], cfg)}); restore config.yaml"
+        )
     return summary
 
 
@@ -235,11 +244,14 @@ def resume_point(cfg: dict[str, Any], seed: int, seed_dir: str | os.PathLike) ->
         if payload["env_state"] is None:
             raise CheckpointError(
                 f"{ckpt} cannot be resumed exactly: the environments of {cfg['env']} cannot be saved as plain "
-                f"data ({payload['env_state_error']}); start a new run (finished seeds can still be evaluated)")
+                f"data ({payload['env_state_error']}); start a new run (finished seeds can still be evaluated)"
+            )
         return "checkpoint", payload
     if (seed_dir / "metrics.jsonl").is_file() or any(seed_dir.glob("events.out.tfevents.*")):
-        raise CheckpointError(f"{ckpt} is missing but {seed_dir} holds training logs; restore the checkpoint, or "
-                              f"delete {seed_dir} to train this seed again from step 0")
+        raise CheckpointError(
+            f"{ckpt} is missing but {seed_dir} holds training logs; restore the checkpoint, or "
+            f"delete {seed_dir} to train this seed again from step 0"
+        )
     return "fresh", None
 
 
@@ -268,8 +280,9 @@ def train_seed(
     seed_dir = Path(seed_dir)
     with locked(seed_dir):
         try:
-            return _train_seed(cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer,
-                               tracking)
+            return _train_seed(
+                cfg, seed, seed_dir, resume, report, should_stop, stop_after_iterations, trainer, tracking
+            )
         except (KeyboardInterrupt, Interrupted):
             raise
         except BaseException as e:  # the seed's log: what failed, for the one line the runner prints
@@ -281,17 +294,27 @@ class _SeedRun:
     """The training of one seed once its trainer is built (and restored from ``payload``, the checkpoint resumed
     from; None: a fresh start): the loop, its logs, checkpoints and evaluations (:func:`train_seed`)."""
 
-    def __init__(self, cfg: dict[str, Any], seed: int, seed_dir: Path, trainer: Trainer,
-                 payload: dict[str, Any] | None, should_stop: Callable[[], bool] | None,
-                 tracking: Tracking | None) -> None:
+    def __init__(
+        self,
+        cfg: dict[str, Any],
+        seed: int,
+        seed_dir: Path,
+        trainer: Trainer,
+        payload: dict[str, Any] | None,
+        should_stop: Callable[[], bool] | None,
+        tracking: Tracking | None,
+    ) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
         self.cfg, self.seed, self.seed_dir, self.trainer = cfg, seed, seed_dir, trainer
         self.should_stop = should_stop
         self.ckpt = seed_dir / CHECKPOINT
         self.fresh = payload is None
-        self.run: dict[str, Any] = payload["run"] if payload is not None else {
-            "history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
+        self.run: dict[str, Any] = (
+            payload["run"]
+            if payload is not None
+            else {"history": [], "evals": [], "train_time": 0.0, "recent": [], "finished": False}
+        )
         # purge_step: events after the checkpoint's step (logged by the interrupted process) are dropped; the
         # checkpoint's own step stays
         purge = trainer.global_step + 1 if payload is not None else None
@@ -322,12 +345,23 @@ class _SeedRun:
             env_state, env_error = None, str(e)
             if not self.env_warned:
                 self.env_warned = True
-                print(f"warning: the environments of {self.cfg['env']} cannot be saved as plain data ({e}); "
-                      f"checkpoints in {self.seed_dir} hold the policy but this run cannot be resumed",
-                      file=sys.stderr)
-        save_checkpoint(self.ckpt, {"config": self.cfg, "seed": self.seed, "trainer": trainer.state_dict(),
-                                    "env_state": env_state, "env_state_error": env_error, "run": run,
-                                    "global_step": trainer.global_step})
+                print(
+                    f"warning: the environments of {self.cfg['env']} cannot be saved as plain data ({e}); "
+                    f"checkpoints in {self.seed_dir} hold the policy but this run cannot be resumed",
+                    file=sys.stderr,
+                )
+        save_checkpoint(
+            self.ckpt,
+            {
+                "config": self.cfg,
+                "seed": self.seed,
+                "trainer": trainer.state_dict(),
+                "env_state": env_state,
+                "env_state_error": env_error,
+                "run": run,
+                "global_step": trainer.global_step,
+            },
+        )
         _write_jsonl(self.seed_dir / "metrics.jsonl", run["history"] + [{"eval": e} for e in run["evals"]])
         self.saved_at = trainer.global_step
 
@@ -349,8 +383,14 @@ class _SeedRun:
             raise self.stop_here(" (during an evaluation, which the resumed run repeats)") from None
         self.run["eval_due"] = False
         step = self.trainer.global_step
-        self.run["evals"].append({"global_step": step, "success_rate": res["success_rate"],
-                                  "mean_return": res["mean_return"], "mean_length": res["mean_length"]})
+        self.run["evals"].append(
+            {
+                "global_step": step,
+                "success_rate": res["success_rate"],
+                "mean_return": res["mean_return"],
+                "mean_length": res["mean_length"],
+            }
+        )
         if res["success_rate"] is not None:
             self.writer.add_scalar("eval/success_rate", res["success_rate"], step)
         self.writer.add_scalar("eval/return", res["mean_return"], step)
@@ -371,8 +411,10 @@ class _SeedRun:
         except StopRequested:
             if keeps:
                 raise self.stop_here(" (inside an iteration, which the resumed run completes)") from None
-            raise Interrupted(f"stopped inside the iteration after step {self.saved_at}, which was dropped; the "
-                              f"checkpoint of step {self.saved_at} stands: {self.ckpt}") from None
+            raise Interrupted(
+                f"stopped inside the iteration after step {self.saved_at}, which was dropped; the "
+                f"checkpoint of step {self.saved_at} stands: {self.ckpt}"
+            ) from None
 
     def log(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """The iteration's row of the history (also written to TensorBoard)."""
@@ -380,9 +422,14 @@ class _SeedRun:
         episodes = metrics.get("episodes") or []
         stats = _episode_stats(episodes)
         self.recent.extend((float(e[0]), e[2]) for e in episodes)
-        row = {"iteration": len(self.run["history"]) + 1, "global_step": step, **stats,
-               **{k: float(metrics[k]) for k in _LOSS_KEYS if metrics.get(k) is not None},
-               "sps": float(metrics.get("sps", 0.0)), "time": self.run["train_time"]}
+        row = {
+            "iteration": len(self.run["history"]) + 1,
+            "global_step": step,
+            **stats,
+            **{k: float(metrics[k]) for k in _LOSS_KEYS if metrics.get(k) is not None},
+            "sps": float(metrics.get("sps", 0.0)),
+            "time": self.run["train_time"],
+        }
         if metrics.get("learning_rate") is not None:
             row["learning_rate"] = float(metrics["learning_rate"])
         self.run["history"].append(row)
@@ -405,14 +452,19 @@ class _SeedRun:
         """What the progress report shows after an iteration: the recent training episodes, the evaluation."""
         rec_r = [r for r, _ in self.recent]
         rec_s = [s for _, s in self.recent if s is not None]
-        return {"step": self.trainer.global_step, "total": self.total, "sps": row["sps"],
-                "ret": float(np.mean(rec_r)) if rec_r else None,
-                "succ": float(np.mean(rec_s)) if rec_s else None,
-                "eval": self.run["evals"][-1] if evaluated else None}
+        return {
+            "step": self.trainer.global_step,
+            "total": self.total,
+            "sps": row["sps"],
+            "ret": float(np.mean(rec_r)) if rec_r else None,
+            "succ": float(np.mean(rec_s)) if rec_s else None,
+            "eval": self.run["evals"][-1] if evaluated else None,
+        }
 
     # -- the run ---------------------------------------------------------------------------------------------
-    def train(self, report: Callable[[dict[str, Any]], None] | None,
-              stop_after_iterations: int | None) -> tuple[dict[str, Any], str, float]:
+    def train(
+        self, report: Callable[[dict[str, Any]], None] | None, stop_after_iterations: int | None
+    ) -> tuple[dict[str, Any], str, float]:
         """Train to the end, then evaluate: (the final evaluation, its metric, the metric's value)."""
         try:
             if self.fresh:
@@ -514,8 +566,9 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
     return summary
 
 
-def load_trainer(cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int,
-                 device: str | None = None) -> tuple[Trainer, dict[str, Any]]:
+def load_trainer(
+    cfg: dict[str, Any], seed_dir: str | os.PathLike, seed: int, device: str | None = None
+) -> tuple[Trainer, dict[str, Any]]:
     """Rebuild a seed's trainer from its checkpoint (for `membench eval`: the policy; the environments are
     not restored). The checkpoint must have been trained with ``cfg``. ``device`` (e.g. ``"cpu"`` for a run
     trained on ``"cuda"``) places the rebuilt networks elsewhere than the config's device."""

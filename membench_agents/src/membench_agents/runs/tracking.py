@@ -33,8 +33,9 @@ def check_available() -> None:
     try:
         import wandb  # noqa: F401
     except ImportError:
-        raise ConfigError("--track needs Weights & Biases: pip install 'membench-agents[wandb]' "
-                          "(or pip install wandb)") from None
+        raise ConfigError(
+            "--track needs Weights & Biases: pip install 'membench-agents[wandb]' (or pip install wandb)"
+        ) from None
 
 
 def run_id(seed_dir: str | os.PathLike) -> str:
@@ -51,9 +52,17 @@ class WandbMirror:
         import wandb
 
         name = f"{cfg['env']}/{cfg['agent']}" + (f".{cfg['obs_variant']}" if cfg["obs_variant"] != "partial" else "")
-        self.run = wandb.init(project=tracking.project, entity=tracking.entity, id=run_id(seed_dir),
-                              resume="allow", name=f"{name}/seed_{seed}", group=name, config={**cfg, "seed": seed},
-                              dir=str(seed_dir), reinit="create_new")
+        self.run = wandb.init(
+            project=tracking.project,
+            entity=tracking.entity,
+            id=run_id(seed_dir),
+            resume="allow",
+            name=f"{name}/seed_{seed}",
+            group=name,
+            config={**cfg, "seed": seed},
+            dir=str(seed_dir),
+            reinit="create_new",
+        )
 
     def log(self, scalars: list[tuple[str, float, int]]) -> None:
         row: dict[str, float] = {}

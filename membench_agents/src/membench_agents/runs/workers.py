@@ -67,8 +67,15 @@ class Progress:
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=sum(self.totals.values()), unit="step", unit_scale=True, dynamic_ncols=True,
-                            mininterval=0.5, smoothing=0.05, file=sys.stderr)
+            self.bar = tqdm(
+                total=sum(self.totals.values()),
+                unit="step",
+                unit_scale=True,
+                dynamic_ncols=True,
+                mininterval=0.5,
+                smoothing=0.05,
+                file=sys.stderr,
+            )
 
     def start(self, job: Job, step: int) -> None:
         self._advance(job, step)
@@ -126,16 +133,21 @@ def plain_line(label: str, msg: dict[str, Any]) -> str:
     """One progress line: ``[label] step 40,960/400,000 (10%)  2,310 sps  return 0.52  success 0.50``, and the
     evaluation when one was just made."""
     step, total = int(msg["step"]), int(msg.get("total") or 0)
-    parts = [f"[{label}] step {step:,}" + (f"/{total:,} ({100 * step / total:.0f}%)" if total else ""),
-             f"{msg.get('sps', 0):,.0f} sps"]
+    parts = [
+        f"[{label}] step {step:,}" + (f"/{total:,} ({100 * step / total:.0f}%)" if total else ""),
+        f"{msg.get('sps', 0):,.0f} sps",
+    ]
     if msg.get("ret") is not None:
         parts.append(f"return {msg['ret']:.3g}")
     if msg.get("succ") is not None:
         parts.append(f"success {msg['succ']:.2f}")
     ev = msg.get("eval")
     if ev is not None:
-        what = (f"success {ev['success_rate']:.2f}" if ev.get("success_rate") is not None
-                else f"return {ev['mean_return']:.3g}")
+        what = (
+            f"success {ev['success_rate']:.2f}"
+            if ev.get("success_rate") is not None
+            else f"return {ev['mean_return']:.3g}"
+        )
         parts.append(f"evaluation: {what}")
     return "  ".join(parts)
 
@@ -185,8 +197,15 @@ def _worker(job: Job, queue, parent_pid: int) -> None:
     stop = StopFlag(parent_pid=parent_pid)
     with stop.installed():
         try:
-            summary = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume, should_stop=stop,
-                                 report=lambda m: queue.put(("progress", job.label, m)), tracking=job.tracking)
+            summary = train_seed(
+                job.cfg,
+                job.seed,
+                job.seed_dir,
+                resume=job.resume,
+                should_stop=stop,
+                report=lambda m: queue.put(("progress", job.label, m)),
+                tracking=job.tracking,
+            )
             queue.put(("done", job.label, summary))
         except Interrupted as e:
             queue.put(("interrupted", job.label, str(e)))
@@ -223,8 +242,10 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
 
 def _not_started(bar: Progress, queued: list[Job]) -> None:
     if queued:
-        bar.write(f"{len(queued)} queued run(s) not started: {', '.join(j.label for j in queued)} "
-                  "(resuming the folder trains them)")
+        bar.write(
+            f"{len(queued)} queued run(s) not started: {', '.join(j.label for j in queued)} "
+            "(resuming the folder trains them)"
+        )
 
 
 def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any]]) -> None:
@@ -232,20 +253,26 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
     with stop.installed():
         for i, job in enumerate(jobs):
             try:
-                results[job.label] = train_seed(job.cfg, job.seed, job.seed_dir, resume=job.resume,
-                                                should_stop=stop, report=functools.partial(bar.update, job),
-                                                tracking=job.tracking)
+                results[job.label] = train_seed(
+                    job.cfg,
+                    job.seed,
+                    job.seed_dir,
+                    resume=job.resume,
+                    should_stop=stop,
+                    report=functools.partial(bar.update, job),
+                    tracking=job.tracking,
+                )
             except Interrupted as e:
                 bar.write(f"[{job.label}] {e}")
-                _not_started(bar, jobs[i + 1:])
+                _not_started(bar, jobs[i + 1 :])
                 raise KeyboardInterrupt from None
             except ConfigError:  # bad input met inside the run (a checkpoint that does not fit, ...): one line
-                _not_started(bar, jobs[i + 1:])
+                _not_started(bar, jobs[i + 1 :])
                 raise
             except KeyboardInterrupt:
                 raise
             except Exception as e:
-                _not_started(bar, jobs[i + 1:])
+                _not_started(bar, jobs[i + 1 :])
                 raise RunFailed([_failure(job, e)]) from None
             bar.finish(job)
 
@@ -341,8 +368,10 @@ class _Pool:
         """The handler of a stop signal: the first asks the workers to stop, a second aborts."""
         self.stop.count += 1
         if self.stop.count == 1:
-            self.bar.write(f"{signal.Signals(signum).name}: no queued run starts; each running run saves a "
-                           "checkpoint at its next consistent point and stops (Ctrl-C again to abort at once)")
+            self.bar.write(
+                f"{signal.Signals(signum).name}: no queued run starts; each running run saves a "
+                "checkpoint at its next consistent point and stops (Ctrl-C again to abort at once)"
+            )
         self.ask_to_stop()
         if self.stop.count > 1:
             raise KeyboardInterrupt
@@ -361,8 +390,10 @@ class _Pool:
             log = d / ERROR_LOG
             where = f"its log: {log}" if log.is_file() else f"its folder: {d}"
             self.failed.add(label)
-            self.failures.append(f"{label}: the worker process exited with code {p.exitcode} without a result "
-                                 f"(killed, or out of memory?); {where}")
+            self.failures.append(
+                f"{label}: the worker process exited with code {p.exitcode} without a result "
+                f"(killed, or out of memory?); {where}"
+            )
             self.bar.write(f"failed: {self.failures[-1]}")
 
 

@@ -44,14 +44,26 @@ PAPERS: Mapping[str, str] = MappingProxyType(
         "Humplik": "Humplik et al., Meta reinforcement learning as task inference (Numpad)",
         "MemoryGym": "Pleines et al., Memory Gym: Towards Endless Tasks to Benchmark Memory Capabilities of Agents",
         "MemUP": "Sorokin et al., Explain My Surprise: Learning Efficient Long-Term Memory by Predicting Uncertain "
-                 "Outcomes (NeurIPS 2022; ViZDoom-Two-Colors)",
+        "Outcomes (NeurIPS 2022; ViZDoom-Two-Colors)",
         "MemoryMaze": "Pasukonis et al., Evaluating Long-Term Memory in 3D Mazes (Memory Maze)",
     }
 )
 
 #: Modules holding the per-suite entries, in table order.
-_SUITE_MODULES = ("native", "numpad", "mortar_mayhem", "mystery_path", "searing_spotlights", "vizdoom", "memory_maze",
-                  "popgym", "minigrid", "robo", "robo_shell_game", "stori")
+_SUITE_MODULES = (
+    "native",
+    "numpad",
+    "mortar_mayhem",
+    "mystery_path",
+    "searing_spotlights",
+    "vizdoom",
+    "memory_maze",
+    "popgym",
+    "minigrid",
+    "robo",
+    "robo_shell_game",
+    "stori",
+)
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
@@ -187,8 +199,9 @@ def select(
     """Filter the catalogue. Each filter is case-insensitive; None means no filter. ``stochasticity``: the STORI
     taxonomy type (0-5) of the ID."""
     if stochasticity is not None and stochasticity not in STOCHASTICITY_TYPES:
-        raise ValueError(f"unknown stochasticity type {stochasticity!r}; valid: "
-                         f"{', '.join(map(str, STOCHASTICITY_TYPES))}")
+        raise ValueError(
+            f"unknown stochasticity type {stochasticity!r}; valid: {', '.join(map(str, STOCHASTICITY_TYPES))}"
+        )
     if memory_type is not None and memory_type.lower() not in MEMORY_TYPES:
         raise ValueError(f"unknown memory type {memory_type!r}; valid: {', '.join(MEMORY_TYPES)}")
     if suite is not None and suite.lower() not in {s.lower() for s in suites()}:

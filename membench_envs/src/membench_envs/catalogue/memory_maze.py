@@ -55,19 +55,42 @@ PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
     Param("size", "int", 9, low=9, high=15, odd=True, doc="maze side without the outer wall (9, 11, 13, 15)"),
     Param("good_visibility", "bool", False, doc="the package's '-Vis' IDs: lower walls, targets raised above them"),
-    Param("randomize_colors", "bool", False,
-          doc="the package's '-6CL' IDs: the targets' colours drawn from all six every episode"),
-    Param("camera_resolution", "int", 64, low=64, high=256,
-          doc="side of the first-person image (the package's '-HD' IDs: 256; below 64 its border is drawn wrong)"),
-    Param("top_camera", "bool", False,
-          doc="the package's '-Top' IDs (with camera_resolution=256): the image is a camera above the maze looking "
-              "down, the ball drawn with ears to show its heading"),
-    Param("control_freq", "choice", CONTROL_FREQ, choices=CONTROL_FREQS,
-          doc="agent steps per simulated second; the time limit stays in seconds, so T grows with it (the "
-              "package's '-HiFreq' IDs: 40, 10x the steps)"),
-    Param("show_path", "bool", False,
-          doc="the package's '-Oracle' IDs: a minimap of the maze with the shortest route to the prompted target "
-              "drawn over the image's top-right corner (the task then needs no memory)"),
+    Param(
+        "randomize_colors",
+        "bool",
+        False,
+        doc="the package's '-6CL' IDs: the targets' colours drawn from all six every episode",
+    ),
+    Param(
+        "camera_resolution",
+        "int",
+        64,
+        low=64,
+        high=256,
+        doc="side of the first-person image (the package's '-HD' IDs: 256; below 64 its border is drawn wrong)",
+    ),
+    Param(
+        "top_camera",
+        "bool",
+        False,
+        doc="the package's '-Top' IDs (with camera_resolution=256): the image is a camera above the maze looking "
+        "down, the ball drawn with ears to show its heading",
+    ),
+    Param(
+        "control_freq",
+        "choice",
+        CONTROL_FREQ,
+        choices=CONTROL_FREQS,
+        doc="agent steps per simulated second; the time limit stays in seconds, so T grows with it (the "
+        "package's '-HiFreq' IDs: 40, 10x the steps)",
+    ),
+    Param(
+        "show_path",
+        "bool",
+        False,
+        doc="the package's '-Oracle' IDs: a minimap of the maze with the shortest route to the prompted target "
+        "drawn over the image's top-right corner (the task then needs no memory)",
+    ),
 )
 
 
@@ -117,9 +140,12 @@ def _spec(size: int) -> TaskSpec:
         xi_note=(
             f"event: a target seen; recall: heading back to it when its colour is prompted, anywhere up to the "
             f"end of the episode (max = T = {T}). "
-            + ("Both values are the memory-classification paper's Table 2." if paper else
-               f"Table 2 lists 9x9 [28, 1000] and 15x15 [45, 4000] without a derivation; the minimum here is "
-               f"interpolated linearly in the side between 28 and 45 ({lo}), the maximum is T.")
+            + (
+                "Both values are the memory-classification paper's Table 2."
+                if paper
+                else f"Table 2 lists 9x9 [28, 1000] and 15x15 [45, 4000] without a derivation; the minimum here is "
+                f"interpolated linearly in the side between 28 and 45 ({lo}), the maximum is T."
+            )
         ),
         notes=(
             f"memory-maze 1.0.3 memory_maze_{size}x{size}() = MIKASA-Base MemoryMaze-{size}x{size}-v0: "

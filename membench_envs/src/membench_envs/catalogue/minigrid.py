@@ -72,8 +72,13 @@ PARAMS: tuple[Param, ...] = (
     Param("max_steps", "int", TIME_LIMIT, low=1, doc="time limit; the success reward is 1 - 0.9 t / max_steps"),
     Param("agent_view_size", "int", 3, low=3, odd=True, doc="side of the agent's square view"),
     Param("full_action_space", "bool", False, doc="minigrid's 7 actions instead of left / right / forward"),
-    Param("obs_encoding", "choice", "rgb", choices=("rgb", "symbolic"),
-          doc="'rgb': the rendered view (authors' code); 'symbolic': minigrid's (object, colour, state) cells"),
+    Param(
+        "obs_encoding",
+        "choice",
+        "rgb",
+        choices=("rgb", "symbolic"),
+        doc="'rgb': the rendered view (authors' code); 'symbolic': minigrid's (object, colour, state) cells",
+    ),
     Param("tile_size", "int", TILE_SIZE, low=1, high=64, doc="pixels per cell of the RGB view"),
 )
 
@@ -118,10 +123,14 @@ def _spec(size: int, random_length: bool) -> TaskSpec:
         xi_note=(
             "event: last sight of the start-room object; recall: the step into the matching arm. On a shortest "
             "route xi = hallway_end + 2 whatever the start cell"
-            + (f"; hallway_end in [4, {size - 3}] -> xi in [6, {hi}] (paper: [7, L+1])" if random_length
-               else f"; hallway_end = {size - 3} -> xi = {hi} (paper: {{L+1}})")
+            + (
+                f"; hallway_end in [4, {size - 3}] -> xi in [6, {hi}] (paper: [7, L+1])"
+                if random_length
+                else f"; hallway_end = {size - 3} -> xi = {hi} (paper: {{L+1}})"
+            )
         ),
-        notes=upstream.get((size, random_length), "") + (
+        notes=upstream.get((size, random_length), "")
+        + (
             "minigrid 3.2.0 MemoryEnv with agent_view_size=3 (minigrid default 7), max_steps=95 (minigrid default "
             "5·size²), actions {left, right, forward} as in the paper authors' code (minigrid's other 4 actions are "
             "no-ops here; full_action_space=True restores them); obs_encoding='rgb' (default: the rendered 84x84 view, "

@@ -41,16 +41,24 @@ def _xi(count: int, duration: int, delay: int, ex_delay: int, ex_duration: int) 
 
 def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
     allowed, ex_duration, ex_delay = (5, 2, 6) if grid else (9, 6, 18)
-    kwargs = {"grid": grid, "show_commands": show, "allowed_commands": allowed,
-              "explosion_duration": (ex_duration,), "explosion_delay": (ex_delay,)}
+    kwargs = {
+        "grid": grid,
+        "show_commands": show,
+        "allowed_commands": allowed,
+        "explosion_duration": (ex_duration,),
+        "explosion_delay": (ex_delay,),
+    }
     if not grid and not show:
         kwargs["spawn_jitter"] = 2  # memory-gym's MortarMayhemB-v0 draws a start offset in [-2, 2) pixels per axis
     T = mortar_mayhem.episode_length(10, 3 if show else 0, 1 if show else 0, ex_delay, ex_duration)
-    movement = ("grid movement (turn left / right, forward)" if grid
-                else "continuous movement (8 directions, 3 pixels a step)")
+    movement = (
+        "grid movement (turn left / right, forward)" if grid else "continuous movement (8 directions, 3 pixels a step)"
+    )
     if show:
-        what = (f"10 commands (of {allowed}) are shown one by one in the middle of the 84x84 screen, then the agent "
-                "must walk them tile by tile in order")
+        what = (
+            f"10 commands (of {allowed}) are shown one by one in the middle of the 84x84 screen, then the agent "
+            "must walk them tile by tile in order"
+        )
         xi = _xi(10, 3, 1, ex_delay, ex_duration)
         xi_note = (
             "event: command k, observations k*4 ... k*4+2 (t_e = 4k, dt = 2); recall: the first action that can "
@@ -58,16 +66,23 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
             f"for k >= 1 the first that may leave command k-1's target (its red tiles last actions "
             f"a_(39 + k*{ex_delay + ex_duration} - {ex_duration}) ... a_(39 + k*{ex_delay + ex_duration} - 1)). "
             f"xi = t_r - t_e - dt + 1 = 38 + {ex_delay + ex_duration - 4}k, k = 0 ... 9"
-            + (", the memory paper's Table 2 values. (Until this was measured the catalogue had [37, 218]: dt = 3, "
-               "the event's length instead of the paper's dt, and t_r one action late for k >= 1.)"
-               if not grid else "")
+            + (
+                ", the memory paper's Table 2 values. (Until this was measured the catalogue had [37, 218]: dt = 3, "
+                "the event's length instead of the paper's dt, and t_r one action late for k >= 1.)"
+                if not grid
+                else ""
+            )
         )
     else:
-        what = (f"10 commands (of {allowed}) are given as a one-hot vector in every observation (task B); the agent "
-                "must walk them tile by tile in order")
+        what = (
+            f"10 commands (of {allowed}) are given as a one-hot vector in every observation (task B); the agent "
+            "must walk them tile by tile in order"
+        )
         xi = None
-        xi_note = ("undefined: the sequence is in every observation; what must be remembered is only how many "
-                   "commands are done, a count that each explosion (red tiles) updates")
+        xi_note = (
+            "undefined: the sequence is in every observation; what must be remembered is only how many "
+            "commands are done, a count that each explosion (red tiles) updates"
+        )
     return TaskSpec(
         id=env_id,
         entry_point=_EP,
@@ -115,8 +130,16 @@ def _endless() -> TaskSpec:
         obs_type="image",
         action_type="multi-discrete",
         source="MemoryGym",
-        kwargs={"grid": False, "endless": True, "arena_size": 6, "allowed_commands": 9, "command_count": (1,),
-                "explosion_duration": (6,), "explosion_delay": (18,), "spawn_jitter": 2},
+        kwargs={
+            "grid": False,
+            "endless": True,
+            "arena_size": 6,
+            "allowed_commands": 9,
+            "command_count": (1,),
+            "explosion_duration": (6,),
+            "explosion_delay": (18,),
+            "spawn_jitter": 2,
+        },
         params=mortar_mayhem.PARAMS,
         vector_params=VECTOR_PARAMS,
         oracle_keys=("commands_shown", "current_command", "target_tile"),

@@ -20,9 +20,10 @@ _VEP = "membench_envs.envs.memory_gym.mystery_path:MysteryPathVector"
 def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
     T, progress = mystery_path.DEFAULTS[grid]
     movement = (
-        "grid locomotion (0 wait, 1 turn left, 2 turn right, 3 forward one tile)" if grid
+        "grid locomotion (0 wait, 1 turn left, 2 turn right, 3 forward one tile)"
+        if grid
         else "free movement (MultiDiscrete([3, 3]): [0 none, 1 left, 2 right], [0 none, 1 up, 2 down]; 3 px per step, "
-             "2 px per axis diagonally)"
+        "2 px per axis diagonally)"
     )
     return TaskSpec(
         id=env_id,

@@ -27,25 +27,52 @@ SEQUENCE_LENGTH = 4
 MODES = ("discrete", "continuous", "continuous_discrete_actions")
 EPISODE_LENGTH = {"discrete": 500, "continuous": 200, "continuous_discrete_actions": 200}
 #: The ID of each mode (the wrapper names it in its errors) and its upstream twin.
-IDS = {"discrete": "MIKASA/NumpadDiscrete-v0", "continuous": "MIKASA/NumpadContinuous-v0",
-       "continuous_discrete_actions": "MIKASA/NumpadContinuousDiscreteActions-v0"}
-UPSTREAM = {"discrete": "Numpad-Discrete-v0", "continuous": "Numpad-Continuous-v0",
-            "continuous_discrete_actions": "Numpad-ContinuousDiscreteActions-v0"}
+IDS = {
+    "discrete": "MIKASA/NumpadDiscrete-v0",
+    "continuous": "MIKASA/NumpadContinuous-v0",
+    "continuous_discrete_actions": "MIKASA/NumpadContinuousDiscreteActions-v0",
+}
+UPSTREAM = {
+    "discrete": "Numpad-Discrete-v0",
+    "continuous": "Numpad-Continuous-v0",
+    "continuous_discrete_actions": "Numpad-ContinuousDiscreteActions-v0",
+}
 
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("mode", "choice", "continuous", choices=MODES,
-          doc="how the ball moves: tile by tile, or rolling under continuous / 8 discrete accelerations"),
+    Param(
+        "mode",
+        "choice",
+        "continuous",
+        choices=MODES,
+        doc="how the ball moves: tile by tile, or rolling under continuous / 8 discrete accelerations",
+    ),
     Param("numpad_size", "int", NUMPAD_SIZE, low=2, high=8, doc="N: the pad is N x N tiles"),
-    Param("sequence_length", "int", SEQUENCE_LENGTH, low=1, high=64,
-          doc="n: tiles in the hidden sequence (at most N * N)"),
-    Param("max_steps", "int", None, low=1, none_ok=True,
-          doc="T, the fixed episode length; None: upstream's 500 (discrete) or 200 (rolling ball)"),
-    Param("speed_cap", "bool", True,
-          doc="cap the ball's speed at half a tile per step on each axis (upstream's stated limit; its code "
-              "clips the acceleration instead, so False lets the ball jump tiles as upstream's code does)"),
-    Param("obs_mode", "choice", "vector", choices=("vector", "image"),
-          doc="'vector': upstream's numbers; 'image': a top-down MuJoCo picture of the pad"),
+    Param(
+        "sequence_length", "int", SEQUENCE_LENGTH, low=1, high=64, doc="n: tiles in the hidden sequence (at most N * N)"
+    ),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        low=1,
+        none_ok=True,
+        doc="T, the fixed episode length; None: upstream's 500 (discrete) or 200 (rolling ball)",
+    ),
+    Param(
+        "speed_cap",
+        "bool",
+        True,
+        doc="cap the ball's speed at half a tile per step on each axis (upstream's stated limit; its code "
+        "clips the acceleration instead, so False lets the ball jump tiles as upstream's code does)",
+    ),
+    Param(
+        "obs_mode",
+        "choice",
+        "vector",
+        choices=("vector", "image"),
+        doc="'vector': upstream's numbers; 'image': a top-down MuJoCo picture of the pad",
+    ),
     Param("image_size", "int", 64, low=16, high=256, doc="side in pixels of the image observation"),
 )
 

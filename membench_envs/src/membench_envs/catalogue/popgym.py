@@ -173,8 +173,12 @@ ORACLE_KEYS: dict[str, tuple[str, ...]] = {
     "LabyrinthEscape": ("visited_map", "position"),
 }
 
-_ACTION_TYPE = {"Battleship": "multi-discrete", "MineSweeper": "multi-discrete",
-                "PositionOnlyPendulum": "continuous", "NoisyPositionOnlyPendulum": "continuous"}
+_ACTION_TYPE = {
+    "Battleship": "multi-discrete",
+    "MineSweeper": "multi-discrete",
+    "PositionOnlyPendulum": "continuous",
+    "NoisyPositionOnlyPendulum": "continuous",
+}
 
 _COMMON_NOTES = (
     "partial = popgym observation + previous action + is_t0 flag (the paper's Antialias(PreviousAction(env))), "
@@ -287,7 +291,9 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         oracle_keys=ORACLE_KEYS[family],
         xi_note=xi_note,
         xi_paper=xi_paper,
-        notes=_NOTES[family] + " " + _COMMON_NOTES
+        notes=_NOTES[family]
+        + " "
+        + _COMMON_NOTES
         + ("" if in_table9 else " Memory type chosen by membench (family not in MIKASA Table 9)."),
     )
 

@@ -67,10 +67,22 @@ ROBOT_UIDS = ("panda_wristcam", "panda")
 #: The kwargs every MIKASA-Robo ID takes (see ``membench_envs.robo.entry``); ManiSkill's own ``BaseEnv`` kwargs
 #: (``sim_config``, ``sensor_configs``, ...) pass through unchecked here and are checked by ManiSkill.
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("obs_variant", "choice", None, none_ok=True, choices=VARIANTS,
-          doc=f"the observation (None: {DEFAULT_VARIANT!r}, or what obs_mode says)"),
-    Param("obs_mode", "choice", None, none_ok=True, choices=tuple(PAPER_OBS_MODES),
-          doc="the paper's name for the observation, instead of obs_variant"),
+    Param(
+        "obs_variant",
+        "choice",
+        None,
+        none_ok=True,
+        choices=VARIANTS,
+        doc=f"the observation (None: {DEFAULT_VARIANT!r}, or what obs_mode says)",
+    ),
+    Param(
+        "obs_mode",
+        "choice",
+        None,
+        none_ok=True,
+        choices=tuple(PAPER_OBS_MODES),
+        doc="the paper's name for the observation, instead of obs_variant",
+    ),
     Param("num_envs", "int", 1, low=1, doc="sub-scenes simulated together (> 1 needs a GPU)"),
     Param("sim_backend", "choice", "auto", choices=("auto", "physx_cpu", "physx_cuda", "cpu", "gpu")),
     Param("render_backend", "choice", None, none_ok=True, choices=("none", "cpu", "gpu", "sapien_cpu", "sapien_cuda")),
@@ -81,11 +93,21 @@ COMMON_PARAMS: tuple[Param, ...] = (
     Param("episode_steps", "int", None, low=1, none_ok=True, doc="T (None: the task's default)"),
     Param("robot_init_qpos_noise", "float", 0.02, low=0.0),
     Param("control_mode", "choice", CONTROL_MODES[0], choices=CONTROL_MODES),
-    Param("reward_mode", "choice", "normalized_dense", none_ok=True, choices=REWARD_MODES,
-          doc="None: the default, upstream MIKASA-Robo's (ManiSkill's first supported mode there)"),
+    Param(
+        "reward_mode",
+        "choice",
+        "normalized_dense",
+        none_ok=True,
+        choices=REWARD_MODES,
+        doc="None: the default, upstream MIKASA-Robo's (ManiSkill's first supported mode there)",
+    ),
     Param("robot_uids", "choice", ROBOT_UIDS[0], choices=ROBOT_UIDS),
-    Param("strict_success", "bool", False,
-          doc="the paper's success wording instead of the public code's rule (see the task's notes)"),
+    Param(
+        "strict_success",
+        "bool",
+        False,
+        doc="the paper's success wording instead of the public code's rule (see the task's notes)",
+    ),
 )
 
 #: ``reward_mode`` when the kwarg is not given (or None): upstream MIKASA-Robo's default, ``normalized_dense`` (its
@@ -190,21 +212,25 @@ class StartPoseTiming(Timing):
     what: str = "the start pose"
 
     def xi_note(self) -> str:
-        return (f"{self.what} is certainly visible on observation t=0 only (the robot may move the object from the "
-                f"first action on, and nothing marks the start); " + super().xi_note())
+        return (
+            f"{self.what} is certainly visible on observation t=0 only (the robot may move the object from the "
+            f"first action on, and nothing marks the start); " + super().xi_note()
+        )
 
 
 def rotate_timing(T: int = 90) -> Timing:
     """Rotate*: one phase (the paper's "action phase"); the peg's start yaw, seen at t = 0, is needed until T."""
-    return StartPoseTiming((("action", 0),), T, ((0, 1),), 1,
-                           "the peg's start yaw (the peg looks the same after half a turn)")
+    return StartPoseTiming(
+        (("action", 0),), T, ((0, 1),), 1, "the peg's start yaw (the peg looks the same after half a turn)"
+    )
 
 
 def take_it_back_timing(T: int = 180) -> Timing:
     """TakeItBack: one scheduled phase; the return starts when the cube first reaches the goal (a state, not a step),
     so the decision window is bounded below by t = 1 and ends at T."""
-    return StartPoseTiming((("action", 0),), T, ((0, 1),), 1,
-                           "the cube's start position (its region is never rendered to the cameras)")
+    return StartPoseTiming(
+        (("action", 0),), T, ((0, 1),), 1, "the cube's start position (its region is never rendered to the cameras)"
+    )
 
 
 def tracking_timing(T: int = 90) -> Timing:
@@ -216,18 +242,32 @@ def remember_timing(time_offset: int, delta_time: int, choice_steps: int = 50, m
     """Remember*: cue on [0, time_offset), empty table for delta_time steps, then the choice (T keeps its 50 steps:
     60 at the paper's timing, 1000 for the paper's long variant time_offset=50, delta_time=900)."""
     choice = time_offset + delta_time
-    return Timing((("cue", 0), ("delay", time_offset), ("choice", choice)), max(min_T, choice + choice_steps),
-                  ((0, time_offset),), choice)
+    return Timing(
+        (("cue", 0), ("delay", time_offset), ("choice", choice)),
+        max(min_T, choice + choice_steps),
+        ((0, time_offset),),
+        choice,
+    )
 
 
 def shell_game_timing(time_offset: int, T: int = 90) -> Timing:
     """ShellGame: ball visible on [0, time_offset), the mugs land at time_offset, the robot acts after."""
-    return Timing((("observation", 0), ("occlusion", time_offset), ("action", time_offset + 1)), T,
-                  ((0, time_offset),), time_offset)
+    return Timing(
+        (("observation", 0), ("occlusion", time_offset), ("action", time_offset + 1)),
+        T,
+        ((0, time_offset),),
+        time_offset,
+    )
 
 
-def colors_timing(sequence_length: int, step_duration: int, delta_time: int, sequential: bool,
-                  min_T: int = 120, min_selection: int = 80) -> Timing:
+def colors_timing(
+    sequence_length: int,
+    step_duration: int,
+    delta_time: int,
+    sequential: bool,
+    min_T: int = 120,
+    min_selection: int = 80,
+) -> Timing:
     """Bunch/Seq/ChainOfColors: the cue (all N cubes at once for ``step_duration`` steps, or one cube after the other,
     ``step_duration`` steps each), an empty table for ``delta_time`` steps, then the selection. T = 120, or longer
     when the cue and the delay leave fewer than 80 selection steps (SeqOfColors7's window at the paper's timing)."""
@@ -241,8 +281,9 @@ def colors_timing(sequence_length: int, step_duration: int, delta_time: int, seq
         phases = (("cue", 0),)
         cue_end = step_duration
     selection = cue_end + delta_time
-    return Timing(phases + (("delay", cue_end), ("selection", selection)), max(min_T, selection + min_selection),
-                  cues, selection)
+    return Timing(
+        phases + (("delay", cue_end), ("selection", selection)), max(min_T, selection + min_selection), cues, selection
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -338,45 +379,65 @@ def _cue_words(k: Mapping[str, Any]) -> str:
 
 
 REMEMBER_COLOR = Family(
-    "RememberColor", "membench_envs.robo.remember_color:RememberColorEnv", ("object",), ("true_color_indices",),
-    _REMEMBER_PARAMS + (
+    "RememberColor",
+    "membench_envs.robo.remember_color:RememberColorEnv",
+    ("object",),
+    ("true_color_indices",),
+    _REMEMBER_PARAMS
+    + (
         Param("colors", "int", 3, low=1, high=9, none_ok=True, doc="cubes of distinct colours"),
         _num("cube_halfsize", 0.02),
     ),
     _remember_timing,
-    lambda k: (f"Panda: a cube of one colour is shown {_cue_words(k)}, then {k['colors']} cubes of distinct colours "
-               "appear; touch the one with the shown colour and hold still"),
+    lambda k: (
+        f"Panda: a cube of one colour is shown {_cue_words(k)}, then {k['colors']} cubes of distinct colours "
+        "appear; touch the one with the shown colour and hold still"
+    ),
     _REMEMBER_NOTES,
 )
 REMEMBER_SHAPE = Family(
-    "RememberShape", "membench_envs.robo.remember_shape:RememberShapeEnv", ("object",), ("true_shape_indices",),
-    _REMEMBER_PARAMS + (
+    "RememberShape",
+    "membench_envs.robo.remember_shape:RememberShapeEnv",
+    ("object",),
+    ("true_shape_indices",),
+    _REMEMBER_PARAMS
+    + (
         Param("shapes", "int", 3, low=1, high=9, none_ok=True, doc="objects of distinct shapes"),
         _num("shape_scale", 0.02),
         Param("color", "ints", (0, 0, 255, 255), low=0, high=255, length=(3, 4), none_ok=True, doc="RGB(A), 0-255"),
     ),
     _remember_timing,
-    lambda k: (f"Panda: one blue object is shown {_cue_words(k)}, then {k['shapes']} blue objects of distinct shapes "
-               "appear; touch the one with the shown shape and hold still"),
+    lambda k: (
+        f"Panda: one blue object is shown {_cue_words(k)}, then {k['shapes']} blue objects of distinct shapes "
+        "appear; touch the one with the shown shape and hold still"
+    ),
     _REMEMBER_NOTES,
 )
 REMEMBER_SHAPE_AND_COLOR = Family(
-    "RememberShapeAndColor", "membench_envs.robo.remember_shape_and_color:RememberShapeAndColorEnv", ("object",),
+    "RememberShapeAndColor",
+    "membench_envs.robo.remember_shape_and_color:RememberShapeAndColorEnv",
+    ("object",),
     ("true_shapes_info", "true_colors_info"),
-    _REMEMBER_PARAMS + (
+    _REMEMBER_PARAMS
+    + (
         Param("n_shapes", "int", 3, low=1, high=5, none_ok=True),
         Param("n_colors", "int", 2, low=1, high=3, none_ok=True),
         _num("shape_scale", 0.02),
     ),
     _remember_timing,
-    lambda k: (f"Panda: one object is shown {_cue_words(k)}, then all {k['n_shapes'] * k['n_colors']} (shape, colour) "
-               f"pairs of {k['n_shapes']} shapes x {k['n_colors']} colours appear; touch the exact match"),
+    lambda k: (
+        f"Panda: one object is shown {_cue_words(k)}, then all {k['n_shapes'] * k['n_colors']} (shape, colour) "
+        f"pairs of {k['n_shapes']} shapes x {k['n_colors']} colours appear; touch the exact match"
+    ),
     _REMEMBER_NOTES,
 )
 
 # --- ShellGame (App. K.1) ---------------------------------------------------------------------------------------------
 _SHELL_PARAMS: tuple[Param, ...] = (
-    _num("ball_radius", 0.02), _num("min_dist", 0.2), _num("goal_thresh", 0.08), _num("mug_radius", 0.035),
+    _num("ball_radius", 0.02),
+    _num("min_dist", 0.2),
+    _num("goal_thresh", 0.08),
+    _num("mug_radius", 0.035),
     _num("mug_height", 0.08),
     Param("time_offset", "int", 5, low=1, none_ok=True, doc="steps the ball is visible"),
     _num("center_range", 0.1, low_open=False),
@@ -397,24 +458,40 @@ def _shell_timing(k: Mapping[str, Any]) -> Timing:
 
 def _shell_family(mode: str, describe: str, extra: tuple[Param, ...] = (), notes: str = "") -> Family:
     return Family(
-        f"ShellGame{mode}", f"membench_envs.robo.shell_game:ShellGame{mode}Env", ("object",), ("cup_with_ball_number",),
-        _SHELL_PARAMS + extra, _shell_timing,
-        lambda k: ("Panda: a red ball lies at one of 3 positions (t=0-4), then 3 identical mugs cover the positions "
-                   f"(t=5); {describe}"),
+        f"ShellGame{mode}",
+        f"membench_envs.robo.shell_game:ShellGame{mode}Env",
+        ("object",),
+        ("cup_with_ball_number",),
+        _SHELL_PARAMS + extra,
+        _shell_timing,
+        lambda k: (
+            "Panda: a red ball lies at one of 3 positions (t=0-4), then 3 identical mugs cover the positions "
+            f"(t=5); {describe}"
+        ),
         _SHELL_NOTES + notes,
     )
 
 
 SHELL_TOUCH = _shell_family(
-    "Touch", "touch the mug that hides the ball (TCP within 0.08 m of its centre) and hold still",
+    "Touch",
+    "touch the mug that hides the ball (TCP within 0.08 m of its centre) and hold still",
     notes=" Success: TCP within goal_thresh (0.08 m) of the target mug's centre and a still arm (public code and "
-          "paper agree: 'contact' is this distance check; strict_success changes nothing here).",
+    "paper agree: 'contact' is this distance check; strict_success changes nothing here).",
 )
 SHELL_PUSH = _shell_family(
-    "Push", "push the mug that hides the ball forward into the goal zone (0.1 m in +x, tolerance 0.08 m) and hold "
-            "still",
-    (Param("goal_offset", "floats", (0.1, 0.0, 0.025), length=3, none_ok=True,
-           doc="(dx, dy, dz) of the goal from the ball"), _num("reach_thresh", 0.08)),
+    "Push",
+    "push the mug that hides the ball forward into the goal zone (0.1 m in +x, tolerance 0.08 m) and hold still",
+    (
+        Param(
+            "goal_offset",
+            "floats",
+            (0.1, 0.0, 0.025),
+            length=3,
+            none_ok=True,
+            doc="(dx, dy, dz) of the goal from the ball",
+        ),
+        _num("reach_thresh", 0.08),
+    ),
     " Success (default, the public code's rule): the mug's centre within goal_thresh (0.08 m) of ball start + "
     "(0.1, 0, 0.025), i.e. a straight push of at least 2.0 cm (sqrt(0.08^2 - 0.005^2) = 0.0798 m short of the goal "
     "centre), and a still arm. The paper only says 'moving forward the correct mug to the target zone'; "
@@ -422,9 +499,19 @@ SHELL_PUSH = _shell_family(
     "goal_thresh of the zone centre, arm still.",
 )
 SHELL_PICK = _shell_family(
-    "Pick", "lift the mug that hides the ball to the goal 0.1 m above the ball (tolerance 0.08 m) and hold still",
-    (Param("goal_offset", "floats", (0.0, 0.0, 0.125), length=3, none_ok=True,
-           doc="(dx, dy, dz) of the goal from the ball"), _num("reach_thresh", 0.04)),
+    "Pick",
+    "lift the mug that hides the ball to the goal 0.1 m above the ball (tolerance 0.08 m) and hold still",
+    (
+        Param(
+            "goal_offset",
+            "floats",
+            (0.0, 0.0, 0.125),
+            length=3,
+            none_ok=True,
+            doc="(dx, dy, dz) of the goal from the ball",
+        ),
+        _num("reach_thresh", 0.04),
+    ),
     " Success (default, the public code's rule): the mug's centre within goal_thresh (0.08 m) of ball start + "
     "(0, 0, 0.125) and a still arm; with the ball's centre at z = 0.02 and the mug's at 0.04 on the table, a mug "
     "lifted straight up succeeds from a lift of 2.5 cm (0.145 - 0.08 - 0.04); no grasp is checked, as upstream. "
@@ -463,26 +550,50 @@ def _colors_family(name: str, memory: str, sequential: bool, rule: str, notes: s
     def describe(k: Mapping[str, Any]) -> str:
         n, t = int(k["sequence_length"]), timing(k)
         cue_end = t.phases[-2][1]
-        shown = (f"{n} cubes of distinct colours are shown one after the other ({k['step_duration']} steps each, "
-                 f"t=0-{cue_end - 1})") if sequential else (
-                 f"{n} cubes of distinct colours are shown together (t=0-{cue_end - 1})")
-        return (f"Panda: {shown}, the table is empty (t={cue_end}-{t.decision - 1}), then {k['colors']} cubes appear; "
-                f"touch the shown ones {rule}, without touching any other, and hold still")
+        shown = (
+            (
+                f"{n} cubes of distinct colours are shown one after the other ({k['step_duration']} steps each, "
+                f"t=0-{cue_end - 1})"
+            )
+            if sequential
+            else (f"{n} cubes of distinct colours are shown together (t=0-{cue_end - 1})")
+        )
+        return (
+            f"Panda: {shown}, the table is empty (t={cue_end}-{t.decision - 1}), then {k['colors']} cubes appear; "
+            f"touch the shown ones {rule}, without touching any other, and hold still"
+        )
 
-    return Family(name, f"membench_envs.robo.colors:{name}Env", (memory,), ("true_color_indices",),
-                  _COLORS_PARAMS, timing, describe, _COLORS_NOTES + notes)
+    return Family(
+        name,
+        f"membench_envs.robo.colors:{name}Env",
+        (memory,),
+        ("true_color_indices",),
+        _COLORS_PARAMS,
+        timing,
+        describe,
+        _COLORS_NOTES + notes,
+    )
 
 
 BUNCH_OF_COLORS = _colors_family(
-    "BunchOfColors", "capacity", False, "in any order",
+    "BunchOfColors",
+    "capacity",
+    False,
+    "in any order",
     " The bunch stands on an arc of radius 0.22 m around the table centre (public code's layout).",
 )
 SEQ_OF_COLORS = _colors_family(
-    "SeqOfColors", "capacity", True, "in any order",
+    "SeqOfColors",
+    "capacity",
+    True,
+    "in any order",
     " Any order succeeds (paper K.10: 'order of selection doesn't matter'; the public code agrees).",
 )
 CHAIN_OF_COLORS = _colors_family(
-    "ChainOfColors", "sequential", True, "in the order they were shown",
+    "ChainOfColors",
+    "sequential",
+    True,
+    "in the order they were shown",
     " The order of first touches must equal the shown order (paper K.12, public code): the right colours in another "
     "order fail. Dense reward as upstream, also its reaching term once every place holds its colour (the distance "
     "to the last shown cube: upstream clamps the next place to N - 1), with one difference kept on purpose (an "
@@ -493,8 +604,15 @@ CHAIN_OF_COLORS = _colors_family(
 
 # --- Intercept / InterceptGrab (App. K.5, K.6, Codes 10, 11) ---------------------------------------------------------
 _INTERCEPT_PARAMS: tuple[Param, ...] = (
-    Param("velocity_range", "floats", (0.0, 0.0), low=0.0, length=2, none_ok=True,
-          doc="(min, max) of the ball's initial speed along +y, m/s (Slow 0.25-0.5, Medium 0.5-0.75, Fast 0.75-1)"),
+    Param(
+        "velocity_range",
+        "floats",
+        (0.0, 0.0),
+        low=0.0,
+        length=2,
+        none_ok=True,
+        doc="(min, max) of the ball's initial speed along +y, m/s (Slow 0.25-0.5, Medium 0.5-0.75, Fast 0.75-1)",
+    ),
     _num("ball_radius", 0.02),
 )
 _INTERCEPT_SPEEDS = {"Slow": (0.25, 0.5), "Medium": (0.5, 0.75), "Fast": (0.75, 1.0)}
@@ -514,12 +632,17 @@ def _intercept_timing(k: Mapping[str, Any]) -> Timing:
 
 
 INTERCEPT = Family(
-    "Intercept", "membench_envs.robo.intercept:InterceptEnv", ("spatial",), ("initial_velocity",),
+    "Intercept",
+    "membench_envs.robo.intercept:InterceptEnv",
+    ("spatial",),
+    ("initial_velocity",),
     _INTERCEPT_PARAMS + (_num("goal_radius", 0.1, "radius of the goal zone (m)"),),
     _intercept_timing,
-    lambda k: (f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
-               "m/s along +y, visible all episode); estimate its velocity from several frames and knock it into the "
-               f"target zone (radius {k['goal_radius']:g} m) 0.2 m to the side of its start"),
+    lambda k: (
+        f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
+        "m/s along +y, visible all episode); estimate its velocity from several frames and knock it into the "
+        f"target zone (radius {k['goal_radius']:g} m) 0.2 m to the side of its start"
+    ),
     _INTERCEPT_NOTES
     + "The ball starts at z = 0.04 and drops onto the table during the first step. The goal is a red-white target "
     "disc (radius goal_radius 0.1 m, no collision) on the table at x = ball x + 0.2, y = U(-0.2, 0.2). Success "
@@ -534,12 +657,17 @@ INTERCEPT = Family(
     "reached, else 2 (1 - tanh(2 |tcp - hit point|)); success gives 30.",
 )
 INTERCEPT_GRAB = Family(
-    "InterceptGrab", "membench_envs.robo.intercept:InterceptGrabEnv", ("spatial",), ("initial_velocity",),
+    "InterceptGrab",
+    "membench_envs.robo.intercept:InterceptGrabEnv",
+    ("spatial",),
+    ("initial_velocity",),
     _INTERCEPT_PARAMS,
     _intercept_timing,
-    lambda k: (f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
-               "m/s along +y, visible all episode); estimate its velocity from several frames, catch it with the "
-               "gripper and hold still"),
+    lambda k: (
+        f"Panda: a red ball rolls across the table (speed {k['velocity_range'][0]:g}-{k['velocity_range'][1]:g} "
+        "m/s along +y, visible all episode); estimate its velocity from several frames, catch it with the "
+        "gripper and hold still"
+    ),
     _INTERCEPT_NOTES
     + "The ball starts on the table (z = 0.02). There is no goal. Success (default, the public code's rule): "
     "ManiSkill's is_grasping(ball) (both fingers push on the ball with >= 0.5 N, within 85 degrees of their closing "
@@ -554,15 +682,31 @@ INTERCEPT_GRAB = Family(
 
 # --- RotateLenient / RotateStrict (App. K.7, K.8, Codes 12, 13) ------------------------------------------------------
 _ROTATE_PARAMS: tuple[Param, ...] = (
-    Param("mode", "choice", "pos_angle", choices=("pos_angle", "pos_neg_angle"), none_ok=True,
-          doc="pos_angle: rotate by a positive angle (Pos); pos_neg_angle: positive or negative (PosNeg)"),
+    Param(
+        "mode",
+        "choice",
+        "pos_angle",
+        choices=("pos_angle", "pos_neg_angle"),
+        none_ok=True,
+        doc="pos_angle: rotate by a positive angle (Pos); pos_neg_angle: positive or negative (PosNeg)",
+    ),
     _num("angle_threshold", 0.1, "permissible deviation from the target angle (rad)"),
-    _num("peg_half_width", 0.025), _num("peg_half_length", 0.12),
-    Param("angle_sampling", "choice", "code", choices=("code", "paper"),
-          doc="target angle draw: 'code' (public code, |angle| >= angle_threshold) or 'paper' (App. K.7 ranges)"),
-    Param("prompt_in_obs", "bool", True,
-          doc="the target angle as obs['prompt'] in the image variants (paper, upstream); False: RGB + joints only, "
-              "solvable by guessing only (13.6% Pos, 29.2% PosNeg with the best constant turn)"),
+    _num("peg_half_width", 0.025),
+    _num("peg_half_length", 0.12),
+    Param(
+        "angle_sampling",
+        "choice",
+        "code",
+        choices=("code", "paper"),
+        doc="target angle draw: 'code' (public code, |angle| >= angle_threshold) or 'paper' (App. K.7 ranges)",
+    ),
+    Param(
+        "prompt_in_obs",
+        "bool",
+        True,
+        doc="the target angle as obs['prompt'] in the image variants (paper, upstream); False: RGB + joints only, "
+        "solvable by guessing only (13.6% Pos, 29.2% PosNeg with the best constant turn)",
+    ),
 )
 _ROTATE_MODES = {"Pos": "pos_angle", "PosNeg": "pos_neg_angle"}
 _ROTATE_NOTES = (
@@ -599,12 +743,17 @@ def _rotate_words(k: Mapping[str, Any]) -> str:
 
 
 ROTATE_LENIENT = Family(
-    "RotateLenient", "membench_envs.robo.rotate:RotateLenientEnv", ("spatial",), ("y_angle_diff",),
+    "RotateLenient",
+    "membench_envs.robo.rotate:RotateLenientEnv",
+    ("spatial",),
+    ("y_angle_diff",),
     _ROTATE_PARAMS,
     _rotate_timing,
-    lambda k: (f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
-               f"(within {k['angle_threshold']:g} rad; its centre may move) and hold still: the start yaw must be "
-               "remembered"),
+    lambda k: (
+        f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
+        f"(within {k['angle_threshold']:g} rad; its centre may move) and hold still: the start yaw must be "
+        "remembered"
+    ),
     _ROTATE_NOTES
     + "Success (default, the public code's rule): |y_angle_diff| < angle_threshold (0.1 rad) and every arm joint "
     "slower than 0.2 rad/s, from t = 6. strict_success=True (K.7: 'maintaining the final orientation in a stable "
@@ -614,12 +763,17 @@ ROTATE_LENIENT = Family(
     ROBO_VARIANTS + ("prompt",),
 )
 ROTATE_STRICT = Family(
-    "RotateStrict", "membench_envs.robo.rotate:RotateStrictEnv", ("spatial",), ("y_angle_diff",),
+    "RotateStrict",
+    "membench_envs.robo.rotate:RotateStrictEnv",
+    ("spatial",),
+    ("y_angle_diff",),
     _ROTATE_PARAMS + (_num("pos_threshold", 0.05, "how far the peg's centre may move (m)"),),
     _rotate_timing,
-    lambda k: (f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
-               f"(within {k['angle_threshold']:g} rad) without moving its centre more than {k['pos_threshold']:g} m, "
-               "and hold still: the start yaw must be remembered"),
+    lambda k: (
+        f"Panda: a symmetric blue peg lies on the table at a random yaw; rotate it by {_rotate_words(k)} "
+        f"(within {k['angle_threshold']:g} rad) without moving its centre more than {k['pos_threshold']:g} m, "
+        "and hold still: the start yaw must be remembered"
+    ),
     _ROTATE_NOTES
     + "Success (default, the public code's rule): |y_angle_diff| < angle_threshold (0.1 rad), |x - x0| < 0.05 and "
     "|y - y0| < 0.05 (per axis: a square of side 0.1 m around the start) and every arm joint slower than 0.2 rad/s, "
@@ -635,11 +789,16 @@ ROTATE_STRICT = Family(
 
 # --- TakeItBack (App. K.9, Code 14) -----------------------------------------------------------------------------------
 TAKE_IT_BACK = Family(
-    "TakeItBack", "membench_envs.robo.take_it_back:TakeItBackEnv", ("spatial",), ("xyz_initial",),
+    "TakeItBack",
+    "membench_envs.robo.take_it_back:TakeItBackEnv",
+    ("spatial",),
+    ("xyz_initial",),
     (_num("goal_radius", 0.08, "radius of the goal and start regions (m)"), _num("cube_halfsize", 0.02)),
     lambda k: take_it_back_timing(),
-    lambda k: ("Panda: push a green cube into the red goal region; the region turns violet once the cube is in it; "
-               "then bring the cube back to where it started (that spot is never shown: remember it)"),
+    lambda k: (
+        "Panda: push a green cube into the red goal region; the region turns violet once the cube is in it; "
+        "then bring the cube back to where it started (that spot is never shown: remember it)"
+    ),
     "As the public code: the green cube (half-size 0.02 m) starts at x0 = U(-0.05, 0.05), y0 = 0.1 c + U(0, 0.05), "
     "c uniform in {-1, 0, 1}; the oracle xyz_initial = (x0, y0, 0.001), float32 (3,). The goal region (a red-white "
     "disc, radius goal_radius 0.08 m, no collision) lies at x = U(0.2, 0.25), y = U(-0.025, 0.025). The start region "
@@ -664,9 +823,13 @@ TAKE_IT_BACK = Family(
 PRESETS: tuple[Preset, ...] = (
     *(Preset(f"RememberColor{n}", REMEMBER_COLOR, {"colors": n}) for n in (3, 5, 9)),
     *(Preset(f"RememberShape{n}", REMEMBER_SHAPE, {"shapes": n}) for n in (3, 5, 9)),
-    Preset("RememberShapeAndColor3x2", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 3, "n_colors": 2},
-           " 3x2 follows the paper (cube/sphere/t-shape x red/green); the public code builds 2 shapes x 3 colours "
-           "(n_shapes=2, n_colors=3)."),
+    Preset(
+        "RememberShapeAndColor3x2",
+        REMEMBER_SHAPE_AND_COLOR,
+        {"n_shapes": 3, "n_colors": 2},
+        " 3x2 follows the paper (cube/sphere/t-shape x red/green); the public code builds 2 shapes x 3 colours "
+        "(n_shapes=2, n_colors=3).",
+    ),
     Preset("RememberShapeAndColor3x3", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 3, "n_colors": 3}),
     Preset("RememberShapeAndColor5x3", REMEMBER_SHAPE_AND_COLOR, {"n_shapes": 5, "n_colors": 3}),
     Preset("ShellGameTouch", SHELL_TOUCH),
@@ -709,8 +872,10 @@ def family_of_class(cls: type) -> Family | None:
 
 def robo_params(env_id: str, cls_path: str) -> tuple[Param, ...]:
     """Every kwarg of one MIKASA-Robo ID: its registration, the common kwargs and its family's task parameters."""
-    registration = (Param("robo_env", "choice", cls_path, choices=(cls_path,)),
-                    Param("membench_id", "choice", env_id, choices=(env_id,)))
+    registration = (
+        Param("robo_env", "choice", cls_path, choices=(cls_path,)),
+        Param("membench_id", "choice", env_id, choices=(env_id,)),
+    )
     return registration + COMMON_PARAMS + family_of(cls_path).params
 
 

@@ -51,38 +51,46 @@ TASKS = [
     ),
 ]
 
-TASKS.append(TaskSpec(
-    id="MIKASA/EndlessSearingSpotlights-v0",
-    entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlights",
-    vector_entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlightsVector",
-    description=(
-        "Endless Searing Spotlights: in the dark arena, collect coin after coin (+0.25 each; each new coin is shown "
-        "for 5 steps, then only where a spotlight lights it) while spotlights (one more every 50 steps, 10 hits "
-        "kill) roam; 160 steps without a coin end the episode; 84x84 image"
-    ),
-    suites=("MIKASA-Base",),
-    memory_types=("spatial",),
-    episode_length=None,
-    xi=(1, 154),
-    obs_type="dict",
-    action_type="multi-discrete",
-    source="MemoryGym",
-    kwargs={},
-    params=searing_spotlights.ENDLESS_PARAMS,
-    vector_params=VECTOR_PARAMS,
-    oracle_keys=("agent", "coin"),
-    xi_note=(
-        "not in Table 2; derived for the coin. A coin collected at step k is replaced by one shown above the "
-        "darkness in observations k … k + 4 (Δt = 5; at the reset: observations 0 … 5, Δt = 6); 160 steps without a "
-        "coin end the episode, so the last action that can head for it is taken at k + 158 (t = 158 at the reset). "
-        "Ξ = t_r − t_e − Δt + 1 = 1 … 154 either way. The agent's own position (re-seen only inside spotlights) must "
-        "be tracked for the whole episode, which has no bound"
-    ),
-    notes=(
-        "memory-gym Endless-SearingSpotlights-v0 (MIKASA-Base vendors it), its default reset parameters: health 10, "
-        "3 spotlights at the reset and one every 50 steps without end, coin +0.25, a new coin away from the last one "
-        "(not from the agent), 160 steps per coin, no step limit; actions MultiDiscrete([3, 3]). Episodes end only "
-        "by the rules (terminated); max_steps adds a truncation. Upstream's list quirk kept (a spotlight right after "
-        "one removed from the list is skipped that step)"
-    ),
-))
+TASKS.append(
+    TaskSpec(
+        id="MIKASA/EndlessSearingSpotlights-v0",
+        entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlights",
+        vector_entry_point="membench_envs.envs.memory_gym.searing_spotlights:EndlessSearingSpotlightsVector",
+        description=(
+            "Endless Searing Spotlights: in the dark arena, collect coin after coin (+0.25 each; each new coin is "
+            "shown "
+            "for 5 steps, then only where a spotlight lights it) while spotlights (one more every 50 steps, 10 hits "
+            "kill) roam; 160 steps without a coin end the episode; 84x84 image"
+        ),
+        suites=("MIKASA-Base",),
+        memory_types=("spatial",),
+        episode_length=None,
+        xi=(1, 154),
+        obs_type="dict",
+        action_type="multi-discrete",
+        source="MemoryGym",
+        kwargs={},
+        params=searing_spotlights.ENDLESS_PARAMS,
+        vector_params=VECTOR_PARAMS,
+        oracle_keys=("agent", "coin"),
+        xi_note=(
+            "not in Table 2; derived for the coin. A coin collected at step k is replaced by one shown above the "
+            "darkness in observations k … k + 4 (Δt = 5; at the reset: observations 0 … 5, Δt = 6); 160 steps without "
+            "a "
+            "coin end the episode, so the last action that can head for it is taken at k + 158 (t = 158 at the reset). "
+            "Ξ = t_r − t_e − Δt + 1 = 1 … 154 either way. The agent's own position (re-seen only inside spotlights) "
+            "must "
+            "be tracked for the whole episode, which has no bound"
+        ),
+        notes=(
+            "memory-gym Endless-SearingSpotlights-v0 (MIKASA-Base vendors it), its default reset parameters: health "
+            "10, "
+            "3 spotlights at the reset and one every 50 steps without end, coin +0.25, a new coin away from the last "
+            "one "
+            "(not from the agent), 160 steps per coin, no step limit; actions MultiDiscrete([3, 3]). Episodes end only "
+            "by the rules (terminated); max_steps adds a truncation. Upstream's list quirk kept (a spotlight right "
+            "after "
+            "one removed from the list is skipped that step)"
+        ),
+    )
+)

@@ -22,24 +22,55 @@ FRAME_SKIP = 4
 
 PARAMS: tuple[Param, ...] = (
     Param("game", "choice", "Breakout", choices=tuple(GAMES), doc="the Atari game (fixed by the ID)"),
-    Param("preset", "choice", None, choices=tuple(PRESET_TYPES), none_ok=True,
-          doc="the paper's experiment preset (fixed by the ID); None: the `config` kwarg (default: type 4)"),
+    Param(
+        "preset",
+        "choice",
+        None,
+        choices=tuple(PRESET_TYPES),
+        none_ok=True,
+        doc="the paper's experiment preset (fixed by the ID); None: the `config` kwarg (default: type 4)",
+    ),
     OBS_VARIANT,
-    Param("frame_skip", "int", FRAME_SKIP, low=1, high=16,
-          doc="emulator frames per agent step, the action repeated (the paper's agents: 4)"),
-    Param("max_pool", "bool", True,
-          doc="observe the pixel-wise max of the step's last two frames (the paper's agents)"),
-    Param("noop_max", "int", 30, low=0, high=1000,
-          doc="reset runs a uniform number of NOOP frames in [0, noop_max) (the paper's DreamerV3 set-up: 30)"),
-    Param("noops_through_effect", "bool", True,
-          doc="the reset's NOOP frames go through the type-1 / type-2 effect like the agent's frames (the authors' "
-              "DreamerV3 pipeline); False: they run on the bare emulator"),
+    Param(
+        "frame_skip",
+        "int",
+        FRAME_SKIP,
+        low=1,
+        high=16,
+        doc="emulator frames per agent step, the action repeated (the paper's agents: 4)",
+    ),
+    Param(
+        "max_pool", "bool", True, doc="observe the pixel-wise max of the step's last two frames (the paper's agents)"
+    ),
+    Param(
+        "noop_max",
+        "int",
+        30,
+        low=0,
+        high=1000,
+        doc="reset runs a uniform number of NOOP frames in [0, noop_max) (the paper's DreamerV3 set-up: 30)",
+    ),
+    Param(
+        "noops_through_effect",
+        "bool",
+        True,
+        doc="the reset's NOOP frames go through the type-1 / type-2 effect like the agent's frames (the authors' "
+        "DreamerV3 pipeline); False: they run on the bare emulator",
+    ),
     Param("full_action_space", "bool", False, doc="ALE's 18 actions instead of the game's minimal set"),
     Param("grayscale", "bool", False, doc="grey-scale observation (BT.601 luma), shape (..., 1)"),
-    Param("screen_size", "int", None, low=8, high=160, none_ok=True,
-          doc="area-average resize to screen_size x screen_size (84: the usual Atari preprocessing); None: 210x160"),
-    Param("max_episode_frames", "int", MAX_EPISODE_FRAMES, low=1,
-          doc="truncation, in emulator frames (ALE v5: 108000)"),
+    Param(
+        "screen_size",
+        "int",
+        None,
+        low=8,
+        high=160,
+        none_ok=True,
+        doc="area-average resize to screen_size x screen_size (84: the usual Atari preprocessing); None: 210x160",
+    ),
+    Param(
+        "max_episode_frames", "int", MAX_EPISODE_FRAMES, low=1, doc="truncation, in emulator frames (ALE v5: 108000)"
+    ),
 )
 
 _PRESET_TEXT = {
@@ -69,8 +100,10 @@ _SPECIFIC = {
 def _spec(game: str, preset: str | None) -> TaskSpec:
     g = GAMES[game]
     if preset is None:
-        what = ("any STORI config (type 1, 2, 3, 4 or 5) passed as config={...}; validated with one clear error "
-                "per bad field; no config = the default game")
+        what = (
+            "any STORI config (type 1, 2, 3, 4 or 5) passed as config={...}; validated with one clear error "
+            "per bad field; no config = the default game"
+        )
     else:
         what = _PRESET_TEXT.get(preset) or _SPECIFIC[(game, preset)]
     origin = "" if game in ("Breakout", "Boxing") else "not in the paper (the authors' repository's configs); "
@@ -78,7 +111,7 @@ def _spec(game: str, preset: str | None) -> TaskSpec:
         id=f"STORI/{game}-{preset}-v0" if preset else f"STORI/{game}-v0",
         entry_point="membench_envs.stori.env:StoriEnv",
         description=f"{game} (ale-py), {origin}{what}; frame skip 4 with max-pool of the last 2 frames, sticky "
-                    "actions off",
+        "actions off",
         suites=("STORI",),
         memory_types=(),
         episode_length=MAX_EPISODE_FRAMES // FRAME_SKIP,
@@ -92,12 +125,15 @@ def _spec(game: str, preset: str | None) -> TaskSpec:
         oracle_keys=tuple(g.ram_labels),
         stochasticity=PRESET_TYPES[preset] if preset else None,
         notes=(
-            f"Taxonomy type {PRESET_TYPES[preset]}: {TAXONOMY[PRESET_TYPES[preset]]}. " if preset else
-            "The config's taxonomy type is the user's; `membench-envs list --stochasticity N` lists the presets. "
-        ) + "partial: the (masked) frame; oracle: + the labelled RAM variables; full: the unmasked frame and the RAM "
-            "(type 0). Config schema: membench_envs.stori.config.",
+            f"Taxonomy type {PRESET_TYPES[preset]}: {TAXONOMY[PRESET_TYPES[preset]]}. "
+            if preset
+            else "The config's taxonomy type is the user's; `membench-envs list --stochasticity N` lists the presets. "
+        )
+        + "partial: the (masked) frame; oracle: + the labelled RAM variables; full: the unmasked frame and the RAM "
+        "(type 0). Config schema: membench_envs.stori.config.",
     )
 
 
-TASKS: list[TaskSpec] = [_spec(game, preset) for game in GAMES
-                         for preset in (*(p for p in PRESET_TYPES if p in GAMES[game].presets), None)]
+TASKS: list[TaskSpec] = [
+    _spec(game, preset) for game in GAMES for preset in (*(p for p in PRESET_TYPES if p in GAMES[game].presets), None)
+]

@@ -18,34 +18,75 @@ FRAME_SKIP = 2  # MemUP's training set-up (MIKASA-Base's class default is 4)
 LAYOUTS = ("base", "hard", "delay")
 DELAY_TICS = 2000  # the delay layout's time in the acid room
 #: The ID of each layout (the wrapper names it in its errors).
-IDS = {"base": "MIKASA/ViZDoomTwoColors-v0", "hard": "MIKASA/ViZDoomTwoColorsHard-v0",
-       "delay": "MIKASA/ViZDoomTwoColorsDelay1000-v0"}
+IDS = {
+    "base": "MIKASA/ViZDoomTwoColors-v0",
+    "hard": "MIKASA/ViZDoomTwoColorsHard-v0",
+    "delay": "MIKASA/ViZDoomTwoColorsDelay1000-v0",
+}
 CUE_TICS = 100  # the delay layout's time in the cue room
 
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("layout", "choice", "base", choices=LAYOUTS,
-          doc="upstream's map: 'base' (two_colors.wad: the pillar right in front of the start), 'hard' "
-              "(two_colors_hard.wad: the pillar far off to the side) or 'delay' (two_colors_delay_1000.wad: a cue "
-              "room, the acid room with medikits, a choice room with two vests); fixed by the ID"),
-    Param("frame_skip", "int", FRAME_SKIP, low=1, high=64,
-          doc="engine tics per step, the action repeated (MemUP's agents: 2; MIKASA-Base's class default: 4)"),
-    Param("pillar_tics", "int", PILLAR_TICS, low=2, none_ok=True,
-          doc="tics after which the pillar is taken away (upstream: 90 in both maps); None: it stays (the papers' "
-              "wording of the base variant)"),
-    Param("reward_mode", "choice", "items", choices=("items", "health"),
-          doc="'items': +1 per item of the pillar's colour, -1 per other item (delay layout: +0.1 per medikit, +5 "
-              "for the vest of the pillar's colour) (MemUP, use_shaping=True, the papers' wording); 'health': +1 on "
-              "each step whose health rose (MIKASA-Base's class default)"),
-    Param("armour", "bool", True,
-          doc="the items are armour pickups, as upstream's (Doom's GreenArmor and BlueArmor): the armour absorbs part "
-              "of a bad item's 25 damage before it is taken away, so a bad green item costs 17 health and a bad red "
-              "one 13 (upstream's WAD, measured); False: every bad item costs 25 (the papers' wording)"),
+    Param(
+        "layout",
+        "choice",
+        "base",
+        choices=LAYOUTS,
+        doc="upstream's map: 'base' (two_colors.wad: the pillar right in front of the start), 'hard' "
+        "(two_colors_hard.wad: the pillar far off to the side) or 'delay' (two_colors_delay_1000.wad: a cue "
+        "room, the acid room with medikits, a choice room with two vests); fixed by the ID",
+    ),
+    Param(
+        "frame_skip",
+        "int",
+        FRAME_SKIP,
+        low=1,
+        high=64,
+        doc="engine tics per step, the action repeated (MemUP's agents: 2; MIKASA-Base's class default: 4)",
+    ),
+    Param(
+        "pillar_tics",
+        "int",
+        PILLAR_TICS,
+        low=2,
+        none_ok=True,
+        doc="tics after which the pillar is taken away (upstream: 90 in both maps); None: it stays (the papers' "
+        "wording of the base variant)",
+    ),
+    Param(
+        "reward_mode",
+        "choice",
+        "items",
+        choices=("items", "health"),
+        doc="'items': +1 per item of the pillar's colour, -1 per other item (delay layout: +0.1 per medikit, +5 "
+        "for the vest of the pillar's colour) (MemUP, use_shaping=True, the papers' wording); 'health': +1 on "
+        "each step whose health rose (MIKASA-Base's class default)",
+    ),
+    Param(
+        "armour",
+        "bool",
+        True,
+        doc="the items are armour pickups, as upstream's (Doom's GreenArmor and BlueArmor): the armour absorbs part "
+        "of a bad item's 25 damage before it is taken away, so a bad green item costs 17 health and a bad red "
+        "one 13 (upstream's WAD, measured); False: every bad item costs 25 (the papers' wording)",
+    ),
     Param("living_reward", "float", 0.01, doc="reward per engine tic survived (upstream .cfg: 0.01; delay: 0)"),
-    Param("episode_timeout", "int", EPISODE_TIMEOUT, low=2, high=100_000,
-          doc="tics until the episode is truncated (upstream .cfg: 2100; delay: 2300)"),
-    Param("delay_tics", "int", DELAY_TICS, low=0, high=100_000,
-          doc="delay layout only: tics in the acid room before the choice room (upstream: 2000)"),
+    Param(
+        "episode_timeout",
+        "int",
+        EPISODE_TIMEOUT,
+        low=2,
+        high=100_000,
+        doc="tics until the episode is truncated (upstream .cfg: 2100; delay: 2300)",
+    ),
+    Param(
+        "delay_tics",
+        "int",
+        DELAY_TICS,
+        low=0,
+        high=100_000,
+        doc="delay layout only: tics in the acid room before the choice room (upstream: 2000)",
+    ),
 )
 
 

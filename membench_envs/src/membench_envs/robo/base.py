@@ -180,8 +180,10 @@ class MemoryTabletopEnv(BaseEnv):
         if self.obs_variant == "prompt" and self.PROMPT_DIM == 0:
             raise ValueError(f"{type(self).__name__} has no static prompt; obs_variant='prompt' is not available")
         if self.obs_variant == "prompt" and not self.prompt_in_obs:
-            raise ValueError("obs_variant='prompt' conflicts with prompt_in_obs=False (an observation without the "
-                             "prompt); choose one")
+            raise ValueError(
+                "obs_variant='prompt' conflicts with prompt_in_obs=False (an observation without the "
+                "prompt); choose one"
+            )
         if robot_uids != "panda_wristcam" and VARIANT_OBS_MODE[self.obs_variant] == "rgb":
             raise ValueError(f"obs_variant={obs_variant!r} needs the wrist camera: use robot_uids='panda_wristcam'")
         needed = VARIANT_OBS_MODE[self.obs_variant]
@@ -240,7 +242,8 @@ class MemoryTabletopEnv(BaseEnv):
         family = self.catalogue_family()
         if family is None:
             raise NotImplementedError(
-                f"{type(self).__name__} is not a catalogue task: set MAX_EPISODE_STEPS and define phase_schedule()")
+                f"{type(self).__name__} is not a catalogue task: set MAX_EPISODE_STEPS and define phase_schedule()"
+            )
         return family.timing(self.__dict__.get("knobs", {}))
 
     # ------------------------------------------------------------------------------------------------------------
@@ -599,8 +602,9 @@ class MemoryTabletopEnv(BaseEnv):
                 low, high = self.oracle_bounds()
                 dtype: type[np.floating] | type[np.integer]
                 dtype = np.float32 if self.ORACLE_DTYPE.is_floating_point else np.int64
-                spaces[key] = gym.spaces.Box(np.asarray(low, dtype=dtype), np.asarray(high, dtype=dtype), shape,
-                                             dtype=dtype)
+                spaces[key] = gym.spaces.Box(
+                    np.asarray(low, dtype=dtype), np.asarray(high, dtype=dtype), shape, dtype=dtype
+                )
             else:
                 spaces[key] = gym.spaces.Box(-np.inf, np.inf, shape, dtype=np.float32)
         return gym.spaces.Dict(spaces)

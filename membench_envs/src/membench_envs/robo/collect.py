@@ -61,8 +61,12 @@ from typing import Any, cast
 import numpy as np
 
 #: What the recorded environment is made with (the expert's controller; the datasets' reward and fixed length).
-RECORD_KWARGS: dict[str, Any] = {"obs_variant": "oracle", "control_mode": "pd_ee_delta_pose",
-                                 "reward_mode": "normalized_dense", "terminate_on_success": False}
+RECORD_KWARGS: dict[str, Any] = {
+    "obs_variant": "oracle",
+    "control_mode": "pd_ee_delta_pose",
+    "reward_mode": "normalized_dense",
+    "terminate_on_success": False,
+}
 FORMAT = "membench-robo-dataset/1"
 
 
@@ -106,9 +110,11 @@ def _locked(lock: Path, dataset: Path) -> Iterator[None]:
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "pid unknown"
-            raise DatasetLockedError(f"{dataset} is being collected by another process ({holder}, lock {lock}); "
-                                     "wait for it to finish or stop it, then run the same command again (it "
-                                     "resumes)") from None
+            raise DatasetLockedError(
+                f"{dataset} is being collected by another process ({holder}, lock {lock}); "
+                "wait for it to finish or stop it, then run the same command again (it "
+                "resumes)"
+            ) from None
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}\n")
@@ -141,8 +147,14 @@ def _sigterm_unwinds() -> Iterator[Any]:
 
 
 def _settings(env_id: str, env_kwargs: dict[str, Any], only_success: bool, seed_start: int) -> dict[str, Any]:
-    return {"format": FORMAT, "env_id": env_id, "env_kwargs": {**RECORD_KWARGS, **env_kwargs},
-            "only_success": bool(only_success), "seed_start": int(seed_start), "policy": "scripted expert"}
+    return {
+        "format": FORMAT,
+        "env_id": env_id,
+        "env_kwargs": {**RECORD_KWARGS, **env_kwargs},
+        "only_success": bool(only_success),
+        "seed_start": int(seed_start),
+        "policy": "scripted expert",
+    }
 
 
 def _check_settings(parts: Path, settings: dict[str, Any]) -> None:
@@ -160,8 +172,10 @@ def _check_settings(parts: Path, settings: dict[str, Any]) -> None:
         raise ValueError(f"{path} is unreadable ({e}); delete {parts} to start the collection again") from None
     if stored != settings:
         diff = [k for k in settings if stored.get(k) != settings[k]]
-        raise ValueError(f"{parts} holds an interrupted collection with other settings ({', '.join(diff)}); "
-                         f"resume it with the same arguments, or delete the folder")
+        raise ValueError(
+            f"{parts} holds an interrupted collection with other settings ({', '.join(diff)}); "
+            f"resume it with the same arguments, or delete the folder"
+        )
 
 
 def _record_episode(env, expert, seed: int) -> dict[str, np.ndarray]:
@@ -198,8 +212,11 @@ def _write_h5(path: Path, groups: dict[str, dict[str, np.ndarray]]) -> None:
     with h5py.File(tmp, "w") as f:
         for group, arrays in groups.items():
             for key, value in arrays.items():
-                f.create_dataset(f"{group}/{key}", data=value,
-                                 compression="gzip" if value.dtype == np.uint8 and value.ndim == 4 else None)
+                f.create_dataset(
+                    f"{group}/{key}",
+                    data=value,
+                    compression="gzip" if value.dtype == np.uint8 and value.ndim == 4 else None,
+                )
     os.replace(tmp, path)
 
 
@@ -210,10 +227,16 @@ def _read_h5_group(f, group: str) -> dict[str, np.ndarray]:
 
 
 def _episode_meta(ep: dict[str, np.ndarray], seed: int, episode_id: int, control_mode: str) -> dict[str, Any]:
-    return {"episode_id": episode_id, "episode_seed": seed, "reset_kwargs": {"seed": seed},
-            "control_mode": control_mode, "elapsed_steps": len(ep["actions"]),
-            "success": bool(ep["success"][-1]), "success_once": bool(ep["success"].any()),
-            "return": float(ep["rewards"].sum())}
+    return {
+        "episode_id": episode_id,
+        "episode_seed": seed,
+        "reset_kwargs": {"seed": seed},
+        "control_mode": control_mode,
+        "elapsed_steps": len(ep["actions"]),
+        "success": bool(ep["success"][-1]),
+        "success_once": bool(ep["success"].any()),
+        "return": float(ep["rewards"].sum()),
+    }
 
 
 def _progress(total: int, done: int):
@@ -224,9 +247,17 @@ def _progress(total: int, done: int):
     return tqdm(total=total, initial=done, unit="ep", desc="collect", dynamic_ncols=True, file=sys.stderr)
 
 
-def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, only_success: bool = False,
-            seed_start: int = 0, max_attempts: int | None = None, progress: bool = True,
-            **env_kwargs: Any) -> tuple[Path, Path]:
+def collect(
+    env_id: str,
+    episodes: int,
+    out: str | os.PathLike = "datasets",
+    *,
+    only_success: bool = False,
+    seed_start: int = 0,
+    max_attempts: int | None = None,
+    progress: bool = True,
+    **env_kwargs: Any,
+) -> tuple[Path, Path]:
     """Collect ``episodes`` episodes of ``env_id`` with its scripted expert into ``out``; returns (h5, json) paths.
 
     ``only_success``: keep successful episodes only (``success_once``); ``max_attempts`` (default ``10 *
@@ -247,13 +278,25 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
     with _sigterm_unwinds() as previous:
         try:
             with _locked(h5_path.with_suffix(".lock"), h5_path):
-                return _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start,
-                                       max_attempts, progress, env_kwargs)
+                return _collect_locked(
+                    env_id,
+                    episodes,
+                    h5_path,
+                    json_path,
+                    parts,
+                    only_success,
+                    seed_start,
+                    max_attempts,
+                    progress,
+                    env_kwargs,
+                )
         except _Terminated as stop:  # unwound and unlocked
             message = stop.message
             if message is None:  # outside the recording loop: resuming, or assembling the final pair
-                message = (f"stopped by SIGTERM: every finished episode is kept in {parts} (or already in "
-                           f"{h5_path}); run the same command again to continue.")
+                message = (
+                    f"stopped by SIGTERM: every finished episode is kept in {parts} (or already in "
+                    f"{h5_path}); run the same command again to continue."
+                )
                 print(f"membench-envs collect: {message}", file=sys.stderr, flush=True)
     # the caller's handler is back: end as SIGTERM would have
     if previous in (None, signal.SIG_DFL):
@@ -263,8 +306,9 @@ def collect(env_id: str, episodes: int, out: str | os.PathLike = "datasets", *, 
     raise CollectionStopped(message)
 
 
-def _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, seed_start, max_attempts, progress,
-                    env_kwargs) -> tuple[Path, Path]:
+def _collect_locked(
+    env_id, episodes, h5_path, json_path, parts, only_success, seed_start, max_attempts, progress, env_kwargs
+) -> tuple[Path, Path]:
     if _already_collected(h5_path, json_path, parts, episodes):
         return h5_path, json_path
     settings = _settings(env_id, env_kwargs, only_success, seed_start)
@@ -279,20 +323,23 @@ def _collect_locked(env_id, episodes, h5_path, json_path, parts, only_success, s
             tally.kept += _attempted(parts, tally.seed) == "kept"
             tally.seed += 1
         done = f"seeds {seed_start}..{tally.seed - 1} done" if tally.seed > seed_start else "no seed done"
-        message = (f"stopped by {what}: {tally.kept} of {episodes} episodes kept in {parts} ({done}); the episode in "
-                   f"play, if any, was dropped. Run the same command again to continue from seed {tally.seed}.")
+        message = (
+            f"stopped by {what}: {tally.kept} of {episodes} episodes kept in {parts} ({done}); the episode in "
+            f"play, if any, was dropped. Run the same command again to continue from seed {tally.seed}."
+        )
         print(f"membench-envs collect: {message}", file=sys.stderr, flush=True)
         if isinstance(stop, _Terminated):
             stop.message = message
         raise
     if tally.kept < episodes:
-        raise CollectionError(f"only {tally.kept} of {episodes} successful episodes in {tally.tried} seeds "
-                              f"(success rate {tally.successes / max(tally.tried, 1):.2f}); raise max_attempts or "
-                              f"resume later: the {tally.kept} kept are in {parts}")
+        raise CollectionError(
+            f"only {tally.kept} of {episodes} successful episodes in {tally.tried} seeds "
+            f"(success rate {tally.successes / max(tally.tried, 1):.2f}); raise max_attempts or "
+            f"resume later: the {tally.kept} kept are in {parts}"
+        )
     _assemble(env_id, settings, parts, h5_path, json_path, seed_start, tally.seed, tally.tried, tally.successes)
     if tally.kept_here:
-        print(f"{tally.kept_here / (time.perf_counter() - started) * 60:.1f} episodes/min in this run",
-              file=sys.stderr)
+        print(f"{tally.kept_here / (time.perf_counter() - started) * 60:.1f} episodes/min in this run", file=sys.stderr)
     return h5_path, json_path
 
 
@@ -352,8 +399,16 @@ def _resume(parts: Path, seed_start: int, episodes: int, max_attempts: int) -> _
     return tally
 
 
-def _record(env_id: str, env_kwargs: dict[str, Any], parts: Path, episodes: int, max_attempts: int,
-            only_success: bool, progress: bool, tally: _Tally) -> None:
+def _record(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    parts: Path,
+    episodes: int,
+    max_attempts: int,
+    only_success: bool,
+    progress: bool,
+    tally: _Tally,
+) -> None:
     """Play seeds from ``tally.seed`` on, each attempt written as its part, until ``episodes`` are kept or
     ``max_attempts`` seeds are tried; ``tally`` follows every attempt on disk."""
     import gymnasium as gym
@@ -390,8 +445,17 @@ def _record(env_id: str, env_kwargs: dict[str, Any], parts: Path, episodes: int,
             env.close()
 
 
-def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, seed_start: int, seed_end: int,
-              tried: int, successes: int) -> None:
+def _assemble(
+    env_id,
+    settings,
+    parts: Path,
+    h5_path: Path,
+    json_path: Path,
+    seed_start: int,
+    seed_end: int,
+    tried: int,
+    successes: int,
+) -> None:
     """The final HDF5 + JSON pair from the parts (kept seeds in order), then the parts are removed."""
     import h5py
 
@@ -414,14 +478,22 @@ def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, see
     spec = catalogue.get(env_id)
     default_steps = cast(int, spec.episode_length)  # every robot task has its T
     index = {
-        "env_info": {"env_id": env_id, "env_kwargs": settings["env_kwargs"],
-                     "max_episode_steps": int(settings["env_kwargs"].get("episode_steps") or default_steps)},
+        "env_info": {
+            "env_id": env_id,
+            "env_kwargs": settings["env_kwargs"],
+            "max_episode_steps": int(settings["env_kwargs"].get("episode_steps") or default_steps),
+        },
         "source_type": "scripted expert",
         "source_desc": "membench_envs.robo.experts (privileged state), oracle variant, two 128x128 cameras",
         "episodes": metas,
-        "membench": {**settings, "rejected_seeds": rejected, "seeds_tried": tried,
-                     "expert_success_rate": successes / max(tried, 1), "memory_types": list(spec.memory_types),
-                     "oracle_keys": list(spec.oracle_keys)},
+        "membench": {
+            **settings,
+            "rejected_seeds": rejected,
+            "seeds_tried": tried,
+            "expert_success_rate": successes / max(tried, 1),
+            "memory_types": list(spec.memory_types),
+            "oracle_keys": list(spec.oracle_keys),
+        },
     }
     _write_h5(h5_path, groups)
     tmp = json_path.with_name(json_path.name + ".tmp")
@@ -433,5 +505,12 @@ def _assemble(env_id, settings, parts: Path, h5_path: Path, json_path: Path, see
     print(f"{h5_path}: {len(metas)} episodes (expert success {successes}/{tried} seeds)", file=sys.stderr)
 
 
-__all__ = ["FORMAT", "RECORD_KWARGS", "CollectionError", "CollectionStopped", "DatasetLockedError", "collect",
-           "dataset_paths"]
+__all__ = [
+    "FORMAT",
+    "RECORD_KWARGS",
+    "CollectionError",
+    "CollectionStopped",
+    "DatasetLockedError",
+    "collect",
+    "dataset_paths",
+]

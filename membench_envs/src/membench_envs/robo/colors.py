@@ -115,8 +115,15 @@ class ColorsEnv(MemoryTabletopEnv):
         self.cubes = []
         for k, (name, (r, g, b)) in enumerate(PALETTE[: self.n_colors]):
             park = sapien.Pose(p=[k * self.PARK_SPACING, 0.0, self.PARK_Z])
-            cube, rest = build_shape(self.scene, "cube", self.cube_halfsize, (r / 255, g / 255, b / 255, 1.0),
-                                     f"cube_{name.lower()}", "dynamic", park)
+            cube, rest = build_shape(
+                self.scene,
+                "cube",
+                self.cube_halfsize,
+                (r / 255, g / 255, b / 255, 1.0),
+                f"cube_{name.lower()}",
+                "dynamic",
+                park,
+            )
             self.cubes.append(self.register_memory_object(cube))
         self._rest = rest
         n, m, dev = self.num_envs, self.n_colors, self.device
@@ -130,8 +137,9 @@ class ColorsEnv(MemoryTabletopEnv):
         m = self.n_colors
         k = np.arange(m) - m // 2
         a = math.pi * k / m
-        return np.stack([BUNCH_RADIUS * np.cos(a), BUNCH_RADIUS * np.sin(a) - k * BUNCH_Y_SHIFT,
-                         np.full(m, self._rest)], axis=1)
+        return np.stack(
+            [BUNCH_RADIUS * np.cos(a), BUNCH_RADIUS * np.sin(a) - k * BUNCH_Y_SHIFT, np.full(m, self._rest)], axis=1
+        )
 
     def _initialize_task(self, env_idx: torch.Tensor, rng) -> None:
         b, m, n = len(env_idx), self.n_colors, self.sequence_length
@@ -200,7 +208,7 @@ class ColorsEnv(MemoryTabletopEnv):
         if bool(new.any()):
             for k in torch.nonzero(new.any(dim=0)).flatten().tolist():  # in colour order when several start at once
                 envs = torch.nonzero(new[:, k]).flatten()
-                free = (self._order[envs] == -1)
+                free = self._order[envs] == -1
                 slot = torch.argmax(free.to(torch.int64), dim=1)
                 ok = free.any(dim=1)
                 self._order[envs[ok], slot[ok]] = k

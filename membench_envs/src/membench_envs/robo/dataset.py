@@ -67,8 +67,10 @@ class DatasetError(ValueError):
 def _index(h5_path: Path) -> dict[str, Any]:
     json_path = h5_path.with_suffix(".json")
     if not h5_path.is_file() or not json_path.is_file():
-        raise FileNotFoundError(f"a dataset is a pair {h5_path.name} + {json_path.name}; "
-                                f"{h5_path if not h5_path.is_file() else json_path} does not exist")
+        raise FileNotFoundError(
+            f"a dataset is a pair {h5_path.name} + {json_path.name}; "
+            f"{h5_path if not h5_path.is_file() else json_path} does not exist"
+        )
     try:
         index = json.loads(json_path.read_text())
         episodes = index["episodes"]
@@ -101,15 +103,18 @@ def _inside(h5_path: Path, group, path: str) -> Any:
         if link is None:
             raise DatasetError(f"{where} is missing: not a membench dataset file")
         if not isinstance(link, h5py.HardLink):
-            raise DatasetError(f"{where} is a {type(link).__name__}; dataset files hold their data themselves "
-                               "(links are refused)")
+            raise DatasetError(
+                f"{where} is a {type(link).__name__}; dataset files hold their data themselves (links are refused)"
+            )
         node = node[part]
     if isinstance(node, h5py.Dataset):
         if node.is_virtual:
             raise DatasetError(f"{h5_path}: {node.name} is a virtual dataset (its data lives in other files); refused")
         if node.external:
-            raise DatasetError(f"{h5_path}: {node.name} stores its data in external files "
-                               f"{[str(name) for name, *_ in node.external]}; refused")
+            raise DatasetError(
+                f"{h5_path}: {node.name} stores its data in external files "
+                f"{[str(name) for name, *_ in node.external]}; refused"
+            )
         plist = node.id.get_create_plist()
         for k in range(plist.get_nfilters()):
             code = plist.get_filter(k)[0]
@@ -131,9 +136,14 @@ def _check_file(h5_path: Path, lengths: list[int]) -> None:
         expected = {f"traj_{i}" for i in range(len(lengths))}
         if names != expected:
             extra, missing = sorted(names - expected), sorted(expected - names)
-            raise DatasetError(f"{h5_path} does not match its index ({len(lengths)} episodes): "
-                               + "; ".join(s for s in (f"missing {missing[:5]}" if missing else "",
-                                                       f"unexpected {extra[:5]}" if extra else "") if s))
+            raise DatasetError(
+                f"{h5_path} does not match its index ({len(lengths)} episodes): "
+                + "; ".join(
+                    s
+                    for s in (f"missing {missing[:5]}" if missing else "", f"unexpected {extra[:5]}" if extra else "")
+                    if s
+                )
+            )
         steps: dict[str, tuple[int, ...]] = {}
         for i, n in enumerate(lengths):
             g = _inside(h5_path, f, f"traj_{i}")
@@ -146,12 +156,15 @@ def _check_file(h5_path: Path, lengths: list[int]) -> None:
                     raise DatasetError(f"{where} is not a dataset")
                 dtypes, rank, fixed = LAYOUT[key]
                 if d.dtype.name not in dtypes or d.ndim != rank:
-                    raise DatasetError(f"{where} is {d.dtype.name} of rank {d.ndim}; expected "
-                                       f"{' or '.join(dtypes)} of rank {rank}")
+                    raise DatasetError(
+                        f"{where} is {d.dtype.name} of rank {d.ndim}; expected {' or '.join(dtypes)} of rank {rank}"
+                    )
                 rows = n + 1 if is_obs else n
                 if d.shape[0] != rows:
-                    raise DatasetError(f"{where} has {d.shape[0]} rows, but the index gives episode {i} "
-                                       f"elapsed_steps={n} ({rows} rows expected)")
+                    raise DatasetError(
+                        f"{where} has {d.shape[0]} rows, but the index gives episode {i} "
+                        f"elapsed_steps={n} ({rows} rows expected)"
+                    )
                 per_step = tuple(d.shape[1:])
                 if fixed is not None and per_step != fixed:
                     raise DatasetError(f"{where} has steps of shape {per_step}; expected {fixed}")
@@ -187,15 +200,20 @@ class EpisodeDataset(Dataset):
     ``seq_len``; windows never cross episodes, a shorter tail is dropped) of one dataset file, as torch tensors.
     The file pair is checked when the dataset is made (:class:`DatasetError`, see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike, seq_len: int | None = None, stride: int | None = None,
-                 keys: tuple[str, ...] = tuple(FIELDS), channels_first: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        seq_len: int | None = None,
+        stride: int | None = None,
+        keys: tuple[str, ...] = tuple(FIELDS),
+        channels_first: bool = False,
+    ):
         self.path = Path(path)
         unknown = sorted(set(keys) - set(FIELDS))
         if unknown:
             raise ValueError(f"unknown keys {unknown}; valid: {', '.join(FIELDS)}")
         for name, value in (("seq_len", seq_len), ("stride", stride)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                      or value < 1):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
                 raise ValueError(f"{name} must be an int >= 1 (or None), got {value!r}")
         self.index, lengths = open_index(self.path)
         self.keys, self.channels_first = tuple(keys), channels_first
@@ -224,7 +242,7 @@ class EpisodeDataset(Dataset):
         out = {}
         for k in self.keys:
             path, _ = FIELDS[k]
-            value = torch.from_numpy(np.ascontiguousarray(g[path][start:start + length]))
+            value = torch.from_numpy(np.ascontiguousarray(g[path][start : start + length]))
             if k == "rgb" and self.channels_first:
                 value = value.permute(0, 3, 1, 2)
             out[k] = value

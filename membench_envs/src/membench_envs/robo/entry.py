@@ -137,7 +137,8 @@ def check_robo_kwargs(robo_env: str, membench_id: str | None, kwargs: dict[str, 
 
     specs = [s for s in catalogue.all_tasks() if s.extra == "robo"]
     spec = next((s for s in specs if s.id == membench_id), None) or next(
-        (s for s in specs if s.kwargs["robo_env"] == robo_env), None)
+        (s for s in specs if s.kwargs["robo_env"] == robo_env), None
+    )
     if spec is None:  # not a catalogue task: the common kwargs only
         check_kwargs(membench_id or robo_env, COMMON_PARAMS, kwargs, pass_through=True)
         return

@@ -324,8 +324,9 @@ class RotatePolicy:
             return float(b.target_angle[0]), float(b.angle_diff()[0])
         if self.target == "prompt":
             if "prompt" not in obs:
-                raise ValueError(f"RotatePolicy(target='prompt') needs obs['prompt']; this observation has "
-                                 f"{sorted(obs)}")
+                raise ValueError(
+                    f"RotatePolicy(target='prompt') needs obs['prompt']; this observation has {sorted(obs)}"
+                )
             theta = float(np.asarray(obs["prompt"]).reshape(-1)[0])
         else:
             theta = float(self.target)
@@ -451,8 +452,9 @@ class CarryPolicy:
                 self.stage = "to_goal"
         return aim
 
-    def _carry(self, a: np.ndarray, tcp: np.ndarray, cube: np.ndarray, start: np.ndarray,
-               goal: np.ndarray) -> np.ndarray:
+    def _carry(
+        self, a: np.ndarray, tcp: np.ndarray, cube: np.ndarray, start: np.ndarray, goal: np.ndarray
+    ) -> np.ndarray:
         """The aim (and gripper in ``a``) of the stages from the goal region back to the start; moves the stage on."""
         b = self.base
 
@@ -489,17 +491,33 @@ def scripted_expert(env: Any, **kwargs: Any):
         raise ValueError("the scripted experts drive one environment (num_envs=1)")
     control = getattr(base, "control_mode", None)
     if control != "pd_ee_delta_pose":
-        raise ValueError(f"the scripted experts act in pd_ee_delta_pose; this env uses {control!r} "
-                         "(make it with control_mode='pd_ee_delta_pose')")
+        raise ValueError(
+            f"the scripted experts act in pd_ee_delta_pose; this env uses {control!r} "
+            "(make it with control_mode='pd_ee_delta_pose')"
+        )
     from membench_envs.robo.rotate import _RotatePegEnv
     from membench_envs.robo.take_it_back import TakeItBackEnv
 
-    for cls, expert in ((RememberBaseEnv, ReachPolicy), (ShellGameEnv, ShellPolicy), (ColorsEnv, TouchSequencePolicy),
-                        (_RollingBallEnv, TrackPolicy), (_RotatePegEnv, RotatePolicy), (TakeItBackEnv, CarryPolicy)):
+    for cls, expert in (
+        (RememberBaseEnv, ReachPolicy),
+        (ShellGameEnv, ShellPolicy),
+        (ColorsEnv, TouchSequencePolicy),
+        (_RollingBallEnv, TrackPolicy),
+        (_RotatePegEnv, RotatePolicy),
+        (TakeItBackEnv, CarryPolicy),
+    ):
         if isinstance(base, cls):
             return expert(env, **kwargs)
     raise ValueError(f"no scripted expert for {type(base).__name__}")
 
 
-__all__ = ["STEP", "CarryPolicy", "ReachPolicy", "RotatePolicy", "ShellPolicy", "TouchSequencePolicy",
-           "TrackPolicy", "scripted_expert"]
+__all__ = [
+    "STEP",
+    "CarryPolicy",
+    "ReachPolicy",
+    "RotatePolicy",
+    "ShellPolicy",
+    "TouchSequencePolicy",
+    "TrackPolicy",
+    "scripted_expert",
+]

@@ -178,8 +178,13 @@ class InterceptEnv(_RollingBallEnv):
 
     def _load_task_objects(self) -> None:
         self.goal_region = actors.build_red_white_target(
-            self.scene, radius=self.goal_radius, thickness=1e-5, name="goal_region", add_collision=False,
-            body_type="kinematic", initial_pose=sapien.Pose(p=[0.0, 0.0, self.GOAL_Z]),
+            self.scene,
+            radius=self.goal_radius,
+            thickness=1e-5,
+            name="goal_region",
+            add_collision=False,
+            body_type="kinematic",
+            initial_pose=sapien.Pose(p=[0.0, 0.0, self.GOAL_Z]),
         )
         n, dev = self.num_envs, self.device
         self._goal = torch.zeros((n, 3), device=dev)

@@ -102,14 +102,22 @@ def add_mug(builder, geometry: MugGeometry, color=MUG_COLOR, physx_material=None
     for k in range(g.segments):
         a = 2 * math.pi * k / g.segments
         q = [float(v) for v in euler2quat(0.0, 0.0, a)]
-        _part(builder, half, sapien.Pose(p=[r_mid * math.cos(a), r_mid * math.sin(a), 0.0], q=q), mat,
-              physx_material, density)
+        _part(
+            builder,
+            half,
+            sapien.Pose(p=[r_mid * math.cos(a), r_mid * math.sin(a), 0.0], q=q),
+            mat,
+            physx_material,
+            density,
+        )
     # the closed end: a disc on top (sapien cylinders lie along x; rotate the axis to z)
-    disc_pose = sapien.Pose(p=[0.0, 0.0, g.height / 2 - g.top / 2], q=[math.cos(math.pi / 4), 0.0,
-                                                                      math.sin(math.pi / 4), 0.0])
+    disc_pose = sapien.Pose(
+        p=[0.0, 0.0, g.height / 2 - g.top / 2], q=[math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0]
+    )
     kwargs = {} if physx_material is None else {"material": physx_material}
-    builder.add_cylinder_collision(pose=disc_pose, radius=g.outer_radius, half_length=g.top / 2, density=density,
-                                   **kwargs)
+    builder.add_cylinder_collision(
+        pose=disc_pose, radius=g.outer_radius, half_length=g.top / 2, density=density, **kwargs
+    )
     builder.add_cylinder_visual(pose=disc_pose, radius=g.outer_radius, half_length=g.top / 2, material=mat)
     if g.handle:
         t, w = g.handle_thickness, g.handle_width
@@ -118,8 +126,14 @@ def add_mug(builder, geometry: MugGeometry, color=MUG_COLOR, physx_material=None
         arm_half = ((x1 - x0) / 2, w / 2, t / 2)
         for z in (g.handle_height / 2 - t / 2, -g.handle_height / 2 + t / 2):
             _part(builder, arm_half, sapien.Pose(p=[(x0 + x1) / 2, 0.0, z]), mat, physx_material, density)
-        _part(builder, (t / 2, w / 2, g.handle_height / 2), sapien.Pose(p=[x1 - t / 2, 0.0, 0.0]), mat,
-              physx_material, density)
+        _part(
+            builder,
+            (t / 2, w / 2, g.handle_height / 2),
+            sapien.Pose(p=[x1 - t / 2, 0.0, 0.0]),
+            mat,
+            physx_material,
+            density,
+        )
 
 
 def build_mug(

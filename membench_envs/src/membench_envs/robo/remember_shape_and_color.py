@@ -25,8 +25,14 @@ SC_COLORS = (("red", (1.0, 0.0, 0.0, 1.0)), ("green", (0.0, 1.0, 0.0, 1.0)), ("b
 class RememberShapeAndColorEnv(RememberBaseEnv):
     """``n_shapes`` × ``n_colors`` objects, all distinct (shape, colour) pairs."""
 
-    def __init__(self, *args, n_shapes: int | None = None, n_colors: int | None = None,
-                 shape_scale: float | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        n_shapes: int | None = None,
+        n_colors: int | None = None,
+        shape_scale: float | None = None,
+        **kwargs,
+    ):
         self.n_shapes = self.knob("n_shapes", n_shapes)  # 1..len(SC_SHAPES): the catalogue's bound
         self.n_colors = self.knob("n_colors", n_colors)  # 1..len(SC_COLORS)
         self.shape_scale = float(self.knob("shape_scale", shape_scale))

@@ -96,9 +96,17 @@ class _RotatePegEnv(MemoryTabletopEnv):
     #: the range of the peg centre's start x and y (public code)
     PEG_XY_RANGE: ClassVar[tuple[float, float]] = (-0.1, 0.1)
 
-    def __init__(self, *args, mode: str | None = None, angle_threshold: float | None = None,
-                 peg_half_width: float | None = None, peg_half_length: float | None = None,
-                 angle_sampling: str | None = None, prompt_in_obs: bool | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        mode: str | None = None,
+        angle_threshold: float | None = None,
+        peg_half_width: float | None = None,
+        peg_half_length: float | None = None,
+        angle_sampling: str | None = None,
+        prompt_in_obs: bool | None = None,
+        **kwargs,
+    ):
         # kwargs, defaults and allowed values: the catalogue's (MemoryTabletopEnv.knob)
         self.prompt_in_obs = self.knob("prompt_in_obs", prompt_in_obs)
         self.mode = self.knob("mode", mode)

@@ -74,8 +74,9 @@ def build_region(scene, radius: float, color, name: str, thickness: float = 1e-5
     kinematic actor whose origin is the disc's centre."""
     builder = scene.create_actor_builder()
     for k in range(5):  # the inner rings a little thicker, so they are drawn over the outer ones
-        add_cylinder(builder, radius * (5 - k) / 5, thickness / 2 + k * 1e-5, color if k % 2 == 0 else WHITE,
-                     collision=False)
+        add_cylinder(
+            builder, radius * (5 - k) / 5, thickness / 2 + k * 1e-5, color if k % 2 == 0 else WHITE, collision=False
+        )
     builder.set_initial_pose(sapien.Pose(p=[0.0, 0.0, 1000.0]))
     return builder.build_kinematic(name=name)
 
@@ -222,11 +223,15 @@ class TakeItBackEnv(MemoryTabletopEnv):
         after = info["goal_reached"].float()
         return {
             "reach_push_point": 2.0 * (1.0 - torch.tanh(5.0 * push)) * before,
-            "cube_to_goal": 5.0 * (1.0 - torch.tanh(5.0 * info["cube_to_goal_dist"]))
-            * (push < self.REACH_THRESH).float() * before,
+            "cube_to_goal": 5.0
+            * (1.0 - torch.tanh(5.0 * info["cube_to_goal_dist"]))
+            * (push < self.REACH_THRESH).float()
+            * before,
             "reach_pull_point": 10.0 * (1.0 - torch.tanh(5.0 * pull)) * after,
-            "cube_to_start": 15.0 * (1.0 - torch.tanh(5.0 * info["cube_to_start_dist"]))
-            * (pull < self.REACH_THRESH).float() * after,
+            "cube_to_start": 15.0
+            * (1.0 - torch.tanh(5.0 * info["cube_to_start_dist"]))
+            * (pull < self.REACH_THRESH).float()
+            * after,
         }
 
     def _task_state(self, info: dict) -> dict[str, torch.Tensor]:

@@ -146,8 +146,10 @@ def _config_type(config: Mapping[str, Any], where: str) -> int:
         raise ValueError(f"{where}: the config has no 'type'; valid types: {', '.join(map(str, TYPES))}")
     kind_of = _int(where, "type", config["type"])
     if kind_of == 0:
-        raise ValueError(f"{where}: type 0 (RAM observation with state labels) is not a config; "
-                         "use obs_variant='full' (the frame and the 128-byte RAM) on any STORI ID")
+        raise ValueError(
+            f"{where}: type 0 (RAM observation with state labels) is not a config; "
+            "use obs_variant='full' (the frame and the 128-byte RAM) on any STORI ID"
+        )
     if kind_of not in TYPES:
         raise ValueError(f"{where}: type={config['type']!r} is not allowed; valid types: {', '.join(map(str, TYPES))}")
     allowed = KEYS[kind_of]
@@ -173,8 +175,10 @@ def _drift(g: Game, config: Mapping[str, Any], where: str) -> StoriConfig:
         raise ValueError(f"{where}: timing={timing!r} is not allowed; valid: {', '.join(TIMINGS)}")
     second = config["concept"]
     if isinstance(second, Mapping) and second.get("type") in (3, 4):
-        raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {second['type']} "
-                         "(type 4 is the first concept; a drift cannot drift)")
+        raise ValueError(
+            f"{where}: a drift's concept must be of type 1, 2 or 5, got type {second['type']} "
+            "(type 4 is the first concept; a drift cannot drift)"
+        )
     inner = parse_config(g, second, where=f"{where} (drift concept)")
     if inner.type not in (1, 2, 5):  # the type-3/4 check above covers dicts; this one numpy ints
         raise ValueError(f"{where}: a drift's concept must be of type 1, 2 or 5, got type {inner.type}")

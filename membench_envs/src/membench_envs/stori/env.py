@@ -58,14 +58,21 @@ class StoriEnv(gym.Env):
     # not a ClassVar: gymnasium's Env declares metadata per instance
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15}  # noqa: RUF012
 
-    def __init__(self, game: str = "Breakout", config: Mapping[str, Any] | None = None, render_mode: str | None = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        game: str = "Breakout",
+        config: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ):
         p = check_kwargs("StoriEnv", PARAMS, {"game": game, **kwargs})
         self.game = GAMES[p["game"]]
         self.preset = p["preset"]
         if self.preset is not None and config is not None:
-            raise ValueError(f"STORI/{self.game.name}-{self.preset}-v0 fixes its config; pass config=... to "
-                             f"STORI/{self.game.name}-v0 instead")
+            raise ValueError(
+                f"STORI/{self.game.name}-{self.preset}-v0 fixes its config; pass config=... to "
+                f"STORI/{self.game.name}-v0 instead"
+            )
         config = preset_config(self.game.name, self.preset) if self.preset is not None else config
         self.config: StoriConfig = parse_config(self.game, config)
         self.config_dict = None if config is None else dict(config)
@@ -167,8 +174,11 @@ class StoriEnv(gym.Env):
         return self.ale.getRAM()[self._labels].astype(np.float32)
 
     def _info(self) -> dict[str, Any]:
-        info = {"oracle": self._oracle(), "lives": int(self.ale.lives()),
-                "episode_frame_number": int(self.ale.getEpisodeFrameNumber())}
+        info = {
+            "oracle": self._oracle(),
+            "lives": int(self.ale.lives()),
+            "episode_frame_number": int(self.ale.getEpisodeFrameNumber()),
+        }
         if self.config.type == 3:
             info["concept"] = self.concept
         return info

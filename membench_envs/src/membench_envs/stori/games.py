@@ -106,8 +106,10 @@ class Game:
         for mode in self.blackout:
             for (x0, x1, y0, y1), _ in self.fills(mode):
                 if not (0 <= x0 <= x1 < SCREEN_WIDTH and 0 <= y0 <= y1 < SCREEN_HEIGHT):
-                    raise ValueError(f"{self.name} blackout mode {mode}: region {(x0, x1, y0, y1)} is not inside the "
-                                     f"{SCREEN_WIDTH}x{SCREEN_HEIGHT} screen")
+                    raise ValueError(
+                        f"{self.name} blackout mode {mode}: region {(x0, x1, y0, y1)} is not inside the "
+                        f"{SCREEN_WIDTH}x{SCREEN_HEIGHT} screen"
+                    )
 
     def fills(self, mode: int) -> tuple[tuple[Region, Colour], ...]:
         """The (region, colour) pairs of blackout ``mode``, in fill order."""
@@ -119,14 +121,16 @@ class Game:
 
 
 #: Crop modes, common to every game (paper A.1.3). Mode 5 keeps a disc of CROP_RADIUS px around a uniform centre.
-CROP_MODES: Mapping[int, str] = MappingProxyType({
-    0: "no crop",
-    1: "left half zeroed",
-    2: "right half zeroed",
-    3: "top half zeroed",
-    4: "bottom half zeroed",
-    5: "random circular mask: only a disc of radius 75 px around a uniformly drawn centre stays visible",
-})
+CROP_MODES: Mapping[int, str] = MappingProxyType(
+    {
+        0: "no crop",
+        1: "left half zeroed",
+        2: "right half zeroed",
+        3: "top half zeroed",
+        4: "bottom half zeroed",
+        5: "random circular mask: only a disc of radius 75 px around a uniformly drawn centre stays visible",
+    }
+)
 CROP_RADIUS = 75
 
 # --- Breakout ------------------------------------------------------------------------------------------------------
@@ -144,16 +148,18 @@ BREAKOUT = Game(
     random_modes={
         0: "no event",
         1: "block hit cancel: a frame that changes the block bitmap (RAM[0:36]) is undone with probability p; the "
-           "ball has already bounced and the reward is kept",
+        "ball has already bounced and the reward is kept",
         2: "block hit cancel, reward reverted: as mode 1 and the frame's reward is set to 0 (the on-screen score is "
-           "not reverted)",
+        "not reverted)",
         3: "regenerate hit block: each frame, with probability p, one randomly chosen block byte that differs from "
-           "its value at the episode start is restored",
+        "its value at the episode start is restored",
     },
     blackout={
         0: ("no blackout", ()),
-        1: ("all: blocks, paddle, score and the three ball regions",
-            (_BLOCKS, _PADDLE, _SCORE, _BALL_TOP, _BALL_MIDDLE, _BALL_BOTTOM)),
+        1: (
+            "all: blocks, paddle, score and the three ball regions",
+            (_BLOCKS, _PADDLE, _SCORE, _BALL_TOP, _BALL_MIDDLE, _BALL_BOTTOM),
+        ),
         2: ("blocks", (_BLOCKS,)),
         3: ("paddle", (_PADDLE,)),
         4: ("score", (_SCORE,)),
@@ -171,12 +177,16 @@ BREAKOUT = Game(
         2: ("ball hidden: ball_x = RAM[99] and ball_y = RAM[101] set to 0", {99: 0, 101: 0}),
     },
     notes="RAM mode 1 of the authors' code (write an 'NUS' pattern into the block bitmap) is marked buggy there "
-          "and is not provided.",
+    "and is not provided.",
     presets={
         "Type1": {"type": 1, "prob": 0.3},
         "Type2": {"type": 2, "mode": 2, "prob": 0.25},
-        "Type3": {"type": 3, "schedule": "sudden", "threshold": 300,
-                  "concept": {"type": 5, "kind": "blackout", "mode": 10, "prob": 1.0}},
+        "Type3": {
+            "type": 3,
+            "schedule": "sudden",
+            "threshold": 300,
+            "concept": {"type": 5, "kind": "blackout", "mode": 10, "prob": 1.0},
+        },
         "Default": {"type": 4},
         "5A": {"type": 5, "kind": "blackout", "mode": 10, "prob": 1.0},
         "5B": {"type": 5, "kind": "crop", "mode": 1, "prob": 0.75},
@@ -197,21 +207,31 @@ BOXING_INVISIBLE = 214
 BOXING = Game(
     name="Boxing",
     rom="boxing",
-    ram_labels={"player_x": 32, "player_y": 34, "enemy_x": 33, "enemy_y": 35, "player_score": 18,
-                "enemy_score": 19, "clock_minutes": 16, "clock_seconds": 17},
+    ram_labels={
+        "player_x": 32,
+        "player_y": 34,
+        "enemy_x": 33,
+        "enemy_y": 35,
+        "player_score": 18,
+        "enemy_score": 19,
+        "clock_minutes": 16,
+        "clock_seconds": 17,
+    },
     random_modes={
         0: "no event",
         1: "colour flip: each frame, with probability p, a persistent flag toggles; while it is set the player's "
-           "and the enemy's colours (RAM[1], RAM[2]: characters and scores) are swapped",
+        "and the enemy's colours (RAM[1], RAM[2]: characters and scores) are swapped",
         2: "hit cancel: a frame where exactly one score (RAM[18] player, RAM[19] enemy) changes is undone with "
-           "probability p and pays no reward",
+        "probability p and pays no reward",
         3: "displace to corners: each frame, with probability p, the player is put at the enemy's start position "
-           "and the enemy at the player's (RAM 32/34, 33/35)",
+        "and the enemy at the player's (RAM 32/34, 33/35)",
     },
     blackout={
         0: ("no blackout", ()),
-        1: ("all: full ring, left ring, right ring, enemy score, player score, clock",
-            (_RING, _RING_LEFT, _RING_RIGHT, _ENEMY_SCORE, _PLAYER_SCORE, _CLOCK)),
+        1: (
+            "all: full ring, left ring, right ring, enemy score, player score, clock",
+            (_RING, _RING_LEFT, _RING_RIGHT, _ENEMY_SCORE, _PLAYER_SCORE, _CLOCK),
+        ),
         2: ("left half of the ring", (_RING_LEFT,)),
         3: ("right half of the ring", (_RING_RIGHT,)),
         4: ("full ring", (_RING,)),
@@ -231,8 +251,12 @@ BOXING = Game(
     presets={
         "Type1": {"type": 1, "prob": 0.3},
         "Type2": {"type": 2, "mode": 1, "prob": 0.001},
-        "Type3": {"type": 3, "schedule": "sudden", "threshold": 300,
-                  "concept": {"type": 5, "kind": "ram", "mode": 2, "prob": 0.7}},
+        "Type3": {
+            "type": 3,
+            "schedule": "sudden",
+            "threshold": 300,
+            "concept": {"type": 5, "kind": "ram", "mode": 2, "prob": 0.7},
+        },
         "Default": {"type": 4},
         "5A": {"type": 5, "kind": "blackout", "mode": 9, "prob": 1.0},
         "5B": {"type": 5, "kind": "crop", "mode": 2, "prob": 0.75},
@@ -249,15 +273,20 @@ GOPHER_CARROTS = 52
 GOPHER_SEED_Y = 92
 #: The carrot event (type 2 mode 3) waits for this many emulator frames of the episode (the game's opening).
 GOPHER_DELAYED_START = 238
-_LEFT_ATTACK: tuple[Fill, ...] = (((0, 59, 146, 150), (101, 209, 174)), ((0, 59, 151, 155), (117, 231, 194)),
-                                  ((0, 59, 156, 160), (132, 252, 212)))
-_RIGHT_ATTACK: tuple[Fill, ...] = (((100, 159, 146, 150), (101, 209, 174)), ((100, 159, 151, 155), (117, 231, 194)),
-                                   ((100, 159, 156, 160), (132, 252, 212)))
+_LEFT_ATTACK: tuple[Fill, ...] = (
+    ((0, 59, 146, 150), (101, 209, 174)),
+    ((0, 59, 151, 155), (117, 231, 194)),
+    ((0, 59, 156, 160), (132, 252, 212)),
+)
+_RIGHT_ATTACK: tuple[Fill, ...] = (
+    ((100, 159, 146, 150), (101, 209, 174)),
+    ((100, 159, 151, 155), (117, 231, 194)),
+    ((100, 159, 156, 160), (132, 252, 212)),
+)
 _EARTH, _DUG = (187, 159, 71), (223, 183, 85)
 _UNDERGROUND: Region = (0, 159, 161, 200)
 _UNDERGROUND_OFFSET: Region = (0, 159, 164, 200)
-_UNDERGROUND_ROWS: tuple[Region, ...] = ((0, 159, 161, 168), (0, 159, 168, 176), (0, 159, 176, 182),
-                                         (0, 159, 183, 194))
+_UNDERGROUND_ROWS: tuple[Region, ...] = ((0, 159, 161, 168), (0, 159, 168, 176), (0, 159, 176, 182), (0, 159, 183, 194))
 _FARMER: Region = (0, 159, 87, 145)
 _FARMER_BELOW_NOSE: Region = (0, 159, 104, 145)
 _DUCK: Region = (0, 159, 26, 56)
@@ -275,27 +304,40 @@ def _rows() -> dict[int, tuple[str, tuple[Fill, ...]]]:
 GOPHER = Game(
     name="Gopher",
     rom="gopher",
-    ram_labels={"player_x": 31, "score_0": 48, "score_1": 49, "score_2": 50, "carrots": GOPHER_CARROTS,
-                "duck_x": 28, "duck_state": 94, "seed_x": 95, "seed_y": GOPHER_SEED_Y,
-                **{f"underground_{row}_{i}": 6 * row + i for row in range(4) for i in range(6)}},
+    ram_labels={
+        "player_x": 31,
+        "score_0": 48,
+        "score_1": 49,
+        "score_2": 50,
+        "carrots": GOPHER_CARROTS,
+        "duck_x": 28,
+        "duck_state": 94,
+        "seed_x": 95,
+        "seed_y": GOPHER_SEED_Y,
+        **{f"underground_{row}_{i}": 6 * row + i for row in range(4) for i in range(6)},
+    },
     random_modes={
         0: "no event",
         1: "hole does not close: a frame where the farmer fills a hole (underground bits cleared and the fill's 20 "
-           "points paid) is undone with probability p; the reward is kept",
+        "points paid) is undone with probability p; the reward is kept",
         2: "hole does not close, reward reverted: as mode 1 and the frame's reward is set to 0",
         3: "carrot dies: once per episode, after its first 238 frames, each frame with probability p one of the "
-           "visible carrots, drawn uniformly, is removed (only while at least two are visible)",
+        "visible carrots, drawn uniformly, is removed (only while at least two are visible)",
     },
     blackout={
         0: ("no blackout", ()),
-        1: ("all: gopher attack rows, underground (earth colour), farmer, duck and score",
-            (*_LEFT_ATTACK, *_RIGHT_ATTACK, (_UNDERGROUND, _EARTH), _FARMER, _DUCK, _GOPHER_SCORE)),
+        1: (
+            "all: gopher attack rows, underground (earth colour), farmer, duck and score",
+            (*_LEFT_ATTACK, *_RIGHT_ATTACK, (_UNDERGROUND, _EARTH), _FARMER, _DUCK, _GOPHER_SCORE),
+        ),
         2: ("gopher attack rows, both sides (each row in its own ground colour)", (*_LEFT_ATTACK, *_RIGHT_ATTACK)),
         3: ("gopher attack rows, left side", _LEFT_ATTACK),
         4: ("gopher attack rows, right side", _RIGHT_ATTACK),
         5: ("underground, full (earth colour)", ((_UNDERGROUND, _EARTH),)),
-        6: ("underground below its top 3 lines (earth colour): the tops of the holes stay visible",
-            ((_UNDERGROUND_OFFSET, _EARTH),)),
+        6: (
+            "underground below its top 3 lines (earth colour): the tops of the holes stay visible",
+            ((_UNDERGROUND_OFFSET, _EARTH),),
+        ),
         **_rows(),
         15: ("farmer", (_FARMER,)),
         16: ("farmer below the nose (he is located, not what he does)", (_FARMER_BELOW_NOSE,)),
@@ -309,24 +351,30 @@ GOPHER = Game(
         2: ("hide the middle carrot: bit 1 of RAM[52] cleared", {GOPHER_CARROTS: ClearBits(0b010)}),
         3: ("hide the right carrot: bit 0 of RAM[52] cleared", {GOPHER_CARROTS: ClearBits(0b001)}),
         4: ("hide all carrots: RAM[52] bits 0-2 cleared", {GOPHER_CARROTS: ClearBits(0b111)}),
-        5: ("hide the seed the duck drops: seed_y = RAM[92] set to 128 (when it is not hidden already)",
-            {GOPHER_SEED_Y: Replace(128)}),
+        5: (
+            "hide the seed the duck drops: seed_y = RAM[92] set to 128 (when it is not hidden already)",
+            {GOPHER_SEED_Y: Replace(128)},
+        ),
     },
     notes="Not in the paper (an extra of the authors' repository); presets from the authors' Exp_configs.json, "
-          "whose single type-5 config is named 5A here. Fixed bugs of the authors' code: the fill cancel (type 2 "
-          "mode 1/2) looks for a fill only on frames whose action fires, but the shovel fills a few frames after "
-          "the press (16 of 44 fills in a random-play sample happened on frames without FIRE), and it finds the "
-          "farmer's column from 6 equal slices of RAM[31]'s range, but the 6 bytes of a row are playfield "
-          "registers of unequal widths; here a fill is a frame where underground bits go from dug to earth and "
-          "the frame pays (every fill pays 20; the game's refill of the whole underground after a carrot is lost "
-          "pays nothing), and only the filled bits are restored. The carrot event's 'at least two "
-          "visible' check counts the bits, not the visible carrots (always 3), and its 238-frame delay reads the "
-          "frame number since the ROM was loaded, so it only works in the first episode; here both are per episode.",
+    "whose single type-5 config is named 5A here. Fixed bugs of the authors' code: the fill cancel (type 2 "
+    "mode 1/2) looks for a fill only on frames whose action fires, but the shovel fills a few frames after "
+    "the press (16 of 44 fills in a random-play sample happened on frames without FIRE), and it finds the "
+    "farmer's column from 6 equal slices of RAM[31]'s range, but the 6 bytes of a row are playfield "
+    "registers of unequal widths; here a fill is a frame where underground bits go from dug to earth and "
+    "the frame pays (every fill pays 20; the game's refill of the whole underground after a carrot is lost "
+    "pays nothing), and only the filled bits are restored. The carrot event's 'at least two "
+    "visible' check counts the bits, not the visible carrots (always 3), and its 238-frame delay reads the "
+    "frame number since the ROM was loaded, so it only works in the first episode; here both are per episode.",
     presets={
         "Type1": {"type": 1, "prob": 0.3},
         "Type2": {"type": 2, "mode": 2, "prob": 0.3},
-        "Type3": {"type": 3, "schedule": "cyclic", "threshold": 600,
-                  "concept": {"type": 5, "kind": "blackout", "mode": 6, "prob": 1.0}},
+        "Type3": {
+            "type": 3,
+            "schedule": "cyclic",
+            "threshold": 600,
+            "concept": {"type": 5, "kind": "blackout", "mode": 6, "prob": 1.0},
+        },
         "Default": {"type": 4},
         "5A": {"type": 5, "kind": "blackout", "mode": 6, "prob": 1.0},
     },
@@ -355,18 +403,28 @@ _WALLS = (_TOP_WALL, _LEFT_WALL, _BOTTOM_WALL, _RIGHT_WALL)
 BANKHEIST = Game(
     name="BankHeist",
     rom="bank_heist",
-    ram_labels={"city": BANKHEIST_CITY, "player_x": 28, "player_y": 8, "direction": 15, "orientation": 51,
-                "fuel": BANKHEIST_FUEL, "lives": 85, "bomb": BANKHEIST_BOMB, "slot_0": 24, "slot_1": 25,
-                "slot_2": 26},
+    ram_labels={
+        "city": BANKHEIST_CITY,
+        "player_x": 28,
+        "player_y": 8,
+        "direction": 15,
+        "orientation": 51,
+        "fuel": BANKHEIST_FUEL,
+        "lives": 85,
+        "bomb": BANKHEIST_BOMB,
+        "slot_0": 24,
+        "slot_1": 25,
+        "slot_2": 26,
+    },
     random_modes={
         0: "no event",
         1: "dud bomb: a frame that changes the dynamite byte (RAM[12]) away from its start value and from the value "
-           "read after the previous frame (before any write-back, as the authors' code) is undone with probability p "
-           "(a dropped stick vanishes before it explodes)",
+        "read after the previous frame (before any write-back, as the authors' code) is undone with probability p "
+        "(a dropped stick vanishes before it explodes)",
         2: "fuel leak: once per city (RAM[0] % 4) per episode, each frame with probability p, the tank drops to "
-           "half (fuel used RAM[86] set to 12 if it was below)",
+        "half (fuel used RAM[86] set to 12 if it was below)",
         3: "city switch: each frame with probability p the maze becomes another city's, drawn uniformly among the "
-           "other three (RAM[0] % 4; the robber stays where he is)",
+        "other three (RAM[0] % 4; the robber stays where he is)",
         4: "empty bank: a frame where a bank slot (RAM[24:27]) stops being a bank pays 0 with probability p",
     },
     blackout={
@@ -388,24 +446,35 @@ BANKHEIST = Game(
         1: ("hide the robber's car: RAM[8] = 155, RAM[28] = 12", {8: 155, 28: 12}),
         2: ("hide the fuel use: the gauge shows full (RAM[86] = 0)", {BANKHEIST_FUEL: 0}),
         3: ("hide the city blocks: RAM[66] = RAM[68] = 0", {66: 0, 68: 0}),
-        4: ("blend city blocks and walls into the background: RAM[69] = the city's colour (30, 190, 46, 126 for "
-            "RAM[0] % 4 = 0-3)", {69: Lookup(BANKHEIST_CITY, (30, 190, 46, 126))}),
-        5: ("hide the banks: bank slots (253) of RAM[24:27] set to empty (255)",
-            {a: Replace(BANKHEIST_EMPTY, old=BANKHEIST_BANK) for a in BANKHEIST_SLOTS}),
-        6: ("hide the police: police slots (254) of RAM[24:27] set to empty (255)",
-            {a: Replace(BANKHEIST_EMPTY, old=BANKHEIST_POLICE) for a in BANKHEIST_SLOTS}),
+        4: (
+            "blend city blocks and walls into the background: RAM[69] = the city's colour (30, 190, 46, 126 for "
+            "RAM[0] % 4 = 0-3)",
+            {69: Lookup(BANKHEIST_CITY, (30, 190, 46, 126))},
+        ),
+        5: (
+            "hide the banks: bank slots (253) of RAM[24:27] set to empty (255)",
+            {a: Replace(BANKHEIST_EMPTY, old=BANKHEIST_BANK) for a in BANKHEIST_SLOTS},
+        ),
+        6: (
+            "hide the police: police slots (254) of RAM[24:27] set to empty (255)",
+            {a: Replace(BANKHEIST_EMPTY, old=BANKHEIST_POLICE) for a in BANKHEIST_SLOTS},
+        ),
     },
     notes="Not in the paper (an extra of the authors' repository); presets from the authors' Exp_configs.json, "
-          "whose single type-5 config is named 5A here. As in the authors' code, a type-1 replacement action is "
-          "drawn from the first 10 actions (the moves and FIRE, not the 8 move+FIRE actions), so random actions "
-          "rarely drop dynamite. City switch (type 2 mode 3): the authors' code writes the new city (0-3) into "
-          "the city counter, which sends a robber past the 4th city back to the first round; here the counter's "
-          "rounds (RAM[0] // 4) are kept and only the maze changes.",
+    "whose single type-5 config is named 5A here. As in the authors' code, a type-1 replacement action is "
+    "drawn from the first 10 actions (the moves and FIRE, not the 8 move+FIRE actions), so random actions "
+    "rarely drop dynamite. City switch (type 2 mode 3): the authors' code writes the new city (0-3) into "
+    "the city counter, which sends a robber past the 4th city back to the first round; here the counter's "
+    "rounds (RAM[0] // 4) are kept and only the maze changes.",
     presets={
         "Type1": {"type": 1, "prob": 0.3},
         "Type2": {"type": 2, "mode": 3, "prob": 0.001},
-        "Type3": {"type": 3, "schedule": "cyclic", "threshold": 600,
-                  "concept": {"type": 5, "kind": "ram", "mode": 3, "prob": 0.75}},
+        "Type3": {
+            "type": 3,
+            "schedule": "cyclic",
+            "threshold": 600,
+            "concept": {"type": 5, "kind": "ram", "mode": 3, "prob": 0.75},
+        },
         "Default": {"type": 4},
         "5A": {"type": 5, "kind": "ram", "mode": 3, "prob": 0.75},
     },
@@ -417,14 +486,16 @@ GAMES: Mapping[str, Game] = MappingProxyType({g.name: g for g in (BREAKOUT, BOXI
 
 #: The paper's taxonomy (Table 1), paper numbering -> (class, sub-type). The authors' refactored code
 #: (after 2025-09) renames 1, 2, 3, 4, 5 to "1", "2.1", "2.2", "3.1", "3.2".
-TAXONOMY: Mapping[int, str] = MappingProxyType({
-    0: "deterministic: RAM observation with state labels (the `full` variant here)",
-    1: "intrinsic, action dependent: the action is replaced by a uniform random one with probability p",
-    2: "intrinsic, action independent, random: game-specific random events",
-    3: "intrinsic, action independent, concept drift: default game, then a type-1, -2 or -5 concept",
-    4: "partially observed, representation learning: the default game (the baseline)",
-    5: "partially observed, missing state variables: crop, blackout or RAM-edited observations",
-})
+TAXONOMY: Mapping[int, str] = MappingProxyType(
+    {
+        0: "deterministic: RAM observation with state labels (the `full` variant here)",
+        1: "intrinsic, action dependent: the action is replaced by a uniform random one with probability p",
+        2: "intrinsic, action independent, random: game-specific random events",
+        3: "intrinsic, action independent, concept drift: default game, then a type-1, -2 or -5 concept",
+        4: "partially observed, representation learning: the default game (the baseline)",
+        5: "partially observed, missing state variables: crop, blackout or RAM-edited observations",
+    }
+)
 #: The preset names of the IDs, in table order, with the taxonomy type of each.
 PRESET_TYPES: Mapping[str, int] = MappingProxyType(
     {"Type1": 1, "Type2": 2, "Type3": 3, "Default": 4, "5A": 5, "5B": 5, "5C": 5}

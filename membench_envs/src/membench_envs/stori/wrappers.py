@@ -301,9 +301,14 @@ class MaskObservation(FrameWrapper):
         self.kind, self.mode, self.noop = concept.kind, concept.mode, noop
         # (rows, columns, a block of the region's shape filled with its colour): a plain copy per frame, much
         # cheaper than broadcasting the colour into the region
-        self.fills = tuple((slice(y0, y1 + 1), slice(x0, x1 + 1),
-                            np.tile(np.array(colour, dtype=np.uint8), (y1 + 1 - y0, x1 + 1 - x0, 1)))
-                           for (x0, x1, y0, y1), colour in (game.fills(self.mode) if self.kind == "blackout" else ()))
+        self.fills = tuple(
+            (
+                slice(y0, y1 + 1),
+                slice(x0, x1 + 1),
+                np.tile(np.array(colour, dtype=np.uint8), (y1 + 1 - y0, x1 + 1 - x0, 1)),
+            )
+            for (x0, x1, y0, y1), colour in (game.fills(self.mode) if self.kind == "blackout" else ())
+        )
         self.edits = game.ram_edits[self.mode][1] if self.kind == "ram" else {}
 
     def mask(self, frame: np.ndarray, ale) -> None:
@@ -337,23 +342,27 @@ def crop(frame: np.ndarray, mode: int, rng: np.random.Generator) -> None:
     if mode == 1:
         frame[:, : w // 2] = 0
     elif mode == 2:
-        frame[:, w // 2:] = 0
+        frame[:, w // 2 :] = 0
     elif mode == 3:
         frame[: h // 2] = 0
     elif mode == 4:
-        frame[h // 2:] = 0
+        frame[h // 2 :] = 0
     elif mode == 5:
         cx, cy = int(rng.integers(w)), int(rng.integers(h))
         r = CROP_RADIUS
         keep = np.zeros((h, w), dtype=np.uint8)  # 1 inside the disc (clipped to the frame), 0 outside
         y0, y1, x0, x1 = max(cy - r, 0), min(cy + r + 1, h), max(cx - r, 0), min(cx + r + 1, w)
-        keep[y0:y1, x0:x1] = _DISC[y0 - cy + r:y1 - cy + r, x0 - cx + r:x1 - cx + r]
+        keep[y0:y1, x0:x1] = _DISC[y0 - cy + r : y1 - cy + r, x0 - cx + r : x1 - cx + r]
         np.multiply(frame, keep[..., None], out=frame)
 
 
 #: The type-2 wrapper of each game.
-EVENTS: dict[str, type[FrameWrapper]] = {"Breakout": BreakoutEvents, "Boxing": BoxingEvents,
-                                         "Gopher": GopherEvents, "BankHeist": BankHeistEvents}
+EVENTS: dict[str, type[FrameWrapper]] = {
+    "Breakout": BreakoutEvents,
+    "Boxing": BoxingEvents,
+    "Gopher": GopherEvents,
+    "BankHeist": BankHeistEvents,
+}
 
 
 def make_wrapper(concept: Concept, game: Game, num_actions: int, noop) -> FrameWrapper:

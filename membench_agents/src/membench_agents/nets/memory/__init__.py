@@ -39,5 +39,17 @@ def make_core(name: str, input_dim: int, hidden_size: int, **kwargs) -> MemoryCo
     return CORES[key](int(input_dim), int(hidden_size), **kwargs)
 
 
-__all__ = ["CORES", "SEQUENCE_MODES", "GRUCore", "GTrXLCore", "LSTMCore", "MLPCore", "MemoryCore", "SegmentPlan",
-           "State", "layout_segments", "make_core", "plan_segments"]
+__all__ = [
+    "CORES",
+    "SEQUENCE_MODES",
+    "GRUCore",
+    "GTrXLCore",
+    "LSTMCore",
+    "MLPCore",
+    "MemoryCore",
+    "SegmentPlan",
+    "State",
+    "layout_segments",
+    "make_core",
+    "plan_segments",
+]

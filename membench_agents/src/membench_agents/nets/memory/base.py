@@ -79,8 +79,9 @@ class MLPCore(MemoryCore):
 
     def __init__(self, input_dim: int, hidden_size: int):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(input_dim, hidden_size), nn.Tanh(),
-                                 nn.Linear(hidden_size, hidden_size), nn.Tanh())
+        self.net = nn.Sequential(
+            nn.Linear(input_dim, hidden_size), nn.Tanh(), nn.Linear(hidden_size, hidden_size), nn.Tanh()
+        )
         for m in self.net:
             if isinstance(m, nn.Linear):
                 nn.init.orthogonal_(m.weight, 2**0.5)

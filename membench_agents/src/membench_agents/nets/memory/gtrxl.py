@@ -128,7 +128,7 @@ class GTrXLBlock(nn.Module):
     def forward(self, x: Tensor, memory: Tensor, distance: Tensor, allowed: Tensor) -> Tensor:
         """``x [B, T, D]`` (this layer's inputs), ``memory [B, M, D]`` (its inputs at the M steps before)."""
         keys = self.norm_attn(torch.cat([memory, x], dim=1))
-        y = self.attn(keys[:, memory.shape[1]:], keys, distance, allowed)
+        y = self.attn(keys[:, memory.shape[1] :], keys, distance, allowed)
         x = self.gate_attn(x, F.relu(y))
         return self.gate_ff(x, F.relu(self.ff(self.norm_ff(x))))
 
@@ -148,18 +148,30 @@ class GTrXLCore(MemoryCore):
 
     recurrent = True  # it carries a state (the memory) between calls
 
-    def __init__(self, input_dim: int, hidden_size: int, n_layers: int = 2, n_heads: int = 4, window: int = 16,
-                 ff_size: int | None = None, gate_bias: float = 2.0):
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_size: int,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        window: int = 16,
+        ff_size: int | None = None,
+        gate_bias: float = 2.0,
+    ):
         super().__init__()
-        check_options(dict(n_layers=n_layers, n_heads=n_heads, window=window, ff_size=ff_size, gate_bias=gate_bias),
-                      hidden_size, "GTrXLCore")
+        check_options(
+            dict(n_layers=n_layers, n_heads=n_heads, window=window, ff_size=ff_size, gate_bias=gate_bias),
+            hidden_size,
+            "GTrXLCore",
+        )
         self.hidden_size = self.out_dim = hidden_size
         self.n_layers, self.n_heads, self.window = n_layers, n_heads, window
         self.context_length = window
         self.effective_context = n_layers * (window - 1) + 1
         self.embed = nn.Linear(input_dim, hidden_size)
-        self.blocks = nn.ModuleList(GTrXLBlock(hidden_size, n_heads, ff_size or hidden_size, window, gate_bias)
-                                    for _ in range(n_layers))
+        self.blocks = nn.ModuleList(
+            GTrXLBlock(hidden_size, n_heads, ff_size or hidden_size, window, gate_bias) for _ in range(n_layers)
+        )
         self.norm_out = nn.LayerNorm(hidden_size)
 
     @property
@@ -171,8 +183,10 @@ class GTrXLCore(MemoryCore):
         w = self.embed.weight
         device = w.device if device is None else device
         M = self.memory_length
-        return (torch.zeros(batch_size, self.n_layers, M, self.hidden_size, device=device, dtype=w.dtype),
-                torch.zeros(batch_size, M, device=device, dtype=torch.bool))
+        return (
+            torch.zeros(batch_size, self.n_layers, M, self.hidden_size, device=device, dtype=w.dtype),
+            torch.zeros(batch_size, M, device=device, dtype=torch.bool),
+        )
 
     def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """See :class:`MemoryCore`; one call runs the whole sequence (every step attends in parallel)."""
@@ -181,8 +195,9 @@ class GTrXLCore(MemoryCore):
         M = self.memory_length
         want = [(B, self.n_layers, M, self.hidden_size), (B, M)]
         if len(state) != 2 or [tuple(s.shape) for s in state] != want:
-            raise ValueError(f"GTrXLCore state must be (memory {want[0]}, valid {want[1]}), "
-                             f"got {[tuple(s.shape) for s in state]}")
+            raise ValueError(
+                f"GTrXLCore state must be (memory {want[0]}, valid {want[1]}), got {[tuple(s.shape) for s in state]}"
+            )
         memory, valid = state
         dev = x.device
         # Episode index of every step, counted from the sequence start: the memory's steps are episode 0, a
@@ -211,7 +226,8 @@ class GTrXLCore(MemoryCore):
 #: The keyword arguments of :class:`GTrXLCore` beyond ``input_dim`` and ``hidden_size`` (the keys of a config's
 #: GTrXL section), with their defaults.
 OPTIONS: dict[str, object] = {
-    name: p.default for name, p in inspect.signature(GTrXLCore.__init__).parameters.items()
+    name: p.default
+    for name, p in inspect.signature(GTrXLCore.__init__).parameters.items()
     if name not in ("self", "input_dim", "hidden_size")
 }
 
@@ -228,8 +244,7 @@ def check_options(options: dict, hidden_size: int, where: str) -> None:
         if allow_none and v is None:
             return
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(f"{where}.{name} must be an integer >= {low}{' or null' if allow_none else ''}, "
-                             f"got {v!r}")
+            raise ValueError(f"{where}.{name} must be an integer >= {low}{' or null' if allow_none else ''}, got {v!r}")
 
     integer("n_layers", 1)
     integer("n_heads", 1)

@@ -87,8 +87,17 @@ from membench_envs.envs.core.params import check_kwargs, check_seed
 from membench_envs.envs.core.wrap import check_action
 
 #: What the ``full`` variant adds to ``partial`` (see the module docstring).
-FULL_KEYS = ("agent_pos", "agent_dir", "target_pos", "target_vec", "targets_pos", "targets_vec", "targets_color",
-             "maze_layout", "time")
+FULL_KEYS = (
+    "agent_pos",
+    "agent_dir",
+    "target_pos",
+    "target_vec",
+    "targets_pos",
+    "targets_vec",
+    "targets_color",
+    "maze_layout",
+    "time",
+)
 
 
 class MujocoRenderError(RuntimeError):
@@ -210,18 +219,20 @@ class MemoryMaze(gym.Env):
         elif self.obs_variant == "oracle":
             self.observation_space = gym.spaces.Dict({**partial, "oracle": self.oracle_space})
         else:
-            self.observation_space = gym.spaces.Dict({
-                **partial,
-                "agent_pos": pos,
-                "agent_dir": direction,
-                "target_pos": pos,
-                "target_vec": gym.spaces.Box(-reach, reach, (2,), np.float32),
-                "targets_pos": gym.spaces.Box(0.0, s, (n, 2), np.float32),
-                "targets_vec": gym.spaces.Box(-reach, reach, (n, 2), np.float32),
-                "targets_color": gym.spaces.Box(0.0, 1.0, (n, 3), np.float32),
-                "maze_layout": gym.spaces.Box(0, 1, (self.size, self.size), np.uint8),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-            })
+            self.observation_space = gym.spaces.Dict(
+                {
+                    **partial,
+                    "agent_pos": pos,
+                    "agent_dir": direction,
+                    "target_pos": pos,
+                    "target_vec": gym.spaces.Box(-reach, reach, (2,), np.float32),
+                    "targets_pos": gym.spaces.Box(0.0, s, (n, 2), np.float32),
+                    "targets_vec": gym.spaces.Box(-reach, reach, (n, 2), np.float32),
+                    "targets_color": gym.spaces.Box(0.0, 1.0, (n, 3), np.float32),
+                    "maze_layout": gym.spaces.Box(0, 1, (self.size, self.size), np.uint8),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                }
+            )
         self.action_space = gym.spaces.Discrete(6)
         self._dm: Any = None  # the package's dm_env task, built at the first reset (and at every seeded one)
         self._t = 0
@@ -269,17 +280,19 @@ class MemoryMaze(gym.Env):
         if self.obs_variant == "oracle":
             obs["oracle"] = oracle.copy()
         elif self.obs_variant == "full":
-            obs.update({
-                "agent_pos": oracle[0:2].copy(),
-                "agent_dir": agent_dir,
-                "target_pos": oracle[4:6].copy(),
-                "target_vec": np.asarray(o["target_vec"], dtype=np.float32),
-                "targets_pos": np.asarray(o["targets_pos"], dtype=np.float32),
-                "targets_vec": np.asarray(o["targets_vec"], dtype=np.float32),
-                "targets_color": self.targets_color(),
-                "maze_layout": layout,
-                "time": np.array([self._t / self.T], dtype=np.float32),
-            })
+            obs.update(
+                {
+                    "agent_pos": oracle[0:2].copy(),
+                    "agent_dir": agent_dir,
+                    "target_pos": oracle[4:6].copy(),
+                    "target_vec": np.asarray(o["target_vec"], dtype=np.float32),
+                    "targets_pos": np.asarray(o["targets_pos"], dtype=np.float32),
+                    "targets_vec": np.asarray(o["targets_vec"], dtype=np.float32),
+                    "targets_color": self.targets_color(),
+                    "maze_layout": layout,
+                    "time": np.array([self._t / self.T], dtype=np.float32),
+                }
+            )
         return obs, oracle
 
     # --- gymnasium API --------------------------------------------------------------------------------------
@@ -332,9 +345,11 @@ def make_memory_maze(render_mode: str | None = None, **kwargs: Any) -> gym.Env:
     """
     valid = f"valid: {', '.join(RENDER_MODES)} (or None)"
     if render_mode == "human":
-        raise ValueError(f"render_mode='human' is not supported by Memory Maze: gymnasium's HumanRendering opens a "
-                         f"pygame window, which breaks MuJoCo's offscreen OpenGL context in the same process; {valid}; "
-                         "to watch an episode, record its 'rgb_array' frames (e.g. gymnasium.wrappers.RecordVideo)")
+        raise ValueError(
+            f"render_mode='human' is not supported by Memory Maze: gymnasium's HumanRendering opens a "
+            f"pygame window, which breaks MuJoCo's offscreen OpenGL context in the same process; {valid}; "
+            "to watch an episode, record its 'rgb_array' frames (e.g. gymnasium.wrappers.RecordVideo)"
+        )
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"unknown render_mode {render_mode!r}; {valid}")
     if render_mode == "rgb_array_list":

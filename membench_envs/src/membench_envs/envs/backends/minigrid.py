@@ -86,11 +86,13 @@ class MiniGridMemory(gym.Env):
             self.observation_space = gym.spaces.Dict({"image": view, "oracle": oracle})
         else:
             s = self.size
-            self.observation_space = gym.spaces.Dict({
-                "image": gym.spaces.Box(0, 255, (s, s, 3), dtype=np.uint8),
-                "agent": gym.spaces.Box(np.zeros(3), np.array([s - 1, s - 1, 3]), dtype=np.int64),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), dtype=np.float32),
-            })
+            self.observation_space = gym.spaces.Dict(
+                {
+                    "image": gym.spaces.Box(0, 255, (s, s, 3), dtype=np.uint8),
+                    "agent": gym.spaces.Box(np.zeros(3), np.array([s - 1, s - 1, 3]), dtype=np.int64),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), dtype=np.float32),
+                }
+            )
         self._started = False
         self._done = False
 

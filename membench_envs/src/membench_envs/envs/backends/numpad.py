@@ -200,8 +200,10 @@ class Numpad(gym.Env):
         self.size, self.n = p["numpad_size"], p["sequence_length"]
         self.tiles = self.size * self.size
         if self.n > self.tiles:
-            raise ValueError(f"Numpad: sequence_length={self.n} is not allowed; a {self.size}x{self.size} pad has "
-                             f"{self.tiles} tiles, so sequence_length must be <= {self.tiles}")
+            raise ValueError(
+                f"Numpad: sequence_length={self.n} is not allowed; a {self.size}x{self.size} pad has "
+                f"{self.tiles} tiles, so sequence_length must be <= {self.tiles}"
+            )
         self.T = EPISODE_LENGTH[self.mode] if p["max_steps"] is None else p["max_steps"]
         self.speed_cap, self.obs_mode, self.image_size = p["speed_cap"], p["obs_mode"], p["image_size"]
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -212,8 +214,9 @@ class Numpad(gym.Env):
         mj = self._mujoco
         self.model = mj.MjModel.from_xml_string(model_xml(self.size))
         self.data = mj.MjData(self.model)
-        self._tile_geoms = np.array([mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_GEOM, f"tile{k}")
-                                     for k in range(self.tiles)])
+        self._tile_geoms = np.array(
+            [mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_GEOM, f"tile{k}") for k in range(self.tiles)]
+        )
         self._camera_id = mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_CAMERA, "top")
         self._renderers: dict[int, Any] = {}
         _LIVE.add(self)
@@ -353,8 +356,10 @@ class Numpad(gym.Env):
         shown = self._shown.astype(np.float32)
         if self.rolling:
             d = self.data
-            head = np.array([d.qpos[0] / self.pad, d.qpos[1] / self.pad, d.qvel[0] / MAX_SPEED,
-                             d.qvel[1] / MAX_SPEED], dtype=np.float32)
+            head = np.array(
+                [d.qpos[0] / self.pad, d.qpos[1] / self.pad, d.qvel[0] / MAX_SPEED, d.qvel[1] / MAX_SPEED],
+                dtype=np.float32,
+            )
             return np.concatenate([head, shown])
         ball = np.zeros(self.tiles, dtype=np.float32)
         ball[self.cell[0] * self.size + self.cell[1]] = 1.0
@@ -402,9 +407,11 @@ class Numpad(gym.Env):
             return renderer.render(self.data, self._camera_id)
         except Exception as exc:
             backend = self._gl or "egl"
-            raise RuntimeError(f"{self.env_id}: MuJoCo could not render through {backend} ({type(exc).__name__}: "
-                               f"{exc}). Fix (Debian/Ubuntu, as root): apt-get install "
-                               f"{render_error_hint(backend)}") from exc
+            raise RuntimeError(
+                f"{self.env_id}: MuJoCo could not render through {backend} ({type(exc).__name__}: "
+                f"{exc}). Fix (Debian/Ubuntu, as root): apt-get install "
+                f"{render_error_hint(backend)}"
+            ) from exc
 
     def render(self):
         """``"rgb_array"``: the pad from above, 240 x 240 uint8 (lit tiles as last observed); None otherwise."""
@@ -507,7 +514,9 @@ class Numpad(gym.Env):
         values = np.asarray(state["mujoco_state"], dtype=np.float64)
         spec = mj.mjtState.mjSTATE_INTEGRATION
         if values.shape != (mj.mj_stateSize(self.model, spec),):
-            raise ValueError(f"{self.env_id}: the saved MuJoCo state has {values.size} values, this pad needs "
-                             f"{mj.mj_stateSize(self.model, spec)}; it was saved from another configuration")
+            raise ValueError(
+                f"{self.env_id}: the saved MuJoCo state has {values.size} values, this pad needs "
+                f"{mj.mj_stateSize(self.model, spec)}; it was saved from another configuration"
+            )
         mj.mj_setState(self.model, self.data, values, spec)
         mj.mj_forward(self.model, self.data)

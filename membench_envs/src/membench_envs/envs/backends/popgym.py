@@ -345,6 +345,7 @@ def _board_cleared(task: POPGymTask, terminated: bool, truncated: bool) -> bool 
 
 # --- pictures, per family --------------------------------------------------------------------------------------
 
+
 def _grid_canvas(rows: int, cols: int, target: int = 384) -> tuple[draw.Canvas, int, int]:
     c = draw.cell_size(max(rows, cols), target, 6, 40)
     m = 8
@@ -378,8 +379,9 @@ def _minesweeper_picture(task: POPGymTask) -> draw.Canvas:
             x0, y0 = m + k * c, m + r * c
             if hidden == 2:
                 canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, draw.FLOOR)
-                canvas.text_centered(x0 + c / 2, y0 + c / 2, str(int(e.neighbor_grid[r, k])), draw.TEXT,
-                                     max(c // 12, 1))
+                canvas.text_centered(
+                    x0 + c / 2, y0 + c / 2, str(int(e.neighbor_grid[r, k])), draw.TEXT, max(c // 12, 1)
+                )
             else:
                 color = draw.dim(draw.BAD, 0.6) if hidden == 1 else draw.dim(draw.HIDDEN, 0.7)
                 canvas.rect(x0 + 1, y0 + 1, x0 + c - 1, y0 + c - 1, color)
@@ -472,8 +474,10 @@ def _strips_picture(task: POPGymTask) -> draw.Canvas:
     height = (rows(obs.size) + rows(oracle.size)) * c + gap + 2 * m + 8
     canvas = draw.Canvas(height, max(width, 64))
     y = m
-    for values, lo, hi in ((obs, task._obs_flat.low, task._obs_flat.high),
-                           (oracle, task._oracle_low, task._oracle_high)):
+    for values, lo, hi in (
+        (obs, task._obs_flat.low, task._obs_flat.high),
+        (oracle, task._oracle_low, task._oracle_high),
+    ):
         span = np.where(np.isfinite(hi - lo) & (hi - lo > 0), np.maximum(np.abs(lo), np.abs(hi)), np.inf)
         level = np.where(np.isfinite(span), values / np.where(np.isfinite(span), span, 1), np.tanh(values))
         for j, v in enumerate(np.clip(level, -1.0, 1.0)):
@@ -517,30 +521,50 @@ FAMILIES: dict[str, Family] = {
     "RepeatFirst": Family(lambda t: _unit(4), _first_suit),
     "RepeatPrevious": Family(lambda t: _unit(4 * t.inner.k), _last_k_suits),
     "Autoencode": Family(lambda t: _unit(4 * t.inner.deck.num_cards), _suits_to_recite),
-    "CountRecall": Family(lambda t: _unit(t.inner.num_distinct_cards),
-                          lambda t: (t.inner.counts / t.inner.max_card_count).astype(np.float32)),
-    "PositionOnlyCartPole": Family(lambda t: _unbounded(2),  # the dropped velocities
-                                   lambda t: np.array([t.inner.state[1], t.inner.state[3]], dtype=np.float32),
-                                   **_CARTPOLE),
-    "VelocityOnlyCartPole": Family(lambda t: _unbounded(2),  # the dropped positions
-                                   lambda t: np.array([t.inner.state[0], t.inner.state[2]], dtype=np.float32),
-                                   **_CARTPOLE),
-    "NoisyPositionOnlyCartPole": Family(lambda t: _unbounded(4),  # the noiseless state
-                                        lambda t: np.asarray(t.inner.state, dtype=np.float32).copy(), **_CARTPOLE),
-    "PositionOnlyPendulum": Family(lambda t: (np.array([-t.inner.max_speed]), np.array([t.inner.max_speed])),
-                                   lambda t: np.array([t.inner.state[1]], dtype=np.float32), **_PENDULUM),
+    "CountRecall": Family(
+        lambda t: _unit(t.inner.num_distinct_cards),
+        lambda t: (t.inner.counts / t.inner.max_card_count).astype(np.float32),
+    ),
+    "PositionOnlyCartPole": Family(
+        lambda t: _unbounded(2),  # the dropped velocities
+        lambda t: np.array([t.inner.state[1], t.inner.state[3]], dtype=np.float32),
+        **_CARTPOLE,
+    ),
+    "VelocityOnlyCartPole": Family(
+        lambda t: _unbounded(2),  # the dropped positions
+        lambda t: np.array([t.inner.state[0], t.inner.state[2]], dtype=np.float32),
+        **_CARTPOLE,
+    ),
+    "NoisyPositionOnlyCartPole": Family(
+        lambda t: _unbounded(4),  # the noiseless state
+        lambda t: np.asarray(t.inner.state, dtype=np.float32).copy(),
+        **_CARTPOLE,
+    ),
+    "PositionOnlyPendulum": Family(
+        lambda t: (np.array([-t.inner.max_speed]), np.array([t.inner.max_speed])),
+        lambda t: np.array([t.inner.state[1]], dtype=np.float32),
+        **_PENDULUM,
+    ),
     "NoisyPositionOnlyPendulum": Family(
         lambda t: (np.array([-1.0, -1.0, -t.inner.max_speed]), np.array([1.0, 1.0, t.inner.max_speed])),
-        _pendulum_true_state, **_PENDULUM),
-    "MultiarmedBandit": Family(lambda t: _unit(2 * t.inner.num_bandits),  # pulls / L, then payouts / L per arm
-                               lambda t: (np.concatenate([t._pulls, t._payouts]) / t.inner.max_episode_length
-                                          ).astype(np.float32)),
+        _pendulum_true_state,
+        **_PENDULUM,
+    ),
+    "MultiarmedBandit": Family(
+        lambda t: _unit(2 * t.inner.num_bandits),  # pulls / L, then payouts / L per arm
+        lambda t: (np.concatenate([t._pulls, t._payouts]) / t.inner.max_episode_length).astype(np.float32),
+    ),
     "HigherLower": Family(lambda t: _unit(13), lambda t: (t.inner.state / (4 * t.inner.num_decks)).astype(np.float32)),
-    "Concentration": Family(lambda t: (t._obs_flat.low, t._obs_flat.high), _revealed_cards, _all_face_up,
-                            _concentration_picture),
+    "Concentration": Family(
+        lambda t: (t._obs_flat.low, t._obs_flat.high), _revealed_cards, _all_face_up, _concentration_picture
+    ),
     "Battleship": Family(lambda t: _unit(3 * t.inner.board_size**2), _shot_results, _fleet_sunk, _battleship_picture),
-    "MineSweeper": Family(lambda t: _unit(int(np.prod(t.inner.dims)) * _minesweeper_cells(t)), _revealed_counts,
-                          _board_cleared, _minesweeper_picture),
+    "MineSweeper": Family(
+        lambda t: _unit(int(np.prod(t.inner.dims)) * _minesweeper_cells(t)),
+        _revealed_counts,
+        _board_cleared,
+        _minesweeper_picture,
+    ),
     "LabyrinthExplore": _LABYRINTH,
     "LabyrinthEscape": _LABYRINTH,
 }

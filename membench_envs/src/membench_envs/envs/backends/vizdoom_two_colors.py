@@ -78,11 +78,25 @@ SCREEN = (180, 320)  # the engine's screen, rows x columns
 IMAGE = (64, 112)  # the observation, rows x columns (upstream's 112x64)
 #: Upstream's 8 button combinations over (TURN_LEFT, TURN_RIGHT, MOVE_FORWARD, MOVE_BACKWARD).
 ACTIONS = (
-    (1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1),
-    (1, 0, 1, 0), (1, 0, 0, 1), (0, 1, 1, 0), (0, 1, 0, 1),
+    (1, 0, 0, 0),
+    (0, 1, 0, 0),
+    (0, 0, 1, 0),
+    (0, 0, 0, 1),
+    (1, 0, 1, 0),
+    (1, 0, 0, 1),
+    (0, 1, 1, 0),
+    (0, 1, 0, 1),
 )
-ACTION_NAMES = ("left", "right", "forward", "backward", "left+forward", "left+backward", "right+forward",
-                "right+backward")
+ACTION_NAMES = (
+    "left",
+    "right",
+    "forward",
+    "backward",
+    "left+forward",
+    "left+backward",
+    "right+forward",
+    "right+backward",
+)
 GREEN, RED, MEDIKIT = 0, 1, 2  # item kinds in the full state
 #: "items" rewards per engine counter (AMMO2: good events, ITEMCOUNT: other events), per layout.
 ITEM_REWARDS = {"base": (1.0, -1.0), "hard": (1.0, -1.0), "delay": (5.0, 0.1)}
@@ -136,11 +150,14 @@ class ViZDoomTwoColors(gym.Env):
         elif self.obs_variant == "full":
             spaces.update(
                 good_colour=colour,
-                player=gym.spaces.Box(np.array([-2000, -2000, 0, -200], np.float32),
-                                      np.array([2000, 2000, 360, 200], np.float32)),
+                player=gym.spaces.Box(
+                    np.array([-2000, -2000, 0, -200], np.float32), np.array([2000, 2000, 360, 200], np.float32)
+                ),
                 pillar=gym.spaces.Discrete(2),
-                items=gym.spaces.Box(np.tile(np.array([0, -2000, -2000, 0], np.float32), (self.n_items, 1)),
-                                     np.tile(np.array([1, 2000, 2000, 2], np.float32), (self.n_items, 1))),
+                items=gym.spaces.Box(
+                    np.tile(np.array([0, -2000, -2000, 0], np.float32), (self.n_items, 1)),
+                    np.tile(np.array([1, 2000, 2000, 2], np.float32), (self.n_items, 1)),
+                ),
                 time=gym.spaces.Box(0.0, 1.0, (1,), np.float32),
             )
         self.observation_space = gym.spaces.Dict(spaces)
@@ -158,8 +175,7 @@ class ViZDoomTwoColors(gym.Env):
     def _init_game(self):
         vzd = self._vzd
         game = vzd.DoomGame()
-        game.set_doom_scenario_path(str(wad.scenario_path(self.layout, self.pillar_tics, self.delay_tics,
-                                                          self.armour)))
+        game.set_doom_scenario_path(str(wad.scenario_path(self.layout, self.pillar_tics, self.delay_tics, self.armour)))
         game.set_doom_map("map01")
         game.set_doom_config_path(str(wad.cache_dir() / "_vizdoom.ini"))  # not the working directory
         game.set_screen_resolution(vzd.ScreenResolution.RES_320X180)
@@ -168,8 +184,9 @@ class ViZDoomTwoColors(gym.Env):
             getattr(game, f"set_render_{setting}")(False)
         game.set_window_visible(False)
         game.set_sound_enabled(False)
-        game.set_available_buttons([vzd.Button.TURN_LEFT, vzd.Button.TURN_RIGHT, vzd.Button.MOVE_FORWARD,
-                                    vzd.Button.MOVE_BACKWARD])
+        game.set_available_buttons(
+            [vzd.Button.TURN_LEFT, vzd.Button.TURN_RIGHT, vzd.Button.MOVE_FORWARD, vzd.Button.MOVE_BACKWARD]
+        )
         V = vzd.GameVariable
         game.set_available_game_variables([V.HEALTH, V.POSITION_X, V.POSITION_Y, V.ANGLE, V.AMMO2, V.ITEMCOUNT])
         game.set_objects_info_enabled(self.obs_variant == "full")

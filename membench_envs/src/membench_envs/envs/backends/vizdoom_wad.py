@@ -90,7 +90,7 @@ def read_lumps(data: bytes) -> list[tuple[str, bytes]]:
     lumps = []
     for i in range(count):
         pos, size, name = struct.unpack_from("<ii8s", data, offset + 16 * i)
-        lumps.append((name.rstrip(b"\0").decode("ascii"), data[pos:pos + size]))
+        lumps.append((name.rstrip(b"\0").decode("ascii"), data[pos : pos + size]))
     return lumps
 
 
@@ -144,8 +144,9 @@ def textmap(layout: str, good: int) -> str:
             out.append(_block("thing", {"x": float(sx), "y": float(sy), "type": 9001, "id": tid, **_EVERYONE}))
         for i, colour in enumerate(COLOURS):
             vx, vy = VESTS[colour]
-            out.append(_block("thing", {"x": float(vx), "y": float(vy), "type": VEST_EDNUM + 2 * i + (i == good),
-                                        **_EVERYONE}))
+            out.append(
+                _block("thing", {"x": float(vx), "y": float(vy), "type": VEST_EDNUM + 2 * i + (i == good), **_EVERYONE})
+            )
     # The acid room (its walls face inside) and the block against its east wall (faces outside).
     nxt = _room(out, _box(ROOM_MIN, ROOM_MIN, ROOM_MAX, ROOM_MAX), "STONE2", 0, 0)
     bx0, by0, bx1, by1 = BLOCK
@@ -155,8 +156,10 @@ def textmap(layout: str, good: int) -> str:
     if delay:
         nxt = _room(out, _box(*CUE_ROOM), "CEMENT3", 1, nxt)
         _room(out, list(CHOICE_ROOM), "BRONZE4", 2, nxt)
-        sectors += [{"texturefloor": "FLOOR4_5", "textureceiling": "TLITE6_6", "heightceiling": 128},
-                    {"texturefloor": "FLAT5_2", "textureceiling": "CEIL3_4", "heightceiling": 128}]
+        sectors += [
+            {"texturefloor": "FLOOR4_5", "textureceiling": "TLITE6_6", "heightceiling": 128},
+            {"texturefloor": "FLAT5_2", "textureceiling": "CEIL3_4", "heightceiling": 128},
+        ]
     out += [_block("sector", sector) for sector in sectors]
     return "".join(out)
 
@@ -166,15 +169,15 @@ def _item(colour: str, good: bool, armour: bool = True) -> str:
     amount = -ITEM_HEALTH if good else ITEM_HEALTH
     # The counters the environment reads (also after the episode's end): a good item adds one bullet (AMMO2; the
     # player cannot shoot), a bad one counts as a found item (ITEMCOUNT).
-    count = "    TNT1 A 0 A_GiveInventory(\"Clip\", 1)\n" if good else ""
+    count = '    TNT1 A 0 A_GiveInventory("Clip", 1)\n' if good else ""
     # Upstream's items are armour: it is worn while Thing_Damage runs and taken away right after (its ClearInventory)
-    wear = f"    TNT1 A 0 A_GiveInventory(\"{ITEM_ARMOUR[colour]}\", 1)\n" if armour else ""
-    shed = "    TNT1 A 0 A_TakeInventory(\"BasicArmor\", 0)\n" if armour else ""
-    return f"""actor TwoColors{colour}{'Good' if good else 'Bad'} : CustomInventory
+    wear = f'    TNT1 A 0 A_GiveInventory("{ITEM_ARMOUR[colour]}", 1)\n' if armour else ""
+    shed = '    TNT1 A 0 A_TakeInventory("BasicArmor", 0)\n' if armour else ""
+    return f"""actor TwoColors{colour}{"Good" if good else "Bad"} : CustomInventory
 {{
   Radius {ITEM_RADIUS}
   Height 16
-  {'-' if good else '+'}COUNTITEM
+  {"-" if good else "+"}COUNTITEM
   +INVENTORY.ALWAYSPICKUP
   Inventory.PickupMessage ""
   States
@@ -216,8 +219,9 @@ def _drop(label: str, cls: str) -> str:
     """DECORATE lines that draw a free spot uniformly and drop ``cls`` there (20 units above the floor)."""
     lo, hi = ROOM_MIN + ITEM_RADIUS + 1, ROOM_MAX - ITEM_RADIUS - 1
     bx0, by0, _bx1, by1 = BLOCK
-    blocked = (f"user_x > {bx0 - ITEM_RADIUS - 1} && user_y > {by0 - ITEM_RADIUS - 1} && "
-               f"user_y < {by1 + ITEM_RADIUS + 1}")
+    blocked = (
+        f"user_x > {bx0 - ITEM_RADIUS - 1} && user_y > {by0 - ITEM_RADIUS - 1} && user_y < {by1 + ITEM_RADIUS + 1}"
+    )
     return f"""  {label}:
     TNT1 A 0 A_SetUserVar("user_x", random({lo}, {hi}))
     TNT1 A 0 A_SetUserVar("user_y", random({lo}, {hi}))
@@ -261,12 +265,14 @@ def _director(good: int) -> str:
 def _delay_actors() -> list[str]:
     """The delay layout's medikit (a Doom medikit that also counts as a found item, ITEMCOUNT), its two vests
     (touching one ends the map; the pillar's colour also adds a bullet, AMMO2) and the player's two moves."""
-    parts = ["""actor TwoColorsMedikit : Medikit
+    parts = [
+        """actor TwoColorsMedikit : Medikit
 {
   +COUNTITEM
   Inventory.PickupMessage ""
 }
-"""]
+"""
+    ]
     for i, colour in enumerate(COLOURS):
         sprite = ITEM_SPRITES[colour]
         for good in (False, True):
@@ -291,8 +297,10 @@ def _delay_actors() -> list[str]:
 }}
 """)
     # The player's two moves: given to the player, these run on it (tid 0 = the player).
-    for room, (tid, settle) in {"Acid": (20, "    TNT1 A 0 A_Stop\n    TNT1 A 0 A_SetAngle(0)\n"),
-                                "Choice": (21, "")}.items():
+    for room, (tid, settle) in {
+        "Acid": (20, "    TNT1 A 0 A_Stop\n    TNT1 A 0 A_SetAngle(0)\n"),
+        "Choice": (21, ""),
+    }.items():
         parts.append(f"""actor TwoColorsTo{room}Room : CustomInventory
 {{
   +INVENTORY.ALWAYSPICKUP
@@ -339,8 +347,9 @@ def decorate(pillar_tics: int | None, delay_tics: int = DELAY_TICS, armour: bool
     return "\n".join(parts)
 
 
-def build_scenario(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS,
-                   armour: bool = True) -> bytes:
+def build_scenario(
+    layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS, armour: bool = True
+) -> bytes:
     """The scenario WAD: DECORATE, then MAP01 (green good) and MAP02 (red good)."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; valid: {', '.join(LAYOUTS)}")
@@ -366,8 +375,9 @@ def cache_dir() -> Path:
         return fallback
 
 
-def scenario_path(layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS,
-                  armour: bool = True) -> Path:
+def scenario_path(
+    layout: str = "base", pillar_tics: int | None = 90, delay_tics: int = DELAY_TICS, armour: bool = True
+) -> Path:
     """The scenario WAD on disk, written on first use (atomically; the name carries the content hash)."""
     data = build_scenario(layout, pillar_tics, delay_tics, armour)
     digest = hashlib.sha256(data).hexdigest()[:16]

@@ -116,8 +116,9 @@ class HeadlessRenderer:
         mj = self._mujoco
         self._gl.make_current()
         self._camera.fixedcamid = camera_id
-        mj.mjv_updateScene(self._model, data, self._option, None, self._camera, mj.mjtCatBit.mjCAT_ALL.value,
-                           self._scene)
+        mj.mjv_updateScene(
+            self._model, data, self._option, None, self._camera, mj.mjtCatBit.mjCAT_ALL.value, self._scene
+        )
         mj.mjr_render(self._rect, self._scene, self._context)
         mj.mjr_readPixels(self._pixels, None, self._rect, self._context)
         return np.flipud(self._pixels).copy()  # OpenGL's rows run bottom-up

@@ -22,8 +22,13 @@ from membench_envs.envs.core.params import VARIANTS, Param, check_kwargs, check_
 #: The extra kwargs of ``gym.make_vec`` on the native batched path (:class:`NativeVectorEnv`).
 VECTOR_PARAMS: tuple[Param, ...] = (
     Param("num_envs", "int", 1, low=1, doc="environments stepped together"),
-    Param("autoreset_mode", "choice", "NextStep", choices=("NextStep", "SameStep", "next_step", "same_step"),
-          doc="gymnasium's AutoresetMode (the enum or its value)"),
+    Param(
+        "autoreset_mode",
+        "choice",
+        "NextStep",
+        choices=("NextStep", "SameStep", "next_step", "same_step"),
+        doc="gymnasium's AutoresetMode (the enum or its value)",
+    ),
     Param("max_episode_steps", "int", None, low=1, none_ok=True, doc="kept for introspection; T is the task's own"),
 )
 
@@ -185,8 +190,10 @@ class NativeEnv(gym.Env):
     def step(self, action):
         check_can_step(self._started, self._done)
         space = self.action_space
-        if type(action) in (int, np.int64) and isinstance(space, gym.spaces.Discrete) and (
-            space.start <= action < space.start + space.n
+        if (
+            type(action) in (int, np.int64)
+            and isinstance(space, gym.spaces.Discrete)
+            and (space.start <= action < space.start + space.n)
         ):  # the common case, checked without numpy
             a = np.array([action], dtype=np.int64)
         else:
@@ -271,8 +278,10 @@ class NativeVectorEnv(VectorEnv):
                 raise ValueError(f"{owner}: got {len(seed)} seeds for {n} environments")
             seeds = [check_seed(s, owner) for s in seed]
         else:
-            raise TypeError(f"{owner}: seed={seed!r} is not allowed; seed must be None, an int >= 0 or a list of "
-                            f"{n} ints >= 0 / None")
+            raise TypeError(
+                f"{owner}: seed={seed!r} is not allowed; seed must be None, an int >= 0 or a list of "
+                f"{n} ints >= 0 / None"
+            )
         mask = self._reset_mask(options, owner)
         rows = np.flatnonzero(mask)
         if seed is not None and seeds[rows[0]] is not None:
@@ -341,8 +350,12 @@ class NativeVectorEnv(VectorEnv):
         else:
             if done.any():
                 final_obs = self.core.observe(self.obs_variant)
-                final_info = {"success": self.core.success.copy(), "_success": done.copy(),
-                              "oracle": self.core.oracle(), "_oracle": done.copy()}
+                final_info = {
+                    "success": self.core.success.copy(),
+                    "_success": done.copy(),
+                    "oracle": self.core.oracle(),
+                    "_oracle": done.copy(),
+                }
                 self.core.begin(np.flatnonzero(done))
                 info["final_obs"] = final_obs
                 info["_final_obs"] = done.copy()

@@ -61,8 +61,10 @@ class Param:
             raise ValueError(f"Param {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"Param {self.name}: a choice needs choices")
-        if self.kind == "choice" and not (all(isinstance(c, str) for c in self.choices)
-                                          or all(_number(c, integer=True) is not None for c in self.choices)):
+        if self.kind == "choice" and not (
+            all(isinstance(c, str) for c in self.choices)
+            or all(_number(c, integer=True) is not None for c in self.choices)
+        ):
             raise ValueError(f"Param {self.name}: choices must be all strings or all ints")
         if self.kind in ("ints", "floats") and self.length is None and self.max_length is None:
             raise ValueError(f"Param {self.name}: a sequence of any length needs max_length")
@@ -90,8 +92,11 @@ class Param:
             n = self.length if not isinstance(self.length, tuple) else " or ".join(map(str, self.length))
             noun = "ints" if self.kind == "ints" else "numbers"
             bounds = self._bounds()
-            text = (f"a sequence of {n} {noun}" if n is not None
-                    else f"a non-empty sequence of at most {self.max_length} {noun}")
+            text = (
+                f"a sequence of {n} {noun}"
+                if n is not None
+                else f"a non-empty sequence of at most {self.max_length} {noun}"
+            )
             if bounds:
                 text += f", each {bounds}"
         return text + (", or None" if self.none_ok else "")

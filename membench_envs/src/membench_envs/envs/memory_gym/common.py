@@ -33,7 +33,7 @@ def _span(mask: np.ndarray, y: int, x0: int, x1: int) -> None:
     if 0 <= y < h:
         a, b = max(x0, 0), min(x1, w - 1)
         if a <= b:
-            mask[y, a:b + 1] = True
+            mask[y, a : b + 1] = True
 
 
 def _vspan(mask: np.ndarray, x: int, y0: int, y1: int) -> None:
@@ -42,7 +42,7 @@ def _vspan(mask: np.ndarray, x: int, y0: int, y1: int) -> None:
     if 0 <= x < w:
         a, b = max(y0, 0), min(y1, h - 1)
         if a <= b:
-            mask[a:b + 1, x] = True
+            mask[a : b + 1, x] = True
 
 
 def filled_circle(mask: np.ndarray, cx: float, cy: float, radius: float) -> None:
@@ -304,13 +304,20 @@ class Sprites:
             self.offsets[:, i] = a[pad], b[pad]
             self.colours[i] = colours[i][a[pad], b[pad]]
 
-    def draw(self, flat: np.ndarray, which: np.ndarray, corner: np.ndarray, images: np.ndarray | None = None,
-             size: int = SCREEN) -> None:
+    def draw(
+        self,
+        flat: np.ndarray,
+        which: np.ndarray,
+        corner: np.ndarray,
+        images: np.ndarray | None = None,
+        size: int = SCREEN,
+    ) -> None:
         """Draw sprite ``which[j]`` with its corner at ``corner[j]`` (pictures' axis order) on picture
         ``images[j]`` (default j) of ``flat`` (m, size² + 1, 3), see :func:`flat_canvas`; in place."""
         images = np.arange(len(which)) if images is None else images
-        index = flat_index(corner[:, 0, None] + self.offsets[0, which], corner[:, 1, None] + self.offsets[1, which],
-                           size)
+        index = flat_index(
+            corner[:, 0, None] + self.offsets[0, which], corner[:, 1, None] + self.offsets[1, which], size
+        )
         flat[images[:, None], index] = self.colours[which]
 
 
@@ -367,14 +374,15 @@ class MemoryGymVectorEnv(NativeVectorEnv):
 RENDER_SCALE, RENDER_MARGIN = 4, 8  #: render_rgb: the 84 px screen at 4x (the authors' 336 px view), an 8 px frame
 
 
-def framed_view(picture: np.ndarray, progress: float, done: bool, success: bool, caption: str | None = None
-                ) -> np.ndarray:
+def framed_view(
+    picture: np.ndarray, progress: float, done: bool, success: bool, caption: str | None = None
+) -> np.ndarray:
     """``render_rgb``'s frame around an upright (84, 84, 3) [y, x] picture: scaled 4x, ``caption`` (if any) under
     it, ``progress`` (0-1) along the bottom and the outcome border."""
     scale, m = RENDER_SCALE, RENDER_MARGIN
     size = SCREEN * scale
     canvas = draw.Canvas(size + 2 * m + (24 if caption is not None else 8), size + 2 * m)
-    canvas.pixels[m:m + size, m:m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
+    canvas.pixels[m : m + size, m : m + size] = picture.repeat(scale, axis=0).repeat(scale, axis=1)
     if caption is not None:
         canvas.text(m, m + size + 4, caption, draw.WHITE, 2)
     canvas.progress(progress)

@@ -51,14 +51,24 @@ from membench_envs.envs.memory_gym.mystery_path import AGENT_XY, CROSS, CROSS_SP
 
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (truncation); None: none, as "
-          "upstream (the stamina ends episodes)"),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        low=1,
+        none_ok=True,
+        doc="episode limit in steps (truncation); None: none, as upstream (the stamina ends episodes)",
+    ),
     Param("stamina_level", "int", 20, low=1, doc="steps the agent may take without reaching a new path tile"),
-    Param("start_refills_stamina", "bool", False,
-          doc="memory-gym 1.0.2's bug: the start tile refills the stamina like any other path tile (its check "
-              "compares the tile's (x, y) with the start node object, never equal), so the step back on the start "
-              "after a fall refills it; False: MIKASA-Base's fix, the start tile never refills (one step less after "
-              "each fall). True for parity with memory_gym"),
+    Param(
+        "start_refills_stamina",
+        "bool",
+        False,
+        doc="memory-gym 1.0.2's bug: the start tile refills the stamina like any other path tile (its check "
+        "compares the tile's (x, y) with the start node object, never equal), so the step back on the start "
+        "after a fall refills it; False: MIKASA-Base's fix, the start tile never refills (one step less after "
+        "each fall). True for parity with memory_gym",
+    ),
     Param("show_past_path", "bool", True, doc="draw the path behind the agent (up to 5 columns back)"),
     Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
     Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
@@ -90,9 +100,19 @@ class EndlessMysteryPathCore(MemoryGymCore):
     refilled: np.ndarray
     node_xy: np.ndarray
 
-    def __init__(self, num_envs: int, *, max_steps: int | None, stamina_level: int, start_refills_stamina: bool,
-                 show_past_path: bool, visual_feedback: bool, reward_fall_off: float, reward_path_progress: float,
-                 reward_step: float):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        max_steps: int | None,
+        stamina_level: int,
+        start_refills_stamina: bool,
+        show_past_path: bool,
+        visual_feedback: bool,
+        reward_fall_off: float,
+        reward_path_progress: float,
+        reward_step: float,
+    ):
         super().__init__(num_envs)
         n = num_envs
         self.max_steps = max_steps
@@ -123,17 +143,20 @@ class EndlessMysteryPathCore(MemoryGymCore):
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
             "oracle": gym.spaces.Dict({"image": image, "oracle": window}),
-            "full": gym.spaces.Dict({
-                "image": image,
-                "path": window,
-                "direction": gym.spaces.MultiBinary(3),
-                # the agent's centre in world pixels (x grows along the path; y leaves the board by a step at most)
-                "position": gym.spaces.Box(np.array([0, -TILE], np.float32),
-                                           np.array([2**24, SCREEN + TILE], np.float32), dtype=np.float32),
-                "rotation": gym.spaces.Discrete(8),
-                "stamina": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-                "returning": gym.spaces.Discrete(2),
-            }),
+            "full": gym.spaces.Dict(
+                {
+                    "image": image,
+                    "path": window,
+                    "direction": gym.spaces.MultiBinary(3),
+                    # the agent's centre in world pixels (x grows along the path; y leaves the board by a step at most)
+                    "position": gym.spaces.Box(
+                        np.array([0, -TILE], np.float32), np.array([2**24, SCREEN + TILE], np.float32), dtype=np.float32
+                    ),
+                    "rotation": gym.spaces.Discrete(8),
+                    "stamina": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                    "returning": gym.spaces.Discrete(2),
+                }
+            ),
         }
 
     def _allocate(self, columns: int) -> None:
@@ -150,7 +173,7 @@ class EndlessMysteryPathCore(MemoryGymCore):
         for name, array in fresh.items():
             if old is not None:
                 previous = getattr(self, name)
-                array[:, :previous.shape[1]] = previous
+                array[:, : previous.shape[1]] = previous
             setattr(self, name, array)
 
     # --- the endless path ----------------------------------------------------------------------------------------
@@ -287,8 +310,9 @@ class EndlessMysteryPathCore(MemoryGymCore):
         AGENT_XY.draw(flat, self.facing[rows], screen - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
-            CROSS_SPRITE.draw(flat, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2,
-                        images=crossed)
+            CROSS_SPRITE.draw(
+                flat, np.zeros(crossed.size, dtype=np.int64), screen[crossed] - CROSS.shape[0] // 2, images=crossed
+            )
         return canvas
 
     def window(self, sl) -> np.ndarray:
@@ -328,8 +352,9 @@ class EndlessMysteryPathCore(MemoryGymCore):
         if 0 <= y < GRID:
             chars[WINDOW_BEHIND, y] = "X" if self.returning[i] else "A"
         lines = ["".join(chars[:, row]) for row in range(GRID)]
-        return "\n".join(lines) + (f"\nstamina={self.stamina[i]}/{self.stamina_level} max_x={self.max_x[i]} "
-                                   f"t={self.t[i]}\n")
+        return "\n".join(lines) + (
+            f"\nstamina={self.stamina[i]}/{self.stamina_level} max_x={self.max_x[i]} t={self.t[i]}\n"
+        )
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The agent's image upright at 4x scale, the hidden path ahead tinted in dim blue beneath it, and the

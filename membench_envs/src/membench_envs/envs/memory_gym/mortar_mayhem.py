@@ -113,33 +113,105 @@ MAX_CHOICES = 100
 
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("grid", "bool", True, doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
-          "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)"),
-    Param("show_commands", "bool", True, doc="show the commands one by one before the execution (False: task B, "
-          "the whole sequence as a one-hot vector in every observation, no command phase)"),
+    Param(
+        "grid",
+        "bool",
+        True,
+        doc="grid movement (Discrete(4): stay, turn left, turn right, forward) instead of "
+        "continuous movement (MultiDiscrete([3, 3]), 3 pixels a step)",
+    ),
+    Param(
+        "show_commands",
+        "bool",
+        True,
+        doc="show the commands one by one before the execution (False: task B, "
+        "the whole sequence as a one-hot vector in every observation, no command phase)",
+    ),
     Param("arena_size", "int", 5, low=2, high=6, doc="tiles per side"),
-    Param("allowed_commands", "int", 5, low=4, high=9, doc="the first k of right, down, left, up, stay, "
-          "right_down, right_up, left_down, left_up"),
-    Param("command_count", "ints", (10,), low=1, high=MAX_COMMANDS, max_length=MAX_CHOICES,
-          doc="commands per episode, drawn from this list"),
-    Param("command_show_duration", "ints", (3,), low=1, max_length=MAX_CHOICES,
-          doc="observations showing each command (drawn from the list)"),
-    Param("command_show_delay", "ints", (1,), low=0, max_length=MAX_CHOICES,
-          doc="blank observations after each command (drawn from the list)"),
-    Param("explosion_duration", "ints", (2,), low=1, max_length=MAX_CHOICES,
-          doc="steps the other tiles stay red (drawn from the list)"),
-    Param("explosion_delay", "ints", (6,), low=1, max_length=MAX_CHOICES,
-          doc="steps to reach each target tile (drawn from the list)"),
-    Param("spawn_jitter", "int", 0, low=0, high=6, doc="the agent starts up to this many pixels off its tile's "
-          "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2"),
-    Param("endless", "bool", False, doc="Endless Mortar Mayhem: after each round one more command is shown and the "
-          "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
-          "grid=False, show_commands=True; command_count is the initial count)"),
-    Param("max_commands", "int", None, low=1, high=MAX_COMMANDS, none_ok=True,
-          doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
-              "(None: 100)"),
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="endless only: truncate after this many steps (None: "
-          "never, the authors' max_steps = -1)"),
+    Param(
+        "allowed_commands",
+        "int",
+        5,
+        low=4,
+        high=9,
+        doc="the first k of right, down, left, up, stay, right_down, right_up, left_down, left_up",
+    ),
+    Param(
+        "command_count",
+        "ints",
+        (10,),
+        low=1,
+        high=MAX_COMMANDS,
+        max_length=MAX_CHOICES,
+        doc="commands per episode, drawn from this list",
+    ),
+    Param(
+        "command_show_duration",
+        "ints",
+        (3,),
+        low=1,
+        max_length=MAX_CHOICES,
+        doc="observations showing each command (drawn from the list)",
+    ),
+    Param(
+        "command_show_delay",
+        "ints",
+        (1,),
+        low=0,
+        max_length=MAX_CHOICES,
+        doc="blank observations after each command (drawn from the list)",
+    ),
+    Param(
+        "explosion_duration",
+        "ints",
+        (2,),
+        low=1,
+        max_length=MAX_CHOICES,
+        doc="steps the other tiles stay red (drawn from the list)",
+    ),
+    Param(
+        "explosion_delay",
+        "ints",
+        (6,),
+        low=1,
+        max_length=MAX_CHOICES,
+        doc="steps to reach each target tile (drawn from the list)",
+    ),
+    Param(
+        "spawn_jitter",
+        "int",
+        0,
+        low=0,
+        high=6,
+        doc="the agent starts up to this many pixels off its tile's "
+        "centre (each axis uniform in [-j, j)); MortarMayhemB-v0 uses 2",
+    ),
+    Param(
+        "endless",
+        "bool",
+        False,
+        doc="Endless Mortar Mayhem: after each round one more command is shown and the "
+        "whole sequence is executed again from where the agent stands; targets wrap around the arena (needs "
+        "grid=False, show_commands=True; command_count is the initial count)",
+    ),
+    Param(
+        "max_commands",
+        "int",
+        None,
+        low=1,
+        high=MAX_COMMANDS,
+        none_ok=True,
+        doc="endless only: the oracle's capacity; the episode is truncated when the sequence would grow beyond it "
+        "(None: 100)",
+    ),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        low=1,
+        none_ok=True,
+        doc="endless only: truncate after this many steps (None: never, the authors' max_steps = -1)",
+    ),
     Param("visual_feedback", "bool", True, doc="turn the other tiles red while they explode"),
     Param("reward_command_failure", "float", 0.0, doc="reward when a command fails (the episode ends)"),
     Param("reward_command_success", "float", 0.1, doc="reward per command executed"),
@@ -147,8 +219,9 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
-def episode_length(count: int, show_duration: int, show_delay: int, explosion_delay: int,
-                   explosion_duration: int) -> int:
+def episode_length(
+    count: int, show_duration: int, show_delay: int, explosion_delay: int, explosion_duration: int
+) -> int:
     """T: the steps of a perfect episode, the longest there is (nothing truncates): the command phase
     (count · (duration + delay) frames, the reset shows the first), the first verification explosion_delay + 1
     steps into the execution and the others every explosion_delay + explosion_duration steps."""
@@ -160,11 +233,18 @@ TILE = int(56 * SCALE)  #: 14: pixels per arena tile
 
 #: The authors' commands, in their order (the first ``allowed_commands`` are used): (dx, dy) on the tiles.
 COMMANDS = ("right", "down", "left", "up", "stay", "right_down", "right_up", "left_down", "left_up")
-COMMAND_MOVES = np.array([(1, 0), (0, 1), (-1, 0), (0, -1), (0, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)],
-                         dtype=np.int64)
+COMMAND_MOVES = np.array([(1, 0), (0, 1), (-1, 0), (0, -1), (0, 0), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=np.int64)
 #: The arrows' rotation (degrees, counter-clockwise) of the right-pointing arrow; "stay" has its own symbol.
-COMMAND_ANGLES = {"right": 0, "left": 180, "down": 270, "up": 90, "right_down": 315, "right_up": 45,
-                  "left_down": 225, "left_up": 135}
+COMMAND_ANGLES = {
+    "right": 0,
+    "left": 180,
+    "down": 270,
+    "up": 90,
+    "right_down": 315,
+    "right_up": 45,
+    "left_down": 225,
+    "left_up": 135,
+}
 #: The position of each command in the authors' one-hot vector of the B variants.
 ONE_HOT_ORDER = ("stay", "right", "left", "up", "down", "right_down", "right_up", "left_down", "left_up")
 ONE_HOT_INDEX = np.array([ONE_HOT_ORDER.index(c) for c in COMMANDS], dtype=np.int64)
@@ -172,7 +252,6 @@ ONE_HOT_INDEX = np.array([ONE_HOT_ORDER.index(c) for c in COMMANDS], dtype=np.in
 TILE_BLUE, TILE_BLUE_EDGE = (21, 43, 77), (29, 60, 107)
 TILE_RED, TILE_RED_EDGE = (81, 18, 26), (112, 24, 36)
 COMMAND_RGB = (255, 255, 255)
-
 
 
 def command_symbol(command: str) -> np.ndarray:
@@ -201,7 +280,7 @@ def _command_screens() -> np.ndarray:
     for k, name in enumerate(COMMANDS):
         symbol = command_symbol(name)
         h, w = symbol.shape
-        out[k, corner:corner + h, corner:corner + w] = symbol[:SCREEN - corner, :SCREEN - corner]
+        out[k, corner : corner + h, corner : corner + w] = symbol[: SCREEN - corner, : SCREEN - corner]
     return out
 
 
@@ -216,7 +295,7 @@ def _arena_screens(size: int) -> np.ndarray:
                 red = k > 0 and k - 1 != x * size + y
                 fill, edge = (TILE_RED, TILE_RED_EDGE) if red else (TILE_BLUE, TILE_BLUE_EDGE)
                 px, py = left + x * TILE, left + y * TILE
-                tile = screens[k, py:py + TILE, px:px + TILE]
+                tile = screens[k, py : py + TILE, px : px + TILE]
                 tile[:] = edge
                 tile[1:-1, 1:-1] = fill
     return flat
@@ -233,7 +312,7 @@ def _command_pixels() -> np.ndarray:
     out = np.full((len(COMMANDS) + 1, count), SCREEN * SCREEN, dtype=np.int64)
     for k, m in enumerate(masks):
         idx = np.flatnonzero(m)
-        out[k, :idx.size] = idx
+        out[k, : idx.size] = idx
     return out
 
 
@@ -244,19 +323,39 @@ _NO_COMMAND = len(COMMANDS)
 class MortarMayhemCore(MemoryGymCore):
     PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, *, grid: bool, show_commands: bool, arena_size: int, allowed_commands: int,
-                 command_count: tuple[int, ...], command_show_duration: tuple[int, ...],
-                 command_show_delay: tuple[int, ...], explosion_duration: tuple[int, ...],
-                 explosion_delay: tuple[int, ...], visual_feedback: bool, reward_command_failure: float,
-                 reward_command_success: float, reward_episode_success: float, spawn_jitter: int, endless: bool,
-                 max_commands: int | None, max_steps: int | None):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        grid: bool,
+        show_commands: bool,
+        arena_size: int,
+        allowed_commands: int,
+        command_count: tuple[int, ...],
+        command_show_duration: tuple[int, ...],
+        command_show_delay: tuple[int, ...],
+        explosion_duration: tuple[int, ...],
+        explosion_delay: tuple[int, ...],
+        visual_feedback: bool,
+        reward_command_failure: float,
+        reward_command_success: float,
+        reward_episode_success: float,
+        spawn_jitter: int,
+        endless: bool,
+        max_commands: int | None,
+        max_steps: int | None,
+    ):
         super().__init__(num_envs)
         if endless and (grid or not show_commands):
-            raise ValueError("MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
-                             "Endless Mortar Mayhem moves continuously and shows each new command)")
+            raise ValueError(
+                "MortarMayhem: endless=True needs grid=False and show_commands=True (the authors' "
+                "Endless Mortar Mayhem moves continuously and shows each new command)"
+            )
         if not show_commands and max(command_count) > MAX_B_COMMANDS:
-            raise ValueError(f"MortarMayhem: command_count={command_count!r} is not allowed with "
-                             f"show_commands=False; the one-hot vector holds at most {MAX_B_COMMANDS} commands")
+            raise ValueError(
+                f"MortarMayhem: command_count={command_count!r} is not allowed with "
+                f"show_commands=False; the one-hot vector holds at most {MAX_B_COMMANDS} commands"
+            )
         self.grid, self.show_commands = bool(grid), bool(show_commands)
         self.size, self.allowed = int(arena_size), int(allowed_commands)
         self.command_count = tuple(command_count)
@@ -273,9 +372,13 @@ class MortarMayhemCore(MemoryGymCore):
             self.T = max_steps
         else:
             self.max_commands = MAX_B_COMMANDS if not show_commands else max(self.command_count)
-            self.T = episode_length(max(self.command_count), max(self.show_duration) if show_commands else 0,
-                                           max(self.show_delay) if show_commands else 0, max(self.explosion_delay),
-                                           max(self.explosion_duration))
+            self.T = episode_length(
+                max(self.command_count),
+                max(self.show_duration) if show_commands else 0,
+                max(self.show_delay) if show_commands else 0,
+                max(self.explosion_delay),
+                max(self.explosion_duration),
+            )
         self.left = SCREEN // 2 - TILE * self.size // 2  # the arena's first pixel (x and y)
         self._arena = _arena_screens(self.size)
         n, m = num_envs, self.max_commands
@@ -310,13 +413,15 @@ class MortarMayhemCore(MemoryGymCore):
         self.obs_spaces = {
             "partial": gym.spaces.Dict(partial) if len(partial) > 1 else image,
             "oracle": gym.spaces.Dict(oracle),
-            "full": gym.spaces.Dict({
-                **oracle,
-                "agent": gym.spaces.Box(0, SCREEN, (2,), np.int64),
-                "rotation": gym.spaces.Discrete(8),
-                "tiles_on": gym.spaces.Discrete(2),
-                "timers": gym.spaces.Box(0.0, 1.0, (3,), np.float32),
-            }),
+            "full": gym.spaces.Dict(
+                {
+                    **oracle,
+                    "agent": gym.spaces.Box(0, SCREEN, (2,), np.int64),
+                    "rotation": gym.spaces.Discrete(8),
+                    "tiles_on": gym.spaces.Discrete(2),
+                    "timers": gym.spaces.Box(0.0, 1.0, (3,), np.float32),
+                }
+            ),
         }
 
     # --- episodes ----------------------------------------------------------------------------------------------
@@ -325,7 +430,7 @@ class MortarMayhemCore(MemoryGymCore):
         return pixel_tile(pos, TILE, self.left)
 
     def _valid_commands(self, x: int, y: int) -> list[int]:
-        moves = COMMAND_MOVES[:self.allowed] + (x, y)
+        moves = COMMAND_MOVES[: self.allowed] + (x, y)
         return list(np.flatnonzero(((moves >= 0) & (moves < self.size)).all(axis=1)))
 
     def _new_episodes(self, idx):
@@ -333,7 +438,7 @@ class MortarMayhemCore(MemoryGymCore):
             self._draw_episode(int(i), self.generator(int(i)))
 
     def _draw_episode(self, i: int, rng: np.random.Generator) -> None:
-        flat = int(rng.integers(0, self.size ** 2))
+        flat = int(rng.integers(0, self.size**2))
         x, y = flat // self.size, flat % self.size
         offset = rng.integers(-self.jitter, self.jitter, 2) if self.jitter else np.zeros(2, dtype=np.int64)
         if self.endless:  # one command, any of the allowed ones (the target wraps around)
@@ -457,8 +562,11 @@ class MortarMayhemCore(MemoryGymCore):
     # --- observations ------------------------------------------------------------------------------------------
     def _picture_key(self, i: int) -> tuple[int, ...]:
         """Everything the picture of environment i depends on."""
-        screen = 1 + int(self.target[i, 0]) * self.size + int(self.target[i, 1]) if (
-            self.tiles_on[i] and self.visual_feedback) else 0
+        screen = (
+            1 + int(self.target[i, 0]) * self.size + int(self.target[i, 1])
+            if (self.tiles_on[i] and self.visual_feedback)
+            else 0
+        )
         code = _NO_COMMAND
         if self.show_commands and self.in_command_phase[i]:
             frame, period = int(self.shown[i]) - 1, int(self.period[i])
@@ -480,16 +588,18 @@ class MortarMayhemCore(MemoryGymCore):
     def _draw(self, rows: np.ndarray) -> np.ndarray:
         n = rows.size
         size = self.size
-        screen = np.where(self.tiles_on[rows] & self.visual_feedback,
-                          1 + self.target[rows, 0] * size + self.target[rows, 1], 0)
+        screen = np.where(
+            self.tiles_on[rows] & self.visual_feedback, 1 + self.target[rows, 0] * size + self.target[rows, 1], 0
+        )
         flat = self._arena[screen]  # a copy (fancy indexing)
         # the agent faces up throughout the command phase, as the authors draw it; the sprites are [y, x]
         _AGENT.draw(flat, self.rot[rows], self.pos[rows, ::-1] - AGENT_SPRITE // 2)
         if self.show_commands:
             frame = self.shown[rows] - 1
             visible = self.in_command_phase[rows] & (frame % self.period[rows] < self.duration[rows])
-            cmd = self.commands[rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0,
-                                              self.max_commands - 1)]
+            cmd = self.commands[
+                rows, np.clip(self.first_shown[rows] + frame // self.period[rows], 0, self.max_commands - 1)
+            ]
             code = np.where(visible, cmd, _NO_COMMAND)
             flat[np.arange(n)[:, None], _COMMAND_PIXELS[code]] = COMMAND_RGB
         return flat[:, :-1].reshape(n, SCREEN, SCREEN, 3)
@@ -512,7 +622,7 @@ class MortarMayhemCore(MemoryGymCore):
             seen = np.minimum(seen, self.first_shown[rows] + (self.shown[rows] - 1) // self.period[rows] + 1)
         out[:, :m] = np.where(np.arange(m) < seen[:, None], self.commands[rows] + 1, 0)
         out[:, m] = np.minimum(self.current[rows], m)
-        out[:, m + 1:] = self.target[rows]
+        out[:, m + 1 :] = self.target[rows]
         return out
 
     def observe(self, variant, idx=None):
@@ -530,11 +640,14 @@ class MortarMayhemCore(MemoryGymCore):
             obs["rotation"] = self.rot[rows].copy()
             obs["tiles_on"] = self.tiles_on[rows].astype(np.int64)
             frames = np.maximum(self.frames[rows], 1)
-            obs["timers"] = np.stack([
-                (self.frames[rows] - np.minimum(self.shown[rows], self.frames[rows])) / frames,
-                np.minimum(self.cmd_steps[rows] / self.ex_delay[rows], 1.0),
-                np.minimum(self.verify_step[rows] / self.ex_duration[rows], 1.0),
-            ], axis=1).astype(np.float32)
+            obs["timers"] = np.stack(
+                [
+                    (self.frames[rows] - np.minimum(self.shown[rows], self.frames[rows])) / frames,
+                    np.minimum(self.cmd_steps[rows] / self.ex_delay[rows], 1.0),
+                    np.minimum(self.verify_step[rows] / self.ex_duration[rows], 1.0),
+                ],
+                axis=1,
+            ).astype(np.float32)
         return obs
 
     # --- pictures ----------------------------------------------------------------------------------------------
@@ -551,16 +664,22 @@ class MortarMayhemCore(MemoryGymCore):
                 else:
                     line += "."
             rows.append(line)
-        names = [COMMANDS[c] for c in self.commands[i, :min(self.num[i], self.max_commands)]]
-        return ("\n".join(rows) + f"\ncommands: {', '.join(names)}; executing {int(self.current[i])}; "
-                f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T or 'unbounded'}\n")
+        names = [COMMANDS[c] for c in self.commands[i, : min(self.num[i], self.max_commands)]]
+        return (
+            "\n".join(rows) + f"\ncommands: {', '.join(names)}; executing {int(self.current[i])}; "
+            f"target {tuple(int(v) for v in self.target[i])}\nt={self.t[i]}/{self.T or 'unbounded'}\n"
+        )
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The 84 x 84 screen at 4x (the authors' 336-pixel view), the step count under it, t / T along the bottom
         (endless: the sequence length / max_commands) and the outcome border."""
-        return framed_view(self.image(np.array([i]))[0],
-                           self.t[i] / self.T if self.T else self.num[i] / self.max_commands,
-                           done, bool(self.success[i]), caption=str(int(self.t[i])))
+        return framed_view(
+            self.image(np.array([i]))[0],
+            self.t[i] / self.T if self.T else self.num[i] / self.max_commands,
+            done,
+            bool(self.success[i]),
+            caption=str(int(self.t[i])),
+        )
 
 
 class MortarMayhem(MemoryGymEnv):

@@ -80,18 +80,35 @@ DEFAULTS = {True: (128, 0.0), False: (512, 0.1)}
 
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("grid", "bool", False, doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
-          "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)"),
+    Param(
+        "grid",
+        "bool",
+        False,
+        doc="grid locomotion (Discrete(4): wait, turn left, turn right, forward) instead of "
+        "free movement (MultiDiscrete([3, 3]): horizontal, vertical; 3 px per step)",
+    ),
     Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps; None: 128 (grid) / 512 (free)"),
-    Param("cardinal_origin_choice", "ints", (0, 1, 2, 3), low=0, high=3, max_length=100,
-          doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)"),
+    Param(
+        "cardinal_origin_choice",
+        "ints",
+        (0, 1, 2, 3),
+        low=0,
+        high=3,
+        max_length=100,
+        doc="sides the path may start on (0 left, 1 right, 2 top, 3 bottom; it ends on the opposite side)",
+    ),
     Param("show_origin", "bool", False, doc="draw the start tile (blue)"),
     Param("show_goal", "bool", False, doc="draw the goal tile (green)"),
     Param("visual_feedback", "bool", True, doc="draw a red cross over the agent on the step it falls off the path"),
     Param("reward_goal", "float", 1.0, doc="reward for reaching the goal tile (ends the episode)"),
     Param("reward_fall_off", "float", 0.0, doc="reward on the step the agent leaves the path"),
-    Param("reward_path_progress", "float", None, none_ok=True,
-          doc="reward per path tile reached for the first time; None: 0.0 (grid) / 0.1 (free)"),
+    Param(
+        "reward_path_progress",
+        "float",
+        None,
+        none_ok=True,
+        doc="reward per path tile reached for the first time; None: 0.0 (grid) / 0.1 (free)",
+    ),
     Param("reward_step", "float", 0.0, doc="reward added on every step"),
 )
 
@@ -122,15 +139,27 @@ def _neighbours(n: int) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, .
     four, eight = [], []
     for x in range(n):
         for y in range(n):
-            four.append(tuple((x + dx) * n + y + dy for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
-                              if 0 <= x + dx < n and 0 <= y + dy < n))
-            eight.append(tuple((x + dx) * n + y + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1)
-                               if (dx or dy) and 0 <= x + dx < n and 0 <= y + dy < n))
+            four.append(
+                tuple(
+                    (x + dx) * n + y + dy
+                    for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                    if 0 <= x + dx < n and 0 <= y + dy < n
+                )
+            )
+            eight.append(
+                tuple(
+                    (x + dx) * n + y + dy
+                    for dx in (-1, 0, 1)
+                    for dy in (-1, 0, 1)
+                    if (dx or dy) and 0 <= x + dx < n and 0 <= y + dy < n
+                )
+            )
     return tuple(four), tuple(eight)
 
 
-def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int],
-                  size: int = GRID) -> list[tuple[int, int]]:
+def generate_path(
+    rng: np.random.Generator, start: tuple[int, int], goal: tuple[int, int], size: int = GRID
+) -> list[tuple[int, int]]:
     """Upstream's procedural path from ``start`` to ``goal`` (tiles [x, y]), drawing from ``rng`` in upstream's
     order; returns the path's tiles from the start to the goal. (Plain Python: it runs once per episode.)"""
     n = size
@@ -141,9 +170,14 @@ def generate_path(rng: np.random.Generator, start: tuple[int, int], goal: tuple[
             wall[x * n + y] = bool(rng.integers(0, 100) < 33)
     s, e = start[0] * n + start[1], goal[0] * n + goal[1]
     near_ends = {s, e, *four[s], *four[e]}
-    border = [x * n + y for x in range(n) for y in range(n)
-              if (x in (0, n - 1) or y in (0, n - 1)) and x * n + y not in near_ends
-              and not any(wall[k] for k in eight[x * n + y])]
+    border = [
+        x * n + y
+        for x in range(n)
+        for y in range(n)
+        if (x in (0, n - 1) or y in (0, n - 1))
+        and x * n + y not in near_ends
+        and not any(wall[k] for k in eight[x * n + y])
+    ]
     for _ in range((4, 8)[rng.choice(2)]):  # upstream: rng.choice([4, 8]), then rng.choice(candidates)
         if border:
             wall[border.pop(int(rng.choice(len(border))))] = True
@@ -196,9 +230,21 @@ def draw_start_and_goal(rng: np.random.Generator, sides, size: int = GRID) -> tu
 class MysteryPathCore(MemoryGymCore):
     PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, *, grid: bool, max_steps: int | None, cardinal_origin_choice: tuple[int, ...],
-                 show_origin: bool, show_goal: bool, visual_feedback: bool, reward_goal: float,
-                 reward_fall_off: float, reward_path_progress: float | None, reward_step: float):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        grid: bool,
+        max_steps: int | None,
+        cardinal_origin_choice: tuple[int, ...],
+        show_origin: bool,
+        show_goal: bool,
+        visual_feedback: bool,
+        reward_goal: float,
+        reward_fall_off: float,
+        reward_path_progress: float | None,
+        reward_step: float,
+    ):
         super().__init__(num_envs)
         default_steps, default_progress = DEFAULTS[bool(grid)]
         self.grid = bool(grid)
@@ -233,16 +279,18 @@ class MysteryPathCore(MemoryGymCore):
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
             "oracle": gym.spaces.Dict({"image": image, "oracle": path}),
-            "full": gym.spaces.Dict({
-                "image": image,
-                "path": path,
-                "tile": gym.spaces.MultiDiscrete([GRID, GRID]),
-                "position": gym.spaces.MultiDiscrete([SCREEN + 1, SCREEN + 1]),
-                "rotation": gym.spaces.Discrete(8),
-                "returning": gym.spaces.Discrete(2),
-                "rewarded": gym.spaces.MultiBinary((GRID, GRID)),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-            }),
+            "full": gym.spaces.Dict(
+                {
+                    "image": image,
+                    "path": path,
+                    "tile": gym.spaces.MultiDiscrete([GRID, GRID]),
+                    "position": gym.spaces.MultiDiscrete([SCREEN + 1, SCREEN + 1]),
+                    "rotation": gym.spaces.Discrete(8),
+                    "returning": gym.spaces.Discrete(2),
+                    "rewarded": gym.spaces.MultiBinary((GRID, GRID)),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                }
+            ),
         }
 
     # --- episodes ----------------------------------------------------------------------------------------------
@@ -258,9 +306,9 @@ class MysteryPathCore(MemoryGymCore):
             board = self._board[i]
             board[:] = 0
             if self.show_goal:
-                board[goal[0] * TILE:(goal[0] + 1) * TILE, goal[1] * TILE:(goal[1] + 1) * TILE] = GOAL_RGB
+                board[goal[0] * TILE : (goal[0] + 1) * TILE, goal[1] * TILE : (goal[1] + 1) * TILE] = GOAL_RGB
             if self.show_origin:
-                board[start[0] * TILE:(start[0] + 1) * TILE, start[1] * TILE:(start[1] + 1) * TILE] = ORIGIN_RGB
+                board[start[0] * TILE : (start[0] + 1) * TILE, start[1] * TILE : (start[1] + 1) * TILE] = ORIGIN_RGB
         self.position[idx] = tile_centre(self.start[idx], TILE)
         self.facing[idx] = 0
         self.returning[idx] = False
@@ -290,8 +338,12 @@ class MysteryPathCore(MemoryGymCore):
         fell = rank == 0  # the goal is on the path
         rewarded = self.rewarded.reshape(-1, GRID * GRID)
         first_visit = (rank > 1) & ~at_goal & ~rewarded[rows, cell]  # rank 1 is the start
-        reward = self.reward_step + self.reward_goal * at_goal + self.reward_path_progress * first_visit \
+        reward = (
+            self.reward_step
+            + self.reward_goal * at_goal
+            + self.reward_path_progress * first_visit
             + self.reward_fall_off * fell
+        )
         rewarded[rows[first_visit], cell[first_visit]] = True
         self.num_fails[rows] += fell
         self.returning[rows] = fell  # (upstream skips this on the goal step, where it is False anyway)
@@ -311,8 +363,12 @@ class MysteryPathCore(MemoryGymCore):
         AGENT_XY.draw(flat, self.facing[rows], self.position[rows] - AGENT_SPRITE // 2)
         crossed = np.flatnonzero(self.cross[rows])
         if crossed.size:
-            CROSS_SPRITE.draw(flat, np.zeros(crossed.size, dtype=np.int64),
-                        self.cross_at[rows[crossed]] - CROSS.shape[0] // 2, images=crossed)
+            CROSS_SPRITE.draw(
+                flat,
+                np.zeros(crossed.size, dtype=np.int64),
+                self.cross_at[rows[crossed]] - CROSS.shape[0] // 2,
+                images=crossed,
+            )
         return flat[:, :-1].reshape(rows.size, SCREEN, SCREEN, 3)
 
     def oracle(self, idx=None):
@@ -353,7 +409,7 @@ class MysteryPathCore(MemoryGymCore):
         hidden = np.zeros_like(image)
         hidden[np.repeat(np.repeat(path > 0, TILE, 0), TILE, 1)] = draw.dim(draw.HIDDEN)
         for tile, colour in ((self.start[i], ORIGIN_RGB), (self.goal[i], GOAL_RGB)):
-            hidden[tile[1] * TILE:(tile[1] + 1) * TILE, tile[0] * TILE:(tile[0] + 1) * TILE] = draw.dim(colour)
+            hidden[tile[1] * TILE : (tile[1] + 1) * TILE, tile[0] * TILE : (tile[0] + 1) * TILE] = draw.dim(colour)
         picture = np.where(image.any(axis=2, keepdims=True), image, hidden)
         return framed_view(picture, self.t[i] / self.T, done, bool(self.success[i]))
 

@@ -92,22 +92,47 @@ PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
     Param("max_steps", "int", 256, low=1, doc="episode limit in steps (a truncation here; upstream: done=True)"),
     Param("initial_spawns", "int", 4, low=0, high=64, doc="spotlights spawned at the reset"),
-    Param("num_spawns", "int", 30, low=0, high=256, doc="spotlights spawned later, one every "
-          "initial_spawn_interval + spawn_interval_threshold steps (upstream's decay never applies: it compares "
-          "with the first interval and pops the last)"),
+    Param(
+        "num_spawns",
+        "int",
+        30,
+        low=0,
+        high=256,
+        doc="spotlights spawned later, one every "
+        "initial_spawn_interval + spawn_interval_threshold steps (upstream's decay never applies: it compares "
+        "with the first interval and pops the last)",
+    ),
     Param("initial_spawn_interval", "int", 30, low=1, doc="see num_spawns"),
     Param("spawn_interval_threshold", "int", 10, low=0, doc="see num_spawns"),
-    Param("spot_min_radius", "float", 30.0 * SCALE, low=1.0, high=30.0, doc="smallest spotlight radius "
-          "(px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)"),
+    Param(
+        "spot_min_radius",
+        "float",
+        30.0 * SCALE,
+        low=1.0,
+        high=30.0,
+        doc="smallest spotlight radius (px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)",
+    ),
     Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
-    Param("spot_min_speed", "float", 0.0025, low=0.0, low_open=True, high=1.0,
-          doc="slowest spotlight (fraction of its path per step)"),
+    Param(
+        "spot_min_speed",
+        "float",
+        0.0025,
+        low=0.0,
+        low_open=True,
+        high=1.0,
+        doc="slowest spotlight (fraction of its path per step)",
+    ),
     Param("spot_max_speed", "float", 0.0075, low=0.0, low_open=True, high=1.0, doc="fastest spotlight"),
     Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
     Param("agent_health", "int", 5, low=1, doc="the agent's health: it dies (episode ends) at 0"),
     Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
-    Param("light_dim_off_duration", "int", 6, low=1, doc="steps over which the light dims off: the darkness's "
-          "alpha grows by int(255 / duration) per step from 0"),
+    Param(
+        "light_dim_off_duration",
+        "int",
+        6,
+        low=1,
+        doc="steps over which the light dims off: the darkness's alpha grows by int(255 / duration) per step from 0",
+    ),
     Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
     Param("num_coins", "ints", (1,), low=0, high=8, max_length=100, doc="coins per episode, drawn from this list"),
     Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
@@ -125,25 +150,49 @@ PARAMS: tuple[Param, ...] = (
 
 ENDLESS_PARAMS: tuple[Param, ...] = (  # (show_last_action=False crashes upstream: not offered)
     OBS_VARIANT,
-    Param("max_steps", "int", None, low=1, none_ok=True, doc="episode limit in steps (a truncation); None: none, as "
-          "upstream (max_steps = -1)"),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        low=1,
+        none_ok=True,
+        doc="episode limit in steps (a truncation); None: none, as upstream (max_steps = -1)",
+    ),
     Param("steps_per_coin", "int", 160, low=1, doc="the episode ends when this many steps pass without a coin"),
     Param("initial_spawns", "int", 3, low=0, high=64, doc="spotlights spawned at the reset"),
     Param("spawn_interval", "int", 50, low=1, doc="a new spotlight every this many steps, without end"),
-    Param("spot_min_radius", "float", 30.0 * SCALE, low=1.0, high=30.0, doc="smallest spotlight radius "
-          "(px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)"),
+    Param(
+        "spot_min_radius",
+        "float",
+        30.0 * SCALE,
+        low=1.0,
+        high=30.0,
+        doc="smallest spotlight radius (px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)",
+    ),
     Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
-    Param("spot_min_speed", "float", 0.0025, low=0.001, high=1.0,
-          doc="slowest spotlight (fraction of its path per step)"),
+    Param(
+        "spot_min_speed", "float", 0.0025, low=0.001, high=1.0, doc="slowest spotlight (fraction of its path per step)"
+    ),
     Param("spot_max_speed", "float", 0.0075, low=0.001, high=1.0, doc="fastest spotlight"),
     Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
     Param("agent_health", "int", 10, low=1, doc="the agent's health: it dies (episode ends) at 0"),
     Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
-    Param("light_dim_off_duration", "int", 6, low=1, doc="steps over which the light dims off: the darkness's "
-          "alpha grows by int(255 / duration) per step from 0"),
+    Param(
+        "light_dim_off_duration",
+        "int",
+        6,
+        low=1,
+        doc="steps over which the light dims off: the darkness's alpha grows by int(255 / duration) per step from 0",
+    ),
     Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
-    Param("coin_show_duration", "int", 6, low=0, doc="a new coin is drawn above the darkness while fewer steps "
-          "than this have passed since the last coin (5 observations after a collection, 6 at the start)"),
+    Param(
+        "coin_show_duration",
+        "int",
+        6,
+        low=0,
+        doc="a new coin is drawn above the darkness while fewer steps "
+        "than this have passed since the last coin (5 observations after a collection, 6 at the start)",
+    ),
     Param("coins_visible", "bool", False, doc="always draw the coin above the darkness"),
     Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
     Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
@@ -217,8 +266,9 @@ _AGENT = Sprites(*(a.swapaxes(1, 2) for a in agent_sprites()))  # [x, y]
 _COIN = Sprites(disc_mask(COIN_RADIUS, 2 * COIN_RADIUS)[None], COIN_RGB)
 _EXIT = _exit_sprites()
 #: the blue and the red board, [x, y] flat with a spare pixel (see :func:`flat_canvas`)
-_BOARDS = np.concatenate([np.stack([chessboard(BLUE), chessboard(RED)]).reshape(2, -1, 3),
-                          np.zeros((2, 1, 3), np.uint8)], axis=1)
+_BOARDS = np.concatenate(
+    [np.stack([chessboard(BLUE), chessboard(RED)]).reshape(2, -1, 3), np.zeros((2, 1, 3), np.uint8)], axis=1
+)
 #: pygame's blend of a black layer of surface alpha a over a channel value v: v - v * a // 255, per [a, v]
 _DARKEN = (np.arange(256)[None, :] - np.arange(256)[None, :] * np.arange(256)[:, None] // 255).astype(np.uint8)
 
@@ -240,28 +290,53 @@ class GridSampler:
 
     def block(self, position, radius: int = ITEM_BLOCK) -> None:
         x, y = position
-        ys, xs = np.ogrid[:self.size, :self.size]
+        ys, xs = np.ogrid[: self.size, : self.size]
         self.blocked[(xs - x) ** 2 + (ys - y) ** 2 < radius * radius] = True
 
 
 class SearingSpotlightsCore(MemoryGymCore):
     PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, *, max_steps: int, initial_spawns: int, num_spawns: int,
-                 initial_spawn_interval: int, spawn_interval_threshold: int, spot_min_radius: float,
-                 spot_max_radius: float, spot_min_speed: float, spot_max_speed: float, spot_damage: float,
-                 agent_health: int, visual_feedback: bool, light_dim_off_duration: int, light_threshold: int,
-                 num_coins: tuple[int, ...], sample_agent_position: bool, agent_visible: bool, coins_visible: bool,
-                 exit_visible: bool, show_last_action: bool, show_last_positive_reward: bool,
-                 reward_inside_spotlight: float, reward_outside_spotlight: float, reward_death: float,
-                 reward_exit: float, reward_coin: float):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        max_steps: int,
+        initial_spawns: int,
+        num_spawns: int,
+        initial_spawn_interval: int,
+        spawn_interval_threshold: int,
+        spot_min_radius: float,
+        spot_max_radius: float,
+        spot_min_speed: float,
+        spot_max_speed: float,
+        spot_damage: float,
+        agent_health: int,
+        visual_feedback: bool,
+        light_dim_off_duration: int,
+        light_threshold: int,
+        num_coins: tuple[int, ...],
+        sample_agent_position: bool,
+        agent_visible: bool,
+        coins_visible: bool,
+        exit_visible: bool,
+        show_last_action: bool,
+        show_last_positive_reward: bool,
+        reward_inside_spotlight: float,
+        reward_outside_spotlight: float,
+        reward_death: float,
+        reward_exit: float,
+        reward_coin: float,
+    ):
         super().__init__(num_envs)
         if int(spot_max_radius + 1) <= int(spot_min_radius):
-            raise ValueError(f"SearingSpotlights: spot_max_radius ({spot_max_radius}) must be >= spot_min_radius "
-                             f"({spot_min_radius})")
+            raise ValueError(
+                f"SearingSpotlights: spot_max_radius ({spot_max_radius}) must be >= spot_min_radius ({spot_min_radius})"
+            )
         if spot_max_speed < spot_min_speed:
-            raise ValueError(f"SearingSpotlights: spot_max_speed ({spot_max_speed}) must be >= spot_min_speed "
-                             f"({spot_min_speed})")
+            raise ValueError(
+                f"SearingSpotlights: spot_max_speed ({spot_max_speed}) must be >= spot_min_speed ({spot_min_speed})"
+            )
         n = num_envs
         self.T = int(max_steps)
         self.initial_spawns, self.num_spawns = int(initial_spawns), int(num_spawns)
@@ -281,13 +356,17 @@ class SearingSpotlightsCore(MemoryGymCore):
         self.reward_coin = float(reward_coin)
         self.max_radius = int(spot_max_radius + 1)
         box = 2 * self.max_radius
-        self._spot = Sprites(np.stack([disc_mask(r, box) for r in range(1, self.max_radius + 1)]),
-                             (1, 1, 1))  # radius r: sprite r - 1
+        self._spot = Sprites(
+            np.stack([disc_mask(r, box) for r in range(1, self.max_radius + 1)]), (1, 1, 1)
+        )  # radius r: sprite r - 1
         self.C = max(max(self.num_coins), 1)  # the oracle's coin rows
         self.S = max(self.initial_spawns + self.num_spawns, 1)  # the most spotlights ever in the list
         # the coin mark of the top bar: [x0, x1)
-        self.reward_mark = ((int(QUARTER * 2.75), int(QUARTER * 2.75) + int(QUARTER * 0.5)) if self.show_last_action
-                            else (QUARTER * 2, QUARTER * 4))
+        self.reward_mark = (
+            (int(QUARTER * 2.75), int(QUARTER * 2.75) + int(QUARTER * 0.5))
+            if self.show_last_action
+            else (QUARTER * 2, QUARTER * 4)
+        )
         self._rows = np.arange(n)
         self.position = np.zeros((n, 2), dtype=np.int64)  # the agent's centre in pixels
         self.facing = np.zeros(n, dtype=np.int64)  # upstream's rotation / 45
@@ -333,19 +412,22 @@ class SearingSpotlightsCore(MemoryGymCore):
         far = 3 * SCREEN
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
-            "oracle": gym.spaces.Dict({"image": image, "oracle": gym.spaces.MultiDiscrete(
-                np.tile([SCREEN + 3, SCREEN + 3, 2], (C + 2, 1)))}),
-            "full": gym.spaces.Dict({
-                "image": image,
-                **positions,
-                "rotation": gym.spaces.Discrete(8),
-                "health": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-                "spotlights": gym.spaces.Box(-far, far, (S, 10), np.float32),
-                "alpha": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-                "spawn_timer": gym.spaces.Box(0, np.iinfo(np.int32).max, (1,), np.int64),
-                "spawns_left": gym.spaces.Box(0, max(self.num_spawns, 1), (1,), np.int64),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-            }),
+            "oracle": gym.spaces.Dict(
+                {"image": image, "oracle": gym.spaces.MultiDiscrete(np.tile([SCREEN + 3, SCREEN + 3, 2], (C + 2, 1)))}
+            ),
+            "full": gym.spaces.Dict(
+                {
+                    "image": image,
+                    **positions,
+                    "rotation": gym.spaces.Discrete(8),
+                    "health": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                    "spotlights": gym.spaces.Box(-far, far, (S, 10), np.float32),
+                    "alpha": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                    "spawn_timer": gym.spaces.Box(0, np.iinfo(np.int32).max, (1,), np.int64),
+                    "spawns_left": gym.spaces.Box(0, max(self.num_spawns, 1), (1,), np.int64),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                }
+            ),
         }
 
     # --- episodes ----------------------------------------------------------------------------------------------
@@ -514,10 +596,17 @@ class SearingSpotlightsCore(MemoryGymCore):
         hit[r[reach]] = True
         for j in np.flatnonzero(removed.any(axis=1)).tolist():  # close the gaps, keeping the list's order
             i = int(rows[j])
-            keep = np.flatnonzero(~removed[j, :self.spots[i]])
+            keep = np.flatnonzero(~removed[j, : self.spots[i]])
             k = keep.size
-            for array in (self.spot_radius, self.spot_speed, self.spot_t, self.spot_done, self.spot_path,
-                          self.spot_at, self.spot_lit):
+            for array in (
+                self.spot_radius,
+                self.spot_speed,
+                self.spot_t,
+                self.spot_done,
+                self.spot_path,
+                self.spot_at,
+                self.spot_lit,
+            ):
                 array[i, :k] = array[i, keep]
             self.spot_lit[i, k:] = False
             self.spots[i] = k
@@ -537,11 +626,11 @@ class SearingSpotlightsCore(MemoryGymCore):
             skip = taken[:, j]
         for j in np.flatnonzero(taken.any(axis=1)).tolist():
             i = int(rows[j])
-            for xy in self.coin_at[i, :self.coins[i]][taken[j, :self.coins[i]]]:
+            for xy in self.coin_at[i, : self.coins[i]][taken[j, : self.coins[i]]]:
                 first = np.flatnonzero(self.coin_left[i] & (self.coin_xy[i] == xy).all(axis=1))[0]
                 self.coin_left[i, first] = False
-            keep = np.flatnonzero(~taken[j, :self.coins[i]])
-            self.coin_at[i, :keep.size] = self.coin_at[i, keep]
+            keep = np.flatnonzero(~taken[j, : self.coins[i]])
+            self.coin_at[i, : keep.size] = self.coin_at[i, keep]
             self.coins[i] = keep.size
         return taken.sum(axis=1)
 
@@ -559,8 +648,9 @@ class SearingSpotlightsCore(MemoryGymCore):
                 _COIN.draw(flat, np.zeros(k.size, dtype=np.int64), self.coin_at[rows[k], j] - COIN_RADIUS, images=k)
 
         def door(on):
-            _EXIT.draw(flat, self.exit_open[rows[on]].astype(np.int64), self.exit_at[rows[on]] - EXIT_SIZE // 2,
-                       images=on)
+            _EXIT.draw(
+                flat, self.exit_open[rows[on]].astype(np.int64), self.exit_at[rows[on]] - EXIT_SIZE // 2, images=on
+            )
 
         def agent(on):  # upstream draws the reset's agent facing up, whatever its facing
             facing = np.where(self.t[rows[on]] == 0, 0, self.facing[rows[on]])
@@ -621,8 +711,9 @@ class SearingSpotlightsCore(MemoryGymCore):
             corner = np.trunc(self.spot_at[rows[r], j]).astype(np.int64) - self.max_radius
             which = self.spot_radius[rows[r], j] - 1
             offsets = self._spot.offsets
-            lit[r[:, None], flat_index(corner[:, 0, None] + offsets[0, which],
-                                       corner[:, 1, None] + offsets[1, which])] = True
+            lit[
+                r[:, None], flat_index(corner[:, 0, None] + offsets[0, which], corner[:, 1, None] + offsets[1, which])
+            ] = True
         return lit[:, :-1]
 
     def top_bar(self, rows) -> np.ndarray:
@@ -630,10 +721,10 @@ class SearingSpotlightsCore(MemoryGymCore):
         mark."""
         bar = np.empty((rows.size, SCREEN, 3), dtype=np.uint8)
         bar[:] = BAR_RGB
-        bar[:, :QUARTER * 2] = HEALTH_RGB
+        bar[:, : QUARTER * 2] = HEALTH_RGB
         if self.show_last_action:
-            bar[:, QUARTER * 2:QUARTER * 3] = ACTION_RGB[self.shown_action[rows, 0]][:, None]
-            bar[:, QUARTER * 3:] = ACTION_RGB[self.shown_action[rows, 1]][:, None]
+            bar[:, QUARTER * 2 : QUARTER * 3] = ACTION_RGB[self.shown_action[rows, 0]][:, None]
+            bar[:, QUARTER * 3 :] = ACTION_RGB[self.shown_action[rows, 1]][:, None]
         columns = np.arange(SCREEN)[None, :]
         bar[columns < self.red[rows, None]] = RED
         x0, x1 = self.reward_mark
@@ -667,8 +758,19 @@ class SearingSpotlightsCore(MemoryGymCore):
             obs.update(self.positions(sl))
             listed = np.arange(self.S)[None, :] < self.spots[sl, None]
             path = self.spot_path[sl].reshape(-1, self.S, 6)
-            spots = np.concatenate([listed[..., None], self.spot_radius[sl, :, None], self.spot_t[sl, :, None],
-                                    self.spot_speed[sl, :, None], path], axis=2) * listed[..., None]
+            spots = (
+                np.concatenate(
+                    [
+                        listed[..., None],
+                        self.spot_radius[sl, :, None],
+                        self.spot_t[sl, :, None],
+                        self.spot_speed[sl, :, None],
+                        path,
+                    ],
+                    axis=2,
+                )
+                * listed[..., None]
+            )
             obs["rotation"] = self.facing[sl].copy()
             obs["health"] = (np.maximum(self.health[sl], 0) / self.H).astype(np.float32)[:, None]
             obs["spotlights"] = spots.astype(np.float32)
@@ -685,13 +787,14 @@ class SearingSpotlightsCore(MemoryGymCore):
         image = self.image(np.array([i]))[0]
         lit = image[::TILE, ::TILE].any(axis=2)
         chars = np.where(lit, "*", ".").astype("<U1")
-        for xy in self.coin_at[i, :self.coins[i]]:
+        for xy in self.coin_at[i, : self.coins[i]]:
             chars[tuple(np.minimum(xy // TILE, SCREEN // TILE - 1))] = "c"
         chars[tuple(self.exit_at[i] // TILE)] = "E" if self.exit_open[i] else "e"
         chars[tuple(np.minimum(np.maximum(self.position[i], 0), SCREEN - 1) // TILE)] = "A"
         lines = ["".join(chars[:, row]) for row in range(SCREEN // TILE)]
-        return "\n".join(lines) + (f"\nhealth={self.health[i]:g}/{self.H} coins left={self.coins[i]} "
-                                   f"t={self.t[i]}/{self.T}\n")
+        return "\n".join(lines) + (
+            f"\nhealth={self.health[i]:g}/{self.H} coins left={self.coins[i]} t={self.t[i]}/{self.T}\n"
+        )
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The arena upright at 4x scale, the darkness at half strength so that the agent, coins and exit show,
@@ -725,29 +828,66 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
 
     PARAMS = ENDLESS_PARAMS
 
-    def __init__(self, num_envs: int, *, max_steps: int | None, steps_per_coin: int, initial_spawns: int,
-                 spawn_interval: int, spot_min_radius: float, spot_max_radius: float, spot_min_speed: float,
-                 spot_max_speed: float, spot_damage: float, agent_health: int, visual_feedback: bool,
-                 light_dim_off_duration: int, light_threshold: int, coin_show_duration: int, coins_visible: bool,
-                 sample_agent_position: bool, agent_visible: bool, show_last_positive_reward: bool,
-                 reward_inside_spotlight: float, reward_outside_spotlight: float, reward_death: float,
-                 reward_coin: float):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        max_steps: int | None,
+        steps_per_coin: int,
+        initial_spawns: int,
+        spawn_interval: int,
+        spot_min_radius: float,
+        spot_max_radius: float,
+        spot_min_speed: float,
+        spot_max_speed: float,
+        spot_damage: float,
+        agent_health: int,
+        visual_feedback: bool,
+        light_dim_off_duration: int,
+        light_threshold: int,
+        coin_show_duration: int,
+        coins_visible: bool,
+        sample_agent_position: bool,
+        agent_visible: bool,
+        show_last_positive_reward: bool,
+        reward_inside_spotlight: float,
+        reward_outside_spotlight: float,
+        reward_death: float,
+        reward_coin: float,
+    ):
         # the most spotlights in a list: the initial ones and those spawned while the slowest one travels (it is
         # removed a step after it arrives, or later when the one before it leaves at the same step)
         lifetime = math.ceil(1 / spot_min_speed) + 2 + initial_spawns
         spawned = math.ceil(lifetime / spawn_interval) + 1
-        super().__init__(num_envs, max_steps=2**62, initial_spawns=initial_spawns, num_spawns=spawned,
-                         initial_spawn_interval=spawn_interval, spawn_interval_threshold=0,
-                         spot_min_radius=spot_min_radius, spot_max_radius=spot_max_radius,
-                         spot_min_speed=spot_min_speed, spot_max_speed=spot_max_speed, spot_damage=spot_damage,
-                         agent_health=agent_health, visual_feedback=visual_feedback,
-                         light_dim_off_duration=light_dim_off_duration, light_threshold=light_threshold,
-                         num_coins=(1,), sample_agent_position=sample_agent_position, agent_visible=agent_visible,
-                         coins_visible=coins_visible, exit_visible=False, show_last_action=True,
-                         show_last_positive_reward=show_last_positive_reward,
-                         reward_inside_spotlight=reward_inside_spotlight,
-                         reward_outside_spotlight=reward_outside_spotlight, reward_death=reward_death,
-                         reward_exit=1.0, reward_coin=reward_coin)  # (no exit: has_exit is False below)
+        super().__init__(
+            num_envs,
+            max_steps=2**62,
+            initial_spawns=initial_spawns,
+            num_spawns=spawned,
+            initial_spawn_interval=spawn_interval,
+            spawn_interval_threshold=0,
+            spot_min_radius=spot_min_radius,
+            spot_max_radius=spot_max_radius,
+            spot_min_speed=spot_min_speed,
+            spot_max_speed=spot_max_speed,
+            spot_damage=spot_damage,
+            agent_health=agent_health,
+            visual_feedback=visual_feedback,
+            light_dim_off_duration=light_dim_off_duration,
+            light_threshold=light_threshold,
+            num_coins=(1,),
+            sample_agent_position=sample_agent_position,
+            agent_visible=agent_visible,
+            coins_visible=coins_visible,
+            exit_visible=False,
+            show_last_action=True,
+            show_last_positive_reward=show_last_positive_reward,
+            reward_inside_spotlight=reward_inside_spotlight,
+            reward_outside_spotlight=reward_outside_spotlight,
+            reward_death=reward_death,
+            reward_exit=1.0,
+            reward_coin=reward_coin,
+        )  # (no exit: has_exit is False below)
         self.max_steps = max_steps
         self.T = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
         self.steps_per_coin, self.coin_show_duration = int(steps_per_coin), int(coin_show_duration)
@@ -765,8 +905,9 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
         full["time"] = gym.spaces.Box(0.0, 2.0**31 if max_steps is None else 1.0, (1,), np.float32)  # (steps)
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
-            "oracle": gym.spaces.Dict({"image": image, "oracle": gym.spaces.MultiDiscrete(
-                np.tile([SCREEN + 3, SCREEN + 3, 2], (2, 1)))}),
+            "oracle": gym.spaces.Dict(
+                {"image": image, "oracle": gym.spaces.MultiDiscrete(np.tile([SCREEN + 3, SCREEN + 3, 2], (2, 1)))}
+            ),
             "full": gym.spaces.Dict(full),
         }
 
@@ -779,8 +920,10 @@ class EndlessSearingSpotlightsCore(SearingSpotlightsCore):
             sampler.block(tuple(self.coin_at[i, 0]), AGENT_BLOCK)
         x, y = sampler.sample(AGENT_BLOCK)
         x, y = x + int(rng.integers(2, 4)), y + int(rng.integers(2, 4))
-        self.coin_at[i, 0] = (min(max(x, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET),
-                              min(max(y, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET))
+        self.coin_at[i, 0] = (
+            min(max(x, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET),
+            min(max(y, SPAWN_OFFSET), SCREEN - SPAWN_OFFSET),
+        )
         self.coin_xy[i, 0] = self.coin_at[i, 0]
         self.coin_left[i, 0] = True
         self.coins[i] = self.episode_coins[i] = 1

@@ -64,11 +64,21 @@ PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
     Param("num_dancers", "int", 2, low=1, high=8, doc="dancers around the agent, each with its own dance"),
     Param("dance_delay", "int", 8, low=1, doc="steps from the end of one dance to the start of the next (+1)"),
-    Param("easy_mode", "bool", False, doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers "
-          "positions and shapes only"),
-    Param("max_steps", "int", None, low=2, none_ok=True,
-          doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
-              "dance_delay == 16 else 1024"),
+    Param(
+        "easy_mode",
+        "bool",
+        False,
+        doc="MIKASA-Base's 'Light' levels: all dancers red, the first num_dancers positions and shapes only",
+    ),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        low=2,
+        none_ok=True,
+        doc="the authors' frame limit (the episode ends after max_steps - 1 steps); None: 320 if "
+        "dance_delay == 16 else 1024",
+    ),
 )
 
 
@@ -115,9 +125,25 @@ DANCE_OFFSETS = np.concatenate(
 #: RGB colours of the dancers (the authors' 19, in their order; "red" first).
 COLOURS = np.array(
     [
-        (255, 0, 0), (0, 255, 0), (0, 0, 255), (128, 0, 128), (255, 165, 0), (255, 255, 0), (128, 64, 0),
-        (255, 64, 255), (0, 255, 255), (0, 100, 0), (100, 0, 0), (0, 0, 100), (100, 100, 0), (0, 100, 100),
-        (215, 200, 255), (255, 210, 170), (255, 205, 230), (200, 255, 200), (255, 255, 200),
+        (255, 0, 0),
+        (0, 255, 0),
+        (0, 0, 255),
+        (128, 0, 128),
+        (255, 165, 0),
+        (255, 255, 0),
+        (128, 64, 0),
+        (255, 64, 255),
+        (0, 255, 255),
+        (0, 100, 0),
+        (100, 0, 0),
+        (0, 0, 100),
+        (100, 100, 0),
+        (0, 100, 100),
+        (215, 200, 255),
+        (255, 210, 170),
+        (255, 205, 230),
+        (200, 255, 200),
+        (255, 255, 200),
     ],
     dtype=np.uint8,
 )
@@ -199,20 +225,23 @@ class BalletCore(BatchedCore):
         self.obs_spaces = {
             "partial": gym.spaces.Dict(partial),
             "oracle": gym.spaces.Dict({**partial, "oracle": codes}),
-            "full": gym.spaces.Dict({
-                **partial,
-                "dances": codes,
-                "order": gym.spaces.MultiDiscrete([9] * len(HOMES)),
-                "target": gym.spaces.Discrete(len(HOMES)),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-            }),
+            "full": gym.spaces.Dict(
+                {
+                    **partial,
+                    "dances": codes,
+                    "order": gym.spaces.MultiDiscrete([9] * len(HOMES)),
+                    "target": gym.spaces.Discrete(len(HOMES)),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                }
+            ),
         }
 
     # --- episodes ----------------------------------------------------------------------------------------------
     def _permutations(self, idx: np.ndarray, stream: int, size: int) -> np.ndarray:
         """A uniform permutation of range(size) per environment (sorted uniforms, one counter per item)."""
-        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
-                         np.arange(size, dtype=np.uint64)[None, :], stream)
+        u = rng.uniform(
+            self.keys[idx][:, None], self.episode[idx][:, None], np.arange(size, dtype=np.uint64)[None, :], stream
+        )
         return np.argsort(u, axis=1)
 
     def _new_episodes(self, idx):
@@ -270,7 +299,7 @@ class BalletCore(BatchedCore):
         rows = self._rows[sl]
         m = rows.shape[0]
         padded = np.full((m, ROOM + 2 * CENTRE, ROOM + 2 * CENTRE), _FLOOR, dtype=np.int64)
-        padded[:, CENTRE:CENTRE + ROOM, CENTRE:CENTRE + ROOM] = self.board(rows)
+        padded[:, CENTRE : CENTRE + ROOM, CENTRE : CENTRE + ROOM] = self.board(rows)
         agent = self.agent[rows]
         r = agent[:, 0, None, None] + self._view[None, :, None]  # padded row of view cell (i, j)
         c = agent[:, 1, None, None] + self._view[None, None, :]
@@ -326,7 +355,7 @@ class BalletCore(BatchedCore):
         view = self.image(np.array([i]))[0].repeat(scale, axis=0).repeat(scale, axis=1)
         size = ROOM * CELL * scale
         canvas = draw.Canvas(size + 2 * m + 24, size + 2 * m)
-        canvas.pixels[m:m + size, m:m + size] = view
+        canvas.pixels[m : m + size, m : m + size] = view
         code = int(self.instruction(np.array([i]))[0])
         if code:
             home = HOMES[self.home[i, self.target[i]]] - self.agent[i] + CENTRE

@@ -54,6 +54,7 @@ def episode_length(num_pairs: int, time_limit: int | None = None) -> int:
     """T: ``time_limit``, or 10 steps per pair (DTQN's Memory-5-v0 limit of 50 for 5 pairs, scaled)."""
     return 10 * num_pairs if time_limit is None else time_limit
 
+
 _SHUFFLE_STREAM, _REVEAL_STREAM = 1, 2
 
 

@@ -49,6 +49,7 @@ def episode_length(memory_length: int) -> int:
     """T = L + 1 actions; the last one, taken on the observation that shows the query, is judged."""
     return memory_length + 1
 
+
 _CONTEXT_STREAM, _QUERY_STREAM = 1, 2
 
 

@@ -65,6 +65,7 @@ def episode_length(explore_frames: int, distractor_frames: int, reward_frames: i
     """T in steps: every phase's last frame is replaced by the next phase's first (pycolab's Story), so 3 fewer."""
     return explore_frames + distractor_frames + reward_frames - 3
 
+
 ROWS, COLS, VIEW = 7, 11, 5
 START = (5, 5)  # the agent's cell in the apple and choice rooms
 EXPLORE_AGENT = (2, 5)
@@ -88,8 +89,9 @@ def _room(rows: list[str]) -> np.ndarray:
 APPLE_ROOM = _room(["#" * COLS] + ["#" + " " * (COLS - 2) + "#"] * (ROWS - 2) + ["#" * COLS])
 APPLE_CELLS = np.array([(r, c) for r in range(1, 6) for c in range(1, 10) if (r + c) % 2 == 0 and (r, c) != START])
 #: The choice room: a 3 x 9 room above a 2-cell corridor (columns 4-6) that holds the agent.
-CHOICE_ROOM = _room(["###########", "#         #", "#         #", "#         #", "####   ####", "   #   #   ",
-                     "   #####   "])
+CHOICE_ROOM = _room(
+    ["###########", "#         #", "#         #", "#         #", "####   ####", "   #   #   ", "   #####   "]
+)
 PADS = np.array([(1, 2), (1, 5), (1, 8)], dtype=np.int64)
 #: The colour phase: the 8 ring cells around the agent, one of which shows the colour.
 RING = np.array([(r, c) for r in (1, 2, 3) for c in (4, 5, 6) if (r, c) != EXPLORE_AGENT], dtype=np.int64)
@@ -103,8 +105,18 @@ _NEVER = np.iinfo(np.int64).max // 2
 class PassiveVisualMatchCore(BatchedCore):
     PARAMS = PARAMS
 
-    def __init__(self, num_envs: int, *, num_apples: int, apple_reward: float, final_reward: float,
-                 respawn_every: int, explore_frames: int, distractor_frames: int, reward_frames: int):
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        num_apples: int,
+        apple_reward: float,
+        final_reward: float,
+        respawn_every: int,
+        explore_frames: int,
+        distractor_frames: int,
+        reward_frames: int,
+    ):
         super().__init__(num_envs)
         self.num_apples = int(num_apples)
         self.apple_reward = float(apple_reward)
@@ -129,14 +141,16 @@ class PassiveVisualMatchCore(BatchedCore):
         self.obs_spaces = {
             "partial": gym.spaces.Dict({"image": image}),
             "oracle": gym.spaces.Dict({"image": image, "oracle": colour}),
-            "full": gym.spaces.Dict({
-                "image": image,
-                "target": colour,
-                "pads": gym.spaces.MultiDiscrete([3, 3, 3]),
-                "board": gym.spaces.MultiDiscrete(np.full((ROWS, COLS), len(PALETTE))),
-                "respawn": gym.spaces.Box(0.0, float(self.respawn_every + 1), (ROWS, COLS), np.float32),
-                "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
-            }),
+            "full": gym.spaces.Dict(
+                {
+                    "image": image,
+                    "target": colour,
+                    "pads": gym.spaces.MultiDiscrete([3, 3, 3]),
+                    "board": gym.spaces.MultiDiscrete(np.full((ROWS, COLS), len(PALETTE))),
+                    "respawn": gym.spaces.Box(0.0, float(self.respawn_every + 1), (ROWS, COLS), np.float32),
+                    "time": gym.spaces.Box(0.0, 1.0, (1,), np.float32),
+                }
+            ),
         }
 
     # --- episodes ----------------------------------------------------------------------------------------------
@@ -146,8 +160,12 @@ class PassiveVisualMatchCore(BatchedCore):
         self.pads[idx] = np.argsort(u, axis=1)
         self.target[idx] = self.integers(idx, _TARGET_STREAM, 0, 3, step=0)
         self.ring[idx] = self.integers(idx, _RING_STREAM, 0, len(RING), step=0)
-        u = rng.uniform(self.keys[idx][:, None], self.episode[idx][:, None],
-                         np.arange(len(APPLE_CELLS), dtype=np.uint64)[None, :], _APPLE_STREAM)
+        u = rng.uniform(
+            self.keys[idx][:, None],
+            self.episode[idx][:, None],
+            np.arange(len(APPLE_CELLS), dtype=np.uint64)[None, :],
+            _APPLE_STREAM,
+        )
         chosen = APPLE_CELLS[np.argsort(u, axis=1)[:, : self.num_apples]]  # (m, num_apples, 2)
         self.apples[idx] = False
         local = np.arange(idx.size)[:, None]
@@ -211,8 +229,9 @@ class PassiveVisualMatchCore(BatchedCore):
         m = rows.shape[0]
         phase = self.phase(self.t[rows])
         local = np.arange(m)
-        board = np.where((phase == 0)[:, None, None], EXPLORE_ROOM,
-                         np.where((phase == 1)[:, None, None], APPLE_ROOM, CHOICE_ROOM)).copy()
+        board = np.where(
+            (phase == 0)[:, None, None], EXPLORE_ROOM, np.where((phase == 1)[:, None, None], APPLE_ROOM, CHOICE_ROOM)
+        ).copy()
         colour = phase == 0
         ring = RING[self.ring[rows[colour]]]
         board[local[colour], ring[:, 0], ring[:, 1]] = COLOUR0 + self.target[rows[colour]]
@@ -229,7 +248,7 @@ class PassiveVisualMatchCore(BatchedCore):
         m = board.shape[0]
         half = VIEW // 2
         padded = np.full((m, ROWS + 2 * half, COLS + 2 * half), FLOOR, dtype=np.int64)
-        padded[:, half:half + ROWS, half:half + COLS] = board
+        padded[:, half : half + ROWS, half : half + COLS] = board
         agent = self.agent[self._rows[sl]]
         r = agent[:, 0, None, None] + self._view[None, :, None]
         c = agent[:, 1, None, None] + self._view[None, None, :]
@@ -250,8 +269,11 @@ class PassiveVisualMatchCore(BatchedCore):
             obs["pads"] = self.pads[rows].copy()
             obs["board"] = self.board(sl)
             frame = (self.t[rows] - self.apple_start + 1)[:, None, None]
-            wait = np.where(self.apples[rows] | (self.eaten_at[rows] == _NEVER) | (self.respawn_every == 0),
-                            0, self.eaten_at[rows] + self.respawn_every + 1 - frame)
+            wait = np.where(
+                self.apples[rows] | (self.eaten_at[rows] == _NEVER) | (self.respawn_every == 0),
+                0,
+                self.eaten_at[rows] + self.respawn_every + 1 - frame,
+            )
             in_apples = (self.phase(self.t[rows]) == 1)[:, None, None]
             obs["respawn"] = np.where(in_apples, np.clip(wait, 0, None), 0).astype(np.float32)
             obs["time"] = (self.t[rows] / self.T).astype(np.float32)[:, None]
@@ -262,8 +284,10 @@ class PassiveVisualMatchCore(BatchedCore):
         chars = np.array([" ", "#", "A", "a", "R", "G", "B"])
         board = chars[self.board(np.array([i]))[0]]
         phase = ("colour", "apples", "choice")[int(self.phase(self.t[i : i + 1])[0])]
-        return ("\n".join("".join(row) for row in board)
-                + f"\n{phase} phase; target {COLOUR_NAMES[self.target[i]]}\nt={self.t[i]}/{self.T}\n")
+        return (
+            "\n".join("".join(row) for row in board)
+            + f"\n{phase} phase; target {COLOUR_NAMES[self.target[i]]}\nt={self.t[i]}/{self.T}\n"
+        )
 
     def render_rgb(self, i: int, done: bool = False) -> np.ndarray:
         """The current phase's whole room (16 px per cell) with the agent's 5 x 5 view outlined in yellow, the
@@ -271,7 +295,7 @@ class PassiveVisualMatchCore(BatchedCore):
         c, m = 16, 8
         board = self.board(np.array([i]))[0]
         canvas = draw.Canvas(ROWS * c + 2 * m + 8, COLS * c + 3 * m + 2 * c)
-        canvas.pixels[m:m + ROWS * c, m:m + COLS * c] = PALETTE[board].repeat(c, axis=0).repeat(c, axis=1)
+        canvas.pixels[m : m + ROWS * c, m : m + COLS * c] = PALETTE[board].repeat(c, axis=0).repeat(c, axis=1)
         r0, c0 = self.agent[i] - VIEW // 2
         canvas.outline(m + c0 * c, m + r0 * c, m + (c0 + VIEW) * c, m + (r0 + VIEW) * c, draw.HIGHLIGHT, 2)
         colour = tuple(int(v) for v in PALETTE[COLOUR0 + self.target[i]])

@@ -65,11 +65,22 @@ MAX_CORRIDOR = 100_000
 #: The kwargs of both T-Mazes (the catalogue's IDs set ``corridor_length`` and ``penalty``).
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
-    Param("corridor_length", "int", 10, low=1, high=MAX_CORRIDOR,
-          doc="L: cells from the start to the junction (T = L + 1)"),
+    Param(
+        "corridor_length",
+        "int",
+        10,
+        low=1,
+        high=MAX_CORRIDOR,
+        doc="L: cells from the start to the junction (T = L + 1)",
+    ),
     Param("penalty", "bool", False, doc="dense reward: -1/(T-1) on each step that lags behind the optimal one"),
-    Param("action_order", "choice", "code", choices=tuple(ACTION_ORDERS),
-          doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down"),
+    Param(
+        "action_order",
+        "choice",
+        "code",
+        choices=tuple(ACTION_ORDERS),
+        doc="'code': 0 towards the junction, 1 up, 2 away, 3 down (authors' code); 'paper': left, up, right, down",
+    ),
 )
 
 
