@@ -845,7 +845,7 @@ class _ImmutableStateEnv(gym.Env):
         self.tape = bytes([t % 256, 7])
         self.visited = frozenset(range(t))
         self.position = (t, -t)
-        self.window = range(t, t + 3)
+        self.window = range(t, t + 6, 2)  # a step other than 1: each of start, stop, step is kept
         self.phase_shift = complex(t, 1)
         self.phase = _Phase.RECALL if t % 2 else _Phase.CUE
         self.score = np.float64(t / 3)
