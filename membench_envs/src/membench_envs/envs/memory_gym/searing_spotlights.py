@@ -88,6 +88,41 @@ from membench_envs.envs.memory_gym.common import (
     rotate_vector,
 )
 
+#: The kwargs both Searing Spotlights share, declared once (each tuple below lists them in its own order).
+_SPOT_MIN_RADIUS = Param(
+    "spot_min_radius",
+    "float",
+    30.0 * SCALE,
+    low=1.0,
+    high=30.0,
+    doc="smallest spotlight radius (px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)",
+)
+_SPOT_MAX_RADIUS = Param(
+    "spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"
+)
+_SPOT_DAMAGE = Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights")
+_VISUAL_FEEDBACK = Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit")
+_LIGHT_DIM_OFF_DURATION = Param(
+    "light_dim_off_duration",
+    "int",
+    6,
+    low=1,
+    doc="steps over which the light dims off: the darkness's alpha grows by int(255 / duration) per step from 0",
+)
+_LIGHT_THRESHOLD = Param(
+    "light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"
+)
+_SAMPLE_AGENT_POSITION = Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)")
+_AGENT_VISIBLE = Param("agent_visible", "bool", False, doc="draw the agent above the darkness")
+_SHOW_LAST_POSITIVE_REWARD = Param(
+    "show_last_positive_reward", "bool", True, doc="the top bar shows a yellow mark after a positive reward"
+)
+_REWARD_INSIDE_SPOTLIGHT = Param("reward_inside_spotlight", "float", 0.0, doc="reward on a step inside a spotlight")
+_REWARD_OUTSIDE_SPOTLIGHT = Param(
+    "reward_outside_spotlight", "float", 0.0, doc="reward on a step outside every spotlight"
+)
+_REWARD_DEATH = Param("reward_death", "float", 0.0, doc="reward when the health runs out")
+
 PARAMS: tuple[Param, ...] = (
     OBS_VARIANT,
     Param("max_steps", "int", 256, low=1, doc="episode limit in steps (a truncation here; upstream: done=True)"),
@@ -104,15 +139,8 @@ PARAMS: tuple[Param, ...] = (
     ),
     Param("initial_spawn_interval", "int", 30, low=1, doc="see num_spawns"),
     Param("spawn_interval_threshold", "int", 10, low=0, doc="see num_spawns"),
-    Param(
-        "spot_min_radius",
-        "float",
-        30.0 * SCALE,
-        low=1.0,
-        high=30.0,
-        doc="smallest spotlight radius (px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)",
-    ),
-    Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
+    _SPOT_MIN_RADIUS,
+    _SPOT_MAX_RADIUS,
     Param(
         "spot_min_speed",
         "float",
@@ -123,27 +151,21 @@ PARAMS: tuple[Param, ...] = (
         doc="slowest spotlight (fraction of its path per step)",
     ),
     Param("spot_max_speed", "float", 0.0075, low=0.0, low_open=True, high=1.0, doc="fastest spotlight"),
-    Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
+    _SPOT_DAMAGE,
     Param("agent_health", "int", 5, low=1, doc="the agent's health: it dies (episode ends) at 0"),
-    Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
-    Param(
-        "light_dim_off_duration",
-        "int",
-        6,
-        low=1,
-        doc="steps over which the light dims off: the darkness's alpha grows by int(255 / duration) per step from 0",
-    ),
-    Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
+    _VISUAL_FEEDBACK,
+    _LIGHT_DIM_OFF_DURATION,
+    _LIGHT_THRESHOLD,
     Param("num_coins", "ints", (1,), low=0, high=8, max_length=100, doc="coins per episode, drawn from this list"),
-    Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
-    Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
+    _SAMPLE_AGENT_POSITION,
+    _AGENT_VISIBLE,
     Param("coins_visible", "bool", False, doc="draw the coins above the darkness"),
     Param("exit_visible", "bool", False, doc="draw the exit above the darkness"),
     Param("show_last_action", "bool", True, doc="the top bar shows the previous action's two components"),
-    Param("show_last_positive_reward", "bool", True, doc="the top bar shows a yellow mark after a positive reward"),
-    Param("reward_inside_spotlight", "float", 0.0, doc="reward on a step inside a spotlight"),
-    Param("reward_outside_spotlight", "float", 0.0, doc="reward on a step outside every spotlight"),
-    Param("reward_death", "float", 0.0, doc="reward when the health runs out"),
+    _SHOW_LAST_POSITIVE_REWARD,
+    _REWARD_INSIDE_SPOTLIGHT,
+    _REWARD_OUTSIDE_SPOTLIGHT,
+    _REWARD_DEATH,
     Param("reward_exit", "float", 1.0, doc="reward for reaching the open exit (ends the episode)"),
     Param("reward_coin", "float", 0.25, doc="reward per coin collected"),
 )
@@ -161,30 +183,17 @@ ENDLESS_PARAMS: tuple[Param, ...] = (  # (show_last_action=False crashes upstrea
     Param("steps_per_coin", "int", 160, low=1, doc="the episode ends when this many steps pass without a coin"),
     Param("initial_spawns", "int", 3, low=0, high=64, doc="spotlights spawned at the reset"),
     Param("spawn_interval", "int", 50, low=1, doc="a new spotlight every this many steps, without end"),
-    Param(
-        "spot_min_radius",
-        "float",
-        30.0 * SCALE,
-        low=1.0,
-        high=30.0,
-        doc="smallest spotlight radius (px; upstream draws integers(min, max + 1), i.e. int(min) … int(max + 1) - 1)",
-    ),
-    Param("spot_max_radius", "float", 55.0 * SCALE, low=1.0, high=30.0, doc="largest spotlight radius (px)"),
+    _SPOT_MIN_RADIUS,
+    _SPOT_MAX_RADIUS,
     Param(
         "spot_min_speed", "float", 0.0025, low=0.001, high=1.0, doc="slowest spotlight (fraction of its path per step)"
     ),
     Param("spot_max_speed", "float", 0.0075, low=0.001, high=1.0, doc="fastest spotlight"),
-    Param("spot_damage", "float", 1.0, low=0.0, doc="health lost on a step inside one or more spotlights"),
+    _SPOT_DAMAGE,
     Param("agent_health", "int", 10, low=1, doc="the agent's health: it dies (episode ends) at 0"),
-    Param("visual_feedback", "bool", True, doc="the chessboard turns red on a step the agent is hit"),
-    Param(
-        "light_dim_off_duration",
-        "int",
-        6,
-        low=1,
-        doc="steps over which the light dims off: the darkness's alpha grows by int(255 / duration) per step from 0",
-    ),
-    Param("light_threshold", "int", 255, low=0, high=255, doc="the darkness's alpha stops growing once above this"),
+    _VISUAL_FEEDBACK,
+    _LIGHT_DIM_OFF_DURATION,
+    _LIGHT_THRESHOLD,
     Param(
         "coin_show_duration",
         "int",
@@ -194,12 +203,12 @@ ENDLESS_PARAMS: tuple[Param, ...] = (  # (show_last_action=False crashes upstrea
         "than this have passed since the last coin (5 observations after a collection, 6 at the start)",
     ),
     Param("coins_visible", "bool", False, doc="always draw the coin above the darkness"),
-    Param("sample_agent_position", "bool", True, doc="random start position (False: the centre)"),
-    Param("agent_visible", "bool", False, doc="draw the agent above the darkness"),
-    Param("show_last_positive_reward", "bool", True, doc="the top bar shows a yellow mark after a positive reward"),
-    Param("reward_inside_spotlight", "float", 0.0, doc="reward on a step inside a spotlight"),
-    Param("reward_outside_spotlight", "float", 0.0, doc="reward on a step outside every spotlight"),
-    Param("reward_death", "float", 0.0, doc="reward when the health runs out"),
+    _SAMPLE_AGENT_POSITION,
+    _AGENT_VISIBLE,
+    _SHOW_LAST_POSITIVE_REWARD,
+    _REWARD_INSIDE_SPOTLIGHT,
+    _REWARD_OUTSIDE_SPOTLIGHT,
+    _REWARD_DEATH,
     Param("reward_coin", "float", 0.25, doc="reward per coin collected (a new one appears elsewhere)"),
 )
 
