@@ -18,6 +18,27 @@ from membench_agents.runs.checkpoint import load_checkpoint
 ROOT = Path(__file__).resolve().parents[2]
 TMAZE = "MIKASA/TMazePassive-v0"
 
+# A T-Maze training that runs long enough to be stopped (tiny network, many small iterations; no evaluation or
+# checkpoint until the stop): the --set flags of `membench train`.
+LONG_TRAINING_SETS = [
+    "--set",
+    "ppo.num_envs=8",
+    "--set",
+    "ppo.num_steps=16",
+    "--set",
+    "ppo.num_minibatches=2",
+    "--set",
+    "ppo.hidden_size=16",
+    "--set",
+    "eval.every_steps=0",
+    "--set",
+    "eval.episodes=10",
+    "--set",
+    "checkpoint.every_iterations=0",
+    "--set",
+    "checkpoint.every_seconds=0",
+]
+
 
 def tiny_config(agent: str = "ppo-lstm", *, iterations: int = 6, seeds=1, variant: str | None = None, **over):
     """A resolved config for T-Maze L=2 that trains ``iterations`` tiny PPO iterations (8 envs x 16 steps)."""

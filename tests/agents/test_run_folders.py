@@ -28,7 +28,7 @@ from membench_agents.runs import cell, envstate, loop
 from membench_agents.runs.checkpoint import CheckpointError, load_checkpoint
 from membench_agents.runs.folder import RunFolderError, locked
 
-from tests.agents._runs_helpers import ROOT, tiny_config
+from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, tiny_config
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -326,22 +326,7 @@ _LONG = [
     str(_CELL),
     "--steps",
     str(400 * 8 * 16),
-    "--set",
-    "ppo.num_envs=8",
-    "--set",
-    "ppo.num_steps=16",
-    "--set",
-    "ppo.num_minibatches=2",
-    "--set",
-    "ppo.hidden_size=16",
-    "--set",
-    "eval.every_steps=0",
-    "--set",
-    "eval.episodes=10",
-    "--set",
-    "checkpoint.every_iterations=0",
-    "--set",
-    "checkpoint.every_seconds=0",
+    *LONG_TRAINING_SETS,
     "--no-progress",
 ]
 

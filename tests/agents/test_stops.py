@@ -20,27 +20,16 @@ from membench_agents.runs import loop
 from membench_agents.runs.cell import run_config
 from membench_agents.runs.checkpoint import load_checkpoint
 
-from tests.agents._runs_helpers import ROOT, TMAZE, assert_same_params, final_params, history, tiny_config
+from tests.agents._runs_helpers import (
+    LONG_TRAINING_SETS,
+    ROOT,
+    TMAZE,
+    assert_same_params,
+    final_params,
+    history,
+    tiny_config,
+)
 
-# A T-Maze cell that trains long enough to be stopped (tiny network, many small iterations).
-_LONG = [
-    "--set",
-    "ppo.num_envs=8",
-    "--set",
-    "ppo.num_steps=16",
-    "--set",
-    "ppo.num_minibatches=2",
-    "--set",
-    "ppo.hidden_size=16",
-    "--set",
-    "eval.every_steps=0",
-    "--set",
-    "eval.episodes=10",
-    "--set",
-    "checkpoint.every_iterations=0",
-    "--set",
-    "checkpoint.every_seconds=0",
-]
 _BOUND_S = 60  # from the signal to the command's exit
 
 
@@ -98,7 +87,7 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
         "2",
         "--steps",
         str(2000 * 8 * 16),
-        *_LONG,
+        *LONG_TRAINING_SETS,
     ]
     if command == "train":
         proc = _start(["train", *args, "--run-dir", str(tmp_path / "run")])
@@ -227,7 +216,7 @@ def test_a_failed_run_with_runs_queued_ends_with_one_line_and_its_log(tmp_path):
             "2",
             "--steps",
             "100000",
-            *_LONG,
+            *LONG_TRAINING_SETS,
             "--run-dir",
             str(run),
         ],
@@ -266,7 +255,7 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
             "2",
             "--steps",
             "100000",
-            *_LONG,
+            *LONG_TRAINING_SETS,
             "--run-dir",
             str(run),
         ],
