@@ -102,10 +102,9 @@ def test_the_episodes_replay_their_seed(small, robo_env):
         assert not np.array_equal(f["traj_0/obs/rgb"][0], f["traj_1/obs/rgb"][0])
 
 
-def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys):
-    env_id = "MIKASA/RememberColor3-v0"
-    h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
-    argv = [
+def _collect_command(env_id, out) -> list[str]:
+    """`membench-envs collect` of 3 short episodes of ``env_id`` into ``out``, in a new Python process."""
+    return [
         sys.executable,
         "-m",
         "membench_envs.cli",
@@ -114,11 +113,17 @@ def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_pa
         "--episodes",
         "3",
         "--out",
-        str(tmp_path),
+        str(out),
         "--set",
         f"episode_steps={SHORT}",
         "--no-progress",
     ]
+
+
+def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys):
+    env_id = "MIKASA/RememberColor3-v0"
+    h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
+    argv = _collect_command(env_id, tmp_path)
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"}
     )
@@ -154,20 +159,7 @@ def test_a_stop_says_what_was_kept_and_the_same_command_continues(tmp_path, sig)
     refused at once."""
     env_id = "MIKASA/RememberColor3-v0"
     h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
-    argv = [
-        sys.executable,
-        "-m",
-        "membench_envs.cli",
-        "collect",
-        env_id,
-        "--episodes",
-        "3",
-        "--out",
-        str(tmp_path),
-        "--set",
-        f"episode_steps={SHORT}",
-        "--no-progress",
-    ]
+    argv = _collect_command(env_id, tmp_path)
     log = tmp_path / "stderr.txt"
     with open(log, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "OMP_NUM_THREADS": "1"})
