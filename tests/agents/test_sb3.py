@@ -141,3 +141,13 @@ def test_a_stop_during_sb3s_update_drops_the_iteration_there():
     assert trainer.model.num_timesteps == 4 * 32  # the rollout was complete: the stop came in the update
     trainer.iterate()  # the hook is gone again (it would still poll the flag, which says stop)
     trainer.close()
+
+
+def test_sb3_training_leaves_no_folder_in_the_temp_dir(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    trainer = SB3Trainer(tiny_config("sb3-ppo", iterations=1), seed=0)
+    out = trainer.iterate()
+    assert "value_loss" in out  # the in-memory logger still hands SB3's training values over
+    assert list(tmp_path.glob("SB3-*")) == []

@@ -180,6 +180,7 @@ class SB3Trainer:
 
     def __init__(self, cfg: dict[str, Any], seed: int, device: str | None = None):
         """``device``: default the config's ``device``."""
+        from stable_baselines3.common.logger import Logger
         from stable_baselines3.common.vec_env import DummyVecEnv
 
         device = cfg["device"] if device is None else device
@@ -202,6 +203,8 @@ class SB3Trainer:
         check_spaces(self.agent, self.venv.observation_space, self.venv.action_space)
         policy = policy or default_policy(self.agent, self.venv.observation_space)
         self.model = cls(policy, self.venv, seed=seed, device=device, verbose=0, **sb3cfg)
+        # An in-memory logger: without one, every learn() call makes an empty /tmp/SB3-<date> folder.
+        self.model.set_logger(Logger(folder=None, output_formats=[]))
         self.steps_per_iteration = self.model.n_steps * n_envs
         self.tracker = EpisodeTracker(n_envs)
         self.num_iterations = 0
