@@ -50,7 +50,7 @@ def _tmaze(env_id: str, length: int) -> TaskSpec:
             "observation [goal_dir on cell 0, hallway, junction, 0] (observation='paper': [up, down, hallway, "
             "junction], the paper's App. B.1 wording); oracle = POBAX's perfect-memory observation (goal bit on every "
             "cell) + goal_dir; optimal discounted return 4*0.99^11 = 3.581 at the authors' gamma 0.99; cap 1000 steps "
-            "(truncated), which the authors' HEAD code enforces with a wrapper that crashes here with gymnax >= 1.0. "
+            "(truncated; the authors' HEAD enforces it with a wrapper whose step fails for tmaze_* on gymnax 1.0). "
             "Their best/ scripts: 1e6 steps, hidden 32, action_concat on"
         ),
     )
@@ -64,8 +64,8 @@ def _rocksample(env_id: str, size: int) -> TaskSpec:
         entry_point=f"{_PKG}.rocksample:RockSample",
         vector_entry_point=f"{_PKG}.rocksample:RockSampleVector",
         description=(
-            f"POBAX RockSample({size}, {size}): a {size}x{size} grid with {size} rocks at the authors' fixed "
-            "positions, each good or bad per episode; check a rock (a noisy reading, P(correct) = "
+            f"POBAX RockSample({size}, {size}): {size} rocks at the authors' fixed positions on a grid of "
+            f"{size}x{size} cells, each good or bad per episode; check a rock (a noisy reading, P(correct) = "
             "(1 + 2^(-d/20))/2 at distance d), sample it (+10 good, then bad; -10 bad), exit east (+10, ends). "
             "Category: object uncertainty"
         ),

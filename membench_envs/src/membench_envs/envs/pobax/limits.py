@@ -7,8 +7,8 @@ none of them counts steps itself:
   ended it.
 - At HEAD (``a5e1d62``) ``get_env`` wraps every env in a ``TimeLimitWrapper`` (truncation at 1000 steps). It calls
   gymnax's ``Environment.step``, which since gymnax 1.0 reads ``state.time``; ``TMazeState`` and
-  ``RockSampleState`` have no such field, so ``step`` raises ``AttributeError`` for ``tmaze_*`` and ``rocksample_*``
-  (checked with gymnax 1.0.1). Battleship overrides ``step`` and runs.
+  ``RockSampleState`` have no such field, so ``step`` fails for ``tmaze_*`` and ``rocksample_*`` (seen running their
+  HEAD with gymnax 1.0.1). Battleship overrides ``step`` and runs.
 
 Here the cap is the task's own (the bug does not exist): the step that reaches ``max_steps`` (default 1000, the
 authors' value) returns ``truncated=True`` unless the task ended on that step (then ``terminated=True`` only), as the

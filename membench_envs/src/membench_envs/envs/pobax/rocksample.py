@@ -41,9 +41,10 @@ Sampling shows nothing. (The paper's App. B.2 says the features are updated afte
 ``oracle``: POBAX's "perfect memory" observation (the authors' ``PerfectMemoryWrapper``, which the paper's text
 describes and their Transformer scripts use): the same position, then per rock the most recent reading (+1 / −1),
 −1 once the agent has sampled it (a sampled rock is bad), 0 before either. Those k values are ``info["oracle"]`` in
-every variant. Bug fixed: the authors' wrapper keeps its memory through gymnax's automatic reset (the reset
-observation has no reading, so nothing overwrites it), so from the second episode on their perfect memory starts
-with the previous episode's readings, of rocks whose statuses were redrawn; here it starts empty every episode.
+every variant. Bug fixed (read from their code, not run): the authors' wrapper keeps its memory through gymnax's
+automatic reset inside ``step`` (the reset observation has no reading, so nothing overwrites it), so from the second
+episode on their perfect memory starts with the previous episode's readings, of rocks whose statuses were redrawn;
+here it starts empty every episode.
 
 ``full``: the state as the authors' ``FullyObservableWrapper`` shows it: the position, then each rock's true status
 (1 good, 0 bad). Since 2025-08-01 their ``get_env(perfect_memory=True)`` returns this for the PPO scripts (the
