@@ -59,6 +59,7 @@ _SUITE_MODULES = (
     "vizdoom",
     "memory_maze",
     "popgym",
+    "pobax",
     "minigrid",
     "robo",
     "robo_shell_game",
