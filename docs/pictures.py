@@ -87,7 +87,7 @@ def _cells(history: list[np.ndarray]) -> np.ndarray:
 
 def _save(picture: np.ndarray, path: Path) -> None:
     img = Image.fromarray(np.ascontiguousarray(picture[..., :3]))
-    pixel_art = img.getcolors(256) is not None  # few colours: scale by whole pixels, keep every colour
+    pixel_art = img.getcolors(256) is not None  # few colours: enlarge by whole pixels, shrink by area
     w, h = img.size
     if max(w, h) < 160:
         k = max(1, MAX_SIDE // max(w, h))
@@ -95,7 +95,7 @@ def _save(picture: np.ndarray, path: Path) -> None:
     if max(img.size) > MAX_SIDE:
         scale = MAX_SIDE / max(img.size)
         size = (max(1, round(img.size[0] * scale)), max(1, round(img.size[1] * scale)))
-        img = img.resize(size, Image.Resampling.NEAREST if pixel_art else Image.Resampling.LANCZOS)
+        img = img.resize(size, Image.Resampling.BOX if pixel_art else Image.Resampling.LANCZOS)  # BOX keeps 1-px lines
     img.quantize(colors=256 if pixel_art else 96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 

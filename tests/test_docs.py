@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -56,6 +57,14 @@ def test_every_id_is_on_exactly_one_page_and_in_the_index():
     index = docgen.render_index()
     for env_id, (page, family) in where.items():
         assert f"[`{env_id}`]({page.slug}.md#{family.slug})" in index
+
+
+def test_two_families_may_not_share_a_slug_which_names_their_pictures(monkeypatch):
+    page = docgen.PAGES[0]
+    twin = dataclasses.replace(page, slug="twin", families=(dataclasses.replace(page.families[0], keys=()),))
+    monkeypatch.setattr(docgen, "PAGES", (*docgen.PAGES, twin))
+    with pytest.raises(ValueError, match=f"family slugs used twice: \\['{page.families[0].slug}'\\]"):
+        docgen.page_of()
 
 
 def test_a_page_shows_each_family_s_rules_kwargs_and_pictures():

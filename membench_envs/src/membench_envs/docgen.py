@@ -91,6 +91,18 @@ def _module_key(spec: TaskSpec) -> str:
     return spec.entry_point.split(":")[0].rsplit(".", 1)[1]
 
 
+def _module_key_in(namespace: str) -> Callable[[TaskSpec], str]:
+    """The entry point's module name, for the IDs of one namespace (``MIKASA/``, ``POBAX/``) only: two suites may
+    each have a ``tmaze`` module."""
+
+    def key(spec: TaskSpec) -> str:
+        if spec.id.split("/", 1)[0] != namespace:
+            raise KeyError(spec.id)
+        return _module_key(spec)
+
+    return key
+
+
 def _robo_key(spec: TaskSpec) -> str:
     return str(spec.kwargs["robo_env"]).split(":")[0].rsplit(".", 1)[1]
 
@@ -187,6 +199,7 @@ def _slug(name: str) -> str:
 _B = "envs.backends."
 _MG = "envs.memory_gym."
 _N = "envs.native."
+_P = "envs.pobax."
 
 PAGES: tuple[Page, ...] = (
     Page(
@@ -194,7 +207,7 @@ PAGES: tuple[Page, ...] = (
         "Native tasks (numpy): T-Maze, MemoryLength, Memory Cards, Ballet, Passive Visual Match",
         "MIKASA-Base's and the memory paper's diagnostic tasks, re-implemented in numpy (no extra), each with a "
         "batched `gym.make_vec` path",
-        _module_key,
+        _module_key_in("MIKASA"),
         (
             Family(
                 "t-maze",
@@ -238,7 +251,7 @@ PAGES: tuple[Page, ...] = (
         "Memory Gym in numpy: Mortar Mayhem, Mystery Path, Searing Spotlights",
         "Pleines et al.'s Memory Gym (listed by MIKASA-Base), re-implemented in numpy with the authors' rules, draws "
         "and pixels (no extra, no pygame)",
-        _module_key,
+        _module_key_in("MIKASA"),
         (
             Family(
                 "mortar-mayhem",
@@ -269,7 +282,7 @@ PAGES: tuple[Page, ...] = (
         "backends",
         "Tasks on third-party simulators: Numpad, ViZDoom Two-Colors, Memory Maze, MiniGrid-Memory",
         "MIKASA-Base's tasks that need a simulator (MuJoCo, ViZDoom, dm_control, minigrid): one extra each",
-        _module_key,
+        _module_key_in("MIKASA"),
         (
             Family(
                 "numpad",
@@ -303,6 +316,33 @@ PAGES: tuple[Page, ...] = (
             ),
         ),
         docs=("envs.backends", "envs.core.wrap", "envs.core.mujoco_gl"),
+    ),
+    Page(
+        "pobax",
+        "POBAX in numpy: T-Maze, RockSample, Battleship",
+        "The memory-improvable tasks of POBAX (Tao et al.), re-implemented in numpy from the authors' JAX code (no "
+        "extra), each with a batched `gym.make_vec` path",
+        _module_key_in("POBAX"),
+        (
+            Family("pobax-t-maze", "T-Maze (tmaze_10)", ("tmaze",), (_P + "tmaze",), shot=Shot(steps=4, action=2)),
+            Family(
+                "pobax-rocksample",
+                "RockSample",
+                ("rocksample",),
+                (_P + "rocksample",),
+                representative="POBAX/RockSample11x11-v0",
+                shot=Shot(steps=6),
+            ),
+            Family(
+                "pobax-battleship",
+                "Battleship",
+                ("battleship",),
+                (_P + "battleship",),
+                representative="POBAX/Battleship10-v0",
+                shot=Shot(steps=12),
+            ),
+        ),
+        docs=("catalogue.pobax", "envs.pobax", _P + "limits"),
     ),
     Page(
         "popgym",
@@ -750,6 +790,9 @@ def _legend() -> str:
 
 def page_of() -> dict[str, tuple[Page, Family]]:
     """Each catalogue ID's page and family."""
+    slugs = [f.slug for p in PAGES for f in p.families]
+    if len(set(slugs)) != len(slugs):  # a family's slug names its pictures: two pages may not share one
+        raise ValueError(f"docs: family slugs used twice: {sorted({x for x in slugs if slugs.count(x) > 1})}")
     out: dict[str, tuple[Page, Family]] = {}
     for page in PAGES:
         families = {f.slug: f for f in page.families}
