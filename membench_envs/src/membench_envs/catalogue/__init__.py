@@ -63,6 +63,8 @@ _SUITE_MODULES = (
     "robo",
     "robo_shell_game",
     "stori",
+    "pobax_maze",
+    "pobax_mujoco",
 )
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
