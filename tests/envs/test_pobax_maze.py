@@ -127,8 +127,9 @@ def test_turns_forward_walls_and_the_goal():
     env.step(LEFT)
     _, r, term, trunc, info = env.step(FORWARD)
     assert tuple(core.floor[core.pos[0]]) == (1, 2) and (r, term) == (0.0, False)
-    _, r, term, trunc, info = env.step(FORWARD)  # onto the goal
+    obs, r, term, trunc, info = env.step(FORWARD)  # onto the goal
     assert (r, term, trunc, info["success"]) == (1.0, True, False, True)
+    np.testing.assert_array_equal(obs[:12].reshape(2, 3, 2)[1, 1], [0, 0])  # the agent's own cell: never the goal
 
 
 def test_the_episode_is_truncated_at_the_time_limit():

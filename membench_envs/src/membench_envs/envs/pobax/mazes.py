@@ -269,7 +269,7 @@ class MazeCore(BatchedCore):
         agent_cell = (offsets == 0).all(axis=-1)[None]  # (1, 4, 3n)
         self._view_walls = (wall & visible).astype(np.float32)
         self._view_cells = np.where(inside, r * w + c, -1)
-        self._view_goal_ok = visible & ~agent_cell & (np.arange(3 * n) >= (3 if n == 3 else 0))[None, None, :]
+        self._view_goal_ok = visible & ~agent_cell  # (two ahead only walls are ever visible)
 
     # --- episodes ----------------------------------------------------------------------------------------------
     def _new_episodes(self, idx):
