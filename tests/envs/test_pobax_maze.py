@@ -34,7 +34,12 @@ def _placed(maze, cell, direction, goal, variant="partial", **kwargs):
 
 def test_the_maps_and_limits_are_the_authors():
     # (rows x columns with the outer wall, floor cells, T) of Navix-DMLab-Maze-00 ... 03
-    expected = {"00": (9, 14, 54, 1000), "01": (11, 21, 109, 2000), "02": (19, 31, 318, 4000), "03": (27, 41, 668, 6000)}
+    expected = {
+        "00": (9, 14, 54, 1000),
+        "01": (11, 21, 109, 2000),
+        "02": (19, 31, 318, 4000),
+        "03": (27, 41, 668, 6000),
+    }
     for maze, (h, w, floor, T) in expected.items():
         walls = mazes.walls_of(maze)
         assert walls.shape == (h, w) and int((~walls).sum()) == floor, maze

@@ -22,7 +22,11 @@ ROBOTS: dict[str, dict] = {
         "gym": "Ant-v5",
         "kwargs": {"include_cfrc_ext_in_observation": False},  # Brax's use_contact_forces=False
     },
-    "HalfCheetah": {"entry": "gymnasium.envs.mujoco.half_cheetah_v5:HalfCheetahEnv", "dim": 17, "gym": "HalfCheetah-v5"},
+    "HalfCheetah": {
+        "entry": "gymnasium.envs.mujoco.half_cheetah_v5:HalfCheetahEnv",
+        "dim": 17,
+        "gym": "HalfCheetah-v5",
+    },
 }
 #: POBAX's ``mask_dims`` (pobax/envs/__init__.py ``masked_gymnax_env_map``): the observation indices each ID KEEPS.
 MASKS: dict[str, dict[str, tuple[int, ...]]] = {

@@ -1,1 +1,2 @@
-"""POBAX (Tao et al., "Benchmarking Partial Observability in RL with a Suite of Memory-Improvable Domains"): its tasks in numpy."""
+"""POBAX (Tao et al., "Benchmarking Partial Observability in RL with a Suite of Memory-Improvable Domains"): its
+tasks in numpy."""

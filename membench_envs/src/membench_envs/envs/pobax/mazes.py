@@ -1,5 +1,6 @@
-"""POBAX's DeepMind-Lab-style MiniGrid mazes (``Navix-DMLab-Maze-{00,01,02,03}-v0`` of ``pobax/envs/jax/navix_mazes.py``,
-built on the authors' NAVIX fork ``taodav/navix``), re-implemented in numpy: ``POBAX/Maze00-v0`` … ``POBAX/Maze03-v0``.
+"""POBAX's DeepMind-Lab-style MiniGrid mazes (``Navix-DMLab-Maze-{00,01,02,03}-v0`` of
+``pobax/envs/jax/navix_mazes.py``, built on the authors' NAVIX fork ``taodav/navix``), re-implemented in numpy:
+``POBAX/Maze00-v0`` … ``POBAX/Maze03-v0``.
 
 Maps (:data:`MAZES`, copied from the authors' module; ``#`` wall, ``.`` floor; rows x columns with the outer wall):
 00 = 9 x 14 (54 floor cells; a debugging maze, not in the paper), 01 = 11 x 21 (109), 02 = 19 x 31 (318), 03 = 27 x 41
@@ -254,7 +255,7 @@ class MazeCore(BatchedCore):
     def _build_views(self) -> None:
         """Tables of the partial view per (floor cell, direction): the wall channel, each window cell's flat map
         index (-1 outside the map), and where a goal would be seen."""
-        h, w, n = self.h, self.w, VIEWS[self.view]
+        h, w = self.h, self.w
         offsets = np.stack([window_offsets(self.view, d) for d in range(4)])  # (4, 3n, 2)
         cells = self.floor[:, None, None, :] + offsets[None]  # (F, 4, 3n, 2)
         inside = (cells[..., 0] >= 0) & (cells[..., 0] < h) & (cells[..., 1] >= 0) & (cells[..., 1] < w)
