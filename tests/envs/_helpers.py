@@ -21,6 +21,7 @@ EXTRA_MODULES = {
     "numpad": "mujoco",
     "vizdoom": "vizdoom",
     "memory-maze": "memory_maze",
+    "mujoco": "mujoco",
 }
 #: Extras whose IDs take seconds per make or reset: the generic tests over every ID leave them out (each has its own
 #: dedicated tests: tests/envs/robo/, tests/envs/test_memory_maze.py).

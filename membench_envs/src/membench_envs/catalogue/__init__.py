@@ -59,11 +59,13 @@ _SUITE_MODULES = (
     "vizdoom",
     "memory_maze",
     "popgym",
-    "pobax",
     "minigrid",
     "robo",
     "robo_shell_game",
     "stori",
+    "pobax",
+    "pobax_maze",
+    "pobax_mujoco",
 )
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
