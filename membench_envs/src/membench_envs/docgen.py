@@ -319,9 +319,10 @@ PAGES: tuple[Page, ...] = (
     ),
     Page(
         "pobax",
-        "POBAX in numpy: T-Maze, RockSample, Battleship",
-        "The memory-improvable tasks of POBAX (Tao et al.), re-implemented in numpy from the authors' JAX code (no "
-        "extra), each with a batched `gym.make_vec` path",
+        "POBAX: T-Maze, RockSample, Battleship, DMLab-style mazes, masked MuJoCo",
+        "The memory-improvable tasks of POBAX (Tao et al.): the grid tasks and mazes re-implemented in numpy from the "
+        "authors' JAX code (no extra, each with a batched `gym.make_vec` path), masked MuJoCo on Gymnasium's MuJoCo "
+        "v5 (extra `[mujoco]`)",
         _module_key_in("POBAX"),
         (
             Family("pobax-t-maze", "T-Maze (tmaze_10)", ("tmaze",), (_P + "tmaze",), shot=Shot(steps=4, action=2)),
@@ -340,6 +341,22 @@ PAGES: tuple[Page, ...] = (
                 (_P + "battleship",),
                 representative="POBAX/Battleship10-v0",
                 shot=Shot(steps=12),
+            ),
+            Family(
+                "pobax-mazes",
+                "DMLab-style mazes",
+                ("mazes",),
+                ("catalogue.pobax_maze", _P + "mazes"),
+                representative="POBAX/Maze01-v0",
+                shot=Shot(steps=6, action=2),
+            ),
+            Family(
+                "masked-mujoco",
+                "Masked MuJoCo",
+                ("masked_mujoco",),
+                ("catalogue.pobax_mujoco", _B + "masked_mujoco"),
+                representative="POBAX/Walker-V-v0",
+                shot=Shot(steps=20),
             ),
         ),
         docs=("catalogue.pobax", "envs.pobax", _P + "limits"),
