@@ -32,6 +32,41 @@ def test_the_four_forms_of_a_bench():
     ]
 
 
+def test_a_spec_s_set_applies_to_every_cell_then_the_cell_s_own_then_the_command_line(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"env: {LADDER_ENV}\n"
+        "set: [ppo.num_envs=4, ppo.learning_rate=0.1, total_steps=5000]\n"
+        "cells:\n"
+        "  - {agent: ppo-mlp, set: [ppo.learning_rate=0.2]}\n"
+        "  - {agent: ppo-gru, obs_variant: oracle}\n"
+    )
+    a, b = bench.plan(spec=spec).configs
+    assert (a["ppo"]["num_envs"], a["ppo"]["learning_rate"], a["total_steps"]) == (4, 0.2, 5000)
+    assert (b["ppo"]["num_envs"], b["ppo"]["learning_rate"], b["obs_variant"]) == (4, 0.1, "oracle")
+    assert [c["total_steps"] for c in bench.plan(spec=spec, steps=700).configs] == [700, 700]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("env: E\n", r"'cells' must be a non-empty list of cells, got None"),
+        ("cells: [{obs_variant: oracle}]\n", r"cells\[0\]: 'agent' must name an agent, got None"),
+        ("cells: [3]\n", r"cells\[0\] must be a cell config file \(a path\) or a mapping with 'agent', got 3"),
+        ("cells: [{agent: ppo-mlp, steps: 3}]\n", r"cells\[0\]: unknown key 'steps'; valid: agent, "),
+        ("cell: [a.yaml]\n", r"unknown key 'cell'; valid: title, "),
+        ("set: ppo.num_envs=4\ncells: [a.yaml]\n", r"'set' must be a list of 'key=value' overrides"),
+        ("cells: [{agent: ppo-mlp, set: [lr]}]\n", r"cells\[0\]: 'set' must be a list of 'key=value'"),
+        ("jobs: -1\ncells: [a.yaml]\n", r"'jobs' must be an int >= 0, got -1"),
+    ],
+)
+def test_a_bad_bench_spec_is_one_error_naming_the_key(tmp_path, text, message):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(ConfigError, match=f"bench spec {spec}: " + message):
+        bench.load_spec(spec)
+
+
 def test_cells_on_several_tasks_are_named_by_their_task_too():
     cfgs = [
         {"env": "MIKASA/TMazePassive-v0", "env_kwargs": {}, "agent": "ppo-mlp", "obs_variant": "partial"},

@@ -13,7 +13,8 @@ The layers, later wins (:func:`resolve`; the provenance line of a run names them
    env ID's ``/`` is a folder, e.g. ``config/cells/MIKASA/TMazePassiveDense-v0/ppo-lstm.yaml``; a cell for
    another observation variant is ``<agent>.<variant>.yaml``; without one, the agent's cell on the ID applies,
    with the variant set), where one exists; ``--config FILE`` (a cell config of the user's) takes its place;
-4. command-line overrides (``--steps``, ``--seeds``, ``--obs-variant``, ``--device``, ``--set key.sub=value``).
+4. overrides: the ``--set key.sub=value`` items (a bench spec's ``set`` lists come here too), then the named
+   options ``--steps``, ``--seeds``, ``--obs-variant``, ``--device``, which win over a ``--set`` of the same key.
 
 Because the defaults and the tuned cells are package data, an installed ``membench-agents`` resolves exactly the
 config a checkout does, from any folder. Every layer is checked on its own (unknown keys, value types: the error
@@ -303,6 +304,10 @@ def resolve(
     cfg = merge(BUILTIN, defaults)
     cfg = merge(cfg, explicit)
     cfg["env"], cfg["agent"] = env, info.name
+    for item, layer in layers:
+        check_layer(layer, info, f"--set {item}")
+        cfg = merge(cfg, layer)
+    # the named arguments win over --set (a bench spec's shared overrides must not undo --steps)
     if obs_variant is not None:
         cfg["obs_variant"] = obs_variant
     if steps is not None:
@@ -311,9 +316,6 @@ def resolve(
         cfg["seeds"] = parse_seeds(seeds)
     if device is not None:
         cfg["device"] = device
-    for item, layer in layers:
-        check_layer(layer, info, f"--set {item}")
-        cfg = merge(cfg, layer)
     if overrides:
         sources.append("--set " + " ".join(overrides))
     typed = RunConfig.from_dict(cfg, source=" + ".join(s for s in sources if s != "builtin") or "config")

@@ -67,10 +67,45 @@ class Bench:
         return [self.path / label for label in self.labels]
 
 
+#: The keys of a bench spec, and of each of its cells given as a mapping.
+SPEC_KEYS = ("title", "description", "env", "jobs", "set", "cells", "expect")
+CELL_KEYS = ("agent", "obs_variant", "env", "set")
+
+
 def load_spec(spec: str | Path | None = None) -> tuple[dict[str, Any], Path]:
-    """A bench spec and its path: ``spec``, else the T-Maze ladder shipped with the package."""
+    """A bench spec and its path: ``spec``, else the T-Maze ladder shipped with the package. A spec that is not
+    what the module docstring describes is one :class:`ConfigError` naming the file and the key."""
     path = Path(spec) if spec else LADDER
-    return load_yaml(path), path
+    data = load_yaml(path)
+    _check_keys(data, SPEC_KEYS, f"bench spec {path}")
+    cells = data.get("cells")
+    if not isinstance(cells, list) or not cells:
+        raise ConfigError(f"bench spec {path}: 'cells' must be a non-empty list of cells, got {cells!r}")
+    for i, c in enumerate(cells):
+        where = f"bench spec {path}: cells[{i}]"
+        if isinstance(c, dict):
+            _check_keys(c, CELL_KEYS, where)
+            if not isinstance(c.get("agent"), str):
+                raise ConfigError(f"{where}: 'agent' must name an agent, got {c.get('agent')!r}")
+            _check_sets(c, where)
+        elif not isinstance(c, str):
+            raise ConfigError(f"{where} must be a cell config file (a path) or a mapping with 'agent', got {c!r}")
+    _check_sets(data, f"bench spec {path}")
+    if not isinstance(data.get("jobs", 0), int) or isinstance(data.get("jobs"), bool) or data.get("jobs", 0) < 0:
+        raise ConfigError(f"bench spec {path}: 'jobs' must be an int >= 0, got {data['jobs']!r}")
+    return data, path
+
+
+def _check_keys(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(allowed)}")
+
+
+def _check_sets(data: dict[str, Any], where: str) -> None:
+    sets = data.get("set", [])
+    if not isinstance(sets, list) or not all(isinstance(x, str) and "=" in x for x in sets):
+        raise ConfigError(f"{where}: 'set' must be a list of 'key=value' overrides (as --set), got {sets!r}")
 
 
 def plan(
@@ -97,11 +132,20 @@ def plan(
 
 
 def _spec_plan(data: dict[str, Any], path: Path, common: dict[str, Any]) -> Plan:
-    """Every cell of a spec: a cell config file (relative to the spec) or a mapping (agent, obs_variant, env)."""
+    """Every cell of a spec: a cell config file (relative to the spec) or a mapping (agent, obs_variant, env, set).
+    The spec's ``set`` overrides apply to every cell (the hyperparameters a protocol fixes across agents), then the
+    cell's own ``set`` (its agent's tuned ones), both like ``membench train --set``."""
+    shared = list(data.get("set", []))
     cells = [
-        resolve(config_file=path.parent / c, **common)
+        resolve(config_file=path.parent / c, overrides=shared, **common)
         if isinstance(c, str)
-        else resolve(c.get("env", data.get("env")), c["agent"], obs_variant=c.get("obs_variant"), **common)
+        else resolve(
+            c.get("env", data.get("env")),
+            c["agent"],
+            obs_variant=c.get("obs_variant"),
+            overrides=shared + list(c.get("set", [])),
+            **common,
+        )
         for c in data["cells"]
     ]
     return Plan(
