@@ -9,6 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 from membench_agents.algos.trainer import make_trainer, preflight
+from membench_agents.config import env_facts
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell, loop, stats, workers
@@ -51,6 +52,15 @@ def test_return_is_the_metric_where_the_task_defines_no_success():
     assert agg["metric"] == "return" and agg["per_run"] == [2.0, 2.0, 4.0]
     assert agg["sem"] == pytest.approx(np.std([2, 2, 4], ddof=1) / math.sqrt(3))
     assert stats.aggregate([_eval([1.0])])["sem"] == 0.0  # one run: no spread to estimate
+
+
+def test_a_task_scored_by_return_reports_its_return_although_it_defines_success():
+    per_run = [_eval([4.0, -0.1], [True, False]), _eval([4.0, 4.0], [True, True])]
+    assert stats.aggregate(per_run)["metric"] == "success_rate"
+    agg = stats.aggregate(per_run, env_facts.env_score("POBAX/TMaze10-v0"))
+    assert agg["metric"] == "return" and agg["per_run"] == [1.95, 4.0]
+    assert stats.run_metric(per_run[0], "return") == ("return", 1.95)
+    assert env_facts.env_score("MIKASA/TMazePassive-v0") is None and env_facts.env_score("CartPole-v1") is None
 
 
 def test_episode_seeds_are_the_fixed_protocol_list():

@@ -40,6 +40,7 @@ import torch
 from membench_agents.algos.trainer import env_kwargs_of
 from membench_agents.algos.vector import obs_to_tensor
 from membench_agents.analysis.report import plot_run
+from membench_agents.config.env_facts import env_score
 from membench_agents.config.resolve import resolve
 from membench_agents.runs import cell, folder, loop, stats
 from membench_agents.runs.evaluation import evaluate_trainer
@@ -164,7 +165,7 @@ class Run:
             per_seed.append(evaluate_trainer(agent.trainer, {**self.config, "eval": ev}, seeds_eval))
             agent.close()
         return {
-            **stats.aggregate(per_seed),
+            **stats.aggregate(per_seed, env_score(self.config["env"])),
             "episode_seeds": seeds_eval,
             "per_seed": per_seed,
             "unfinished": unfinished,

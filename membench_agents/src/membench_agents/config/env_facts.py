@@ -105,6 +105,17 @@ def env_suites(env_id: str) -> tuple[str, ...]:
         return ()
 
 
+def env_score(env_id: str) -> str | None:
+    """The per-run number the catalogue names for a membench ID (``"return"`` for POBAX, whose paper scores returns
+    although its envs report success); None (the success rate where defined, else the return) for other IDs."""
+    import membench_envs
+
+    try:
+        return membench_envs.info(env_id).score
+    except KeyError:
+        return None
+
+
 def known_suites() -> tuple[str, ...]:
     """Every suite name of the membench catalogue (the keys a defaults file's ``suite`` section may use)."""
     from membench_envs import catalogue

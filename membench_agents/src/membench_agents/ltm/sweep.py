@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from membench_agents.config.env_facts import env_score
 from membench_agents.errors import ConfigError, close_matches
 from membench_agents.runs.folder import RunFolderError, folder_name, same_config
 
@@ -461,7 +462,8 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
             per_seed.append(evaluate_trainer(trainer, eval_cfg, seeds))
         finally:
             trainer.close()
-    return {**stats.aggregate(per_seed), "mean_length": float(np.mean([r["mean_length"] for r in per_seed]))}
+    mean_length = float(np.mean([r["mean_length"] for r in per_seed]))
+    return {**stats.aggregate(per_seed, env_score(cfg["env"])), "mean_length": mean_length}
 
 
 # ------------------------------------------------------------------------------------------------------

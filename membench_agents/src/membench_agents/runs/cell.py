@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from membench_agents.algos.trainer import check_device_available, preflight
+from membench_agents.config.env_facts import env_score
 from membench_agents.config.resolve import dump
 from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.runs.folder import (
@@ -97,7 +98,7 @@ def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> 
                 f"{run_dir}: seed {s} has not finished (no eval.json); resume with membench train --resume {run_dir}"
             )
         summaries.append(read_eval(seed_dir(run_dir, s), cfg))
-    agg = aggregate([s["eval"] for s in summaries])
+    agg = aggregate([s["eval"] for s in summaries], env_score(cfg["env"]))
     seeds_eval = episode_seeds(cfg)
     git = git_info()
     results = {

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from membench_agents.algos.trainer import Trainer, make_trainer
+from membench_agents.config.env_facts import env_score
 from membench_agents.errors import ConfigError, StopRequested
 from membench_agents.runs import envstate
 from membench_agents.runs.checkpoint import (
@@ -480,7 +481,7 @@ class _SeedRun:
                 final = self.evaluate()
             except StopRequested:
                 raise self.stop_here(" (during the final evaluation, which the resumed run repeats)") from None
-            metric, value = run_metric(final)
+            metric, value = run_metric(final, env_score(self.cfg["env"]))
             self.writer.add_scalar(f"final/{metric}", value, self.trainer.global_step)
             self.save(finished=True)
         finally:

@@ -39,9 +39,11 @@ def normalize_eval(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_metric(evaluation: dict[str, Any]) -> tuple[str, float]:
-    """The per-run number of the protocol: success rate where the task defines success, return otherwise."""
-    if evaluation.get("success_rate") is not None:
+def run_metric(evaluation: dict[str, Any], score: str | None = None) -> tuple[str, float]:
+    """The per-run number of the protocol: the task's ``score`` where its catalogue entry names one (``"return"``,
+    :func:`membench_agents.config.env_facts.env_score`), else the success rate where the task defines success, the
+    return otherwise."""
+    if score != "return" and evaluation.get("success_rate") is not None:
         return "success_rate", float(evaluation["success_rate"])
     return "return", float(evaluation["mean_return"])
 
@@ -53,13 +55,14 @@ def sem(values: list[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values)))
 
 
-def aggregate(per_run: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate(per_run: list[dict[str, Any]], score: str | None = None) -> dict[str, Any]:
     """Mean ± SEM over the per-run means. ``per_run``: normalised evaluations (see :func:`normalize_eval`).
 
-    The metric is the success rate when every run defines one, the return otherwise."""
+    The metric is the success rate when every run defines one (and the task's ``score`` is not ``"return"``,
+    :func:`run_metric`), the return otherwise."""
     if not per_run:
         raise ValueError("no runs to aggregate")
-    names = {run_metric(r)[0] for r in per_run}
+    names = {run_metric(r, score)[0] for r in per_run}
     metric = "success_rate" if names == {"success_rate"} else "return"
     values = [r["success_rate"] if metric == "success_rate" else r["mean_return"] for r in per_run]
     returns = [r["mean_return"] for r in per_run]

@@ -68,6 +68,9 @@ _SUITE_MODULES = (
     "pobax_mujoco",
 )
 
+#: What a task's :attr:`TaskSpec.score` may name.
+SCORES = ("success_rate", "return")
+
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
 #: random, 3 concept drift, 4 representation learning (the default screen), 5 missing state variables.
 STOCHASTICITY_TYPES = (0, 1, 2, 3, 4, 5)
@@ -112,6 +115,10 @@ class TaskSpec:
     """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
     stochasticity: int | None = None
     """The STORI taxonomy type (:data:`STOCHASTICITY_TYPES`) of the ID's stochasticity, or None (not a STORI preset)."""
+    score: str | None = None
+    """The per-run number an evaluation reports (:data:`SCORES`): ``"return"`` where the task's paper scores returns
+    although the env also reports ``info["success"]`` (POBAX); None: the success rate where the env defines success,
+    the return otherwise."""
 
     def __post_init__(self) -> None:
         bad = [m for m in self.memory_types if m not in MEMORY_TYPES]
@@ -125,6 +132,8 @@ class TaskSpec:
             raise ValueError(f"{self.id}: unknown source paper {self.source!r}")
         if self.xi is not None and not (1 <= self.xi[0] <= self.xi[1]):
             raise ValueError(f"{self.id}: correlation horizons must satisfy 1 <= min <= max, got {self.xi}")
+        if self.score is not None and self.score not in SCORES:
+            raise ValueError(f"{self.id}: score {self.score!r} not in {SCORES}")
         if self.stochasticity is not None and self.stochasticity not in STOCHASTICITY_TYPES:
             raise ValueError(f"{self.id}: stochasticity {self.stochasticity!r} not in {STOCHASTICITY_TYPES}")
         if "/" not in self.id:

@@ -37,6 +37,7 @@ def _tmaze(env_id: str, length: int) -> TaskSpec:
         obs_type="vector",
         action_type="discrete",
         source="POBAX",
+        score="return",  # the paper plots returns; info["success"] is reported but not the score
         kwargs={"corridor_length": length},
         params=tmaze.PARAMS,
         vector_params=VECTOR_PARAMS,
@@ -76,6 +77,7 @@ def _rocksample(env_id: str, size: int) -> TaskSpec:
         obs_type="vector",
         action_type="discrete",
         source="POBAX",
+        score="return",  # the paper plots returns; info["success"] is reported but not the score
         kwargs={"size": size, "rocks": size},
         params=rocksample.PARAMS,
         vector_params=VECTOR_PARAMS,
@@ -118,6 +120,7 @@ def _battleship(env_id: str, size: int) -> TaskSpec:
         obs_type="dict",
         action_type="discrete",
         source="POBAX",
+        score="return",  # the paper plots returns; info["success"] is reported but not the score
         kwargs={"size": size},
         params=battleship.PARAMS,
         vector_params=VECTOR_PARAMS,

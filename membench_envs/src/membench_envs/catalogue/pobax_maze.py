@@ -42,6 +42,7 @@ def _maze(maze_id: str) -> TaskSpec:
         obs_type="vector",
         action_type="discrete",
         source="POBAX",
+        score="return",  # the paper plots returns; info["success"] is reported but not the score
         kwargs={"maze_id": maze_id},
         params=mazes.PARAMS,
         vector_params=VECTOR_PARAMS,

@@ -99,6 +99,7 @@ def _masked(robot: str, mask: str) -> TaskSpec:
         obs_type="vector",
         action_type="continuous",
         source="POBAX",
+        score="return",  # the paper plots returns; info["success"] is reported but not the score
         extra="mujoco",
         kwargs={"robot": robot, "mask": mask},
         params=PARAMS,
