@@ -30,6 +30,8 @@ AGENT  ?=
 SEEDS  ?=
 STEPS  ?=
 PYTEST_ARGS ?=
+# pytest worker processes (pytest-xdist): one per core of the 2-core reference machine; 0 runs in this process.
+TEST_WORKERS ?= 2
 
 .PHONY: setup system-deps test test-all bench bench-perf lint docs pictures readme clean
 
@@ -40,9 +42,9 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q $(PINS) $(LINT_PINS) pytest
+	$(PIP) install -q $(PINS) $(LINT_PINS) pytest pytest-xdist==3.8.0
 	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
-	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad]' -e './membench_agents[sb3,wandb,video]'
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad,mujoco]' -e './membench_agents[sb3,wandb,video]'
 	touch $(STAMP)
 
 # Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.
@@ -70,10 +72,10 @@ system-deps:
 
 # The default suite (CI). Heavier checks are marked `slow` and run with `make test-all`.
 test: setup
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS)
 
 test-all: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Main job. Without ENV/AGENT: the memory-improvability demonstration on the Passive T-Maze.
 bench: setup

@@ -201,6 +201,7 @@ def _train_tmaze(K: int, seed: int, steps: int = 4096) -> tuple[dict, list]:
     return res, history
 
 
+@pytest.mark.slow  # learning; causality, window and replay are unit-tested
 def test_dtqn_solves_passive_tmaze_when_xi_fits_in_K():
     # Dense Passive T-Maze, L = 3: xi = 4 = K. Measured here: success 1.00 with each of seeds 0-2 after 4096 steps.
     res, history = _train_tmaze(K=4, seed=0)

@@ -273,6 +273,7 @@ TMAZE_PPO = dict(
 )
 
 
+@pytest.mark.slow  # learning; attention, gate, memory and chunked update are unit-tested
 def test_ppo_gtrxl_solves_passive_tmaze():
     # Deterministic on one machine; measured here: seeds 0 and 1 both reach 1.0 (about 5 s each). Seed 1 runs
     # only if seed 0 does not solve it (a guard against float drift across CPUs, not a retry on noise).

@@ -36,6 +36,7 @@ def _train(env_id: str, steps: int, seed: int = 0, **kw) -> SAC:
 
 
 # -- learning ----------------------------------------------------------------------------------------------
+@pytest.mark.slow  # learning; the update rules are unit-tested below
 def test_sac_learns_pendulum():
     # Random play returns about -1200. Measured here after 6000 steps (evaluation seeds 0..9, deterministic
     # actions): -290, -132, -133, -327 with training seeds 0..3 (about 15 s each on one free core).
@@ -44,6 +45,7 @@ def test_sac_learns_pendulum():
     assert res["mean_return"] > -400, f"SAC reached only {res['mean_return']:.0f} on Pendulum-v1"
 
 
+@pytest.mark.slow  # learning; the update rules are unit-tested below
 def test_discrete_sac_learns_cartpole():
     # Random play lasts about 22 steps. Measured here after 5000 steps (evaluation seeds 0..9, greedy actions):
     # 199, 238, 306, 199 with training seeds 0..3 (about 12 s each on one free core).
