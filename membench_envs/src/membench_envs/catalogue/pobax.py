@@ -5,6 +5,10 @@ The variants follow POBAX's ladder of observability (the paper's §4): ``partial
 ``oracle`` its "perfect memory" observation (the ceiling a memory learner should reach), ``full`` the state. The
 paper's category of partial observability (§5-6.1) is in each description; the authors' repository README assigns
 RockSample and Battleship other categories (noted per entry).
+
+Every POBAX ID is scored by its return (``TaskSpec.score``): the paper plots returns, and although each task reports
+``info["success"]`` (the right arm, the exit, the last ship, the goal) an evaluation's per-run number is the mean
+return.
 """
 
 from __future__ import annotations
