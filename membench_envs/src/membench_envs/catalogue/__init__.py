@@ -66,6 +66,7 @@ _SUITE_MODULES = (
     "pobax",
     "pobax_maze",
     "pobax_mujoco",
+    "pobax_crafter",
 )
 
 #: STORI's taxonomy of stochasticity (paper Table 1): 0 deterministic RAM, 1 action dependent, 2 action independent
