@@ -66,6 +66,7 @@ _SUITE_MODULES = (
     "pobax",
     "pobax_maze",
     "pobax_mujoco",
+    "pobax_pixels",
     "pobax_crafter",
 )
 
