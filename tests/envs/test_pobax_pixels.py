@@ -16,7 +16,10 @@ from tests.envs._helpers import extra_installed
 
 pytestmark = pytest.mark.skipif(not extra_installed("mujoco"), reason="extra [mujoco] not installed")
 
-GYMNASIUM = {"Ant": ("Ant-v5", {"include_cfrc_ext_in_observation": False}, 27), "HalfCheetah": ("HalfCheetah-v5", {}, 17)}
+GYMNASIUM = {
+    "Ant": ("Ant-v5", {"include_cfrc_ext_in_observation": False}, 27),
+    "HalfCheetah": ("HalfCheetah-v5", {}, 17),
+}
 
 
 def _run(env_id, variant, seed=3, steps=5, **kwargs):

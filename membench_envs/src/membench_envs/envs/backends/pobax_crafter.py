@@ -19,7 +19,10 @@ April 2024 commit) is (130, 110, 3): rows ``[:27]`` of it would be 2.7 block row
 the authors' network (built for the declared (27, 33, 3)) could not take, and their code resizes nothing. So their
 craftax rendered 3 pixels per block; here craftax's own renderer (``make_craftax_pixel_renderer``) draws with its own
 textures resized to 3 pixels (``load_all_textures_given_size(3)``, what ``BLOCK_PIXEL_SIZE_AGENT = 3`` gives), and
-rows ``[:27]`` hold exactly the 9 map rows. Values: craftax's [0, 1] picture times 255 (the authors feed those floats,
+rows ``[:27]`` hold exactly the 9 map rows. At 3 pixels per block the 12 inventory rows show which items are held (a
+2 x 2 icon each) but not how many, nor the levels of health, food, drink and energy: craftax draws digits
+int(0.4 x 3) = 1 pixel wide (measured: health 9 -> 2 or food 9 -> 1 changes no pixel of the picture; holding 1 or 5
+wood changes the same 5 pixels). Values: craftax's [0, 1] picture times 255 (the authors feed those floats,
 0-255, ``normalize_image=False``), rounded to uint8 here.
 
 Variants:
@@ -27,7 +30,8 @@ Variants:
 - ``partial``: the cropped picture above (POBAX's ``craftax_pixels``);
 - ``oracle``: the whole picture, uint8 (39, 33, 3): ``partial`` with the 12 inventory pixel rows below it. The authors'
   code has no perfect-memory observation for Crafter (``get_env`` ignores ``perfect_memory`` there); this is the
-  paper's §6.2 ceiling input, "regular Crafter with the inventory included in the observations".
+  paper's §6.2 ceiling input, "regular Crafter with the inventory included in the observations", at the authors'
+  3 pixels per block (so it adds which items are held, not the counts or the intrinsics: use ``full`` for those).
   ``info["oracle"]`` is the inventory rows, uint8 (12, 33, 3), in every variant;
 - ``full``: ``Craftax-Symbolic-v1``'s observation of the same state, float32 (8268,) (map, items, mobs and light of the
   9 x 11 view, one-hot; inventory, potions, intrinsics, direction, armour, special values): the code's ceiling
@@ -85,8 +89,6 @@ RENDER_SCALE = 8
 def _kernels() -> SimpleNamespace:
     """The jitted functions (built once per process, compiled once per batch size): world generation for the
     environments to reset, the batched step, the pictures and the symbolic observation."""
-    require("jax", "craftax", env_id=ENV_ID)
-    require("craftax", "craftax", env_id=ENV_ID)
     import jax
     import jax.numpy as jnp
     from craftax.craftax import constants, renderer
@@ -161,6 +163,8 @@ class CrafterCore(BatchedCore):
             "full": gym.spaces.Box(-np.inf, np.inf, (SYMBOLIC_DIM,), np.float32),
         }
         self.oracle_dim = int(np.prod(inventory))
+        require("jax", "craftax", env_id=ENV_ID)  # (here, not in the cached _kernels: checked at every make)
+        require("craftax", "craftax", env_id=ENV_ID)
         self._k = _kernels()
         self.state: Any = None
         self._pictures: np.ndarray | None = None
@@ -231,9 +235,7 @@ class CrafterCore(BatchedCore):
         if self.state is None:
             return f"Craftax: not reset yet (T={self.T})\n"
         s = self.state
-        values = [
-            float(np.asarray(getattr(s, f"player_{name}"))[i]) for name in ("health", "food", "drink", "energy")
-        ]
+        values = [float(np.asarray(getattr(s, f"player_{name}"))[i]) for name in ("health", "food", "drink", "energy")]
         floor = int(np.asarray(s.player_level)[i])
         return (
             f"Craftax t={self.t[i]}/{self.T} health={values[0]:g} food={values[1]:g} drink={values[2]:g} "
