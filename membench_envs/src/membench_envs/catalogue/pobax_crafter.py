@@ -62,7 +62,8 @@ TASKS: list[TaskSpec] = [
         notes=(
             "POBAX craftax_pixels; categories: visual occlusion, spatial uncertainty, object uncertainty & tracking. "
             "partial = rows [:27] of a 3-px-per-block Craftax picture; oracle = the whole (39, 33, 3) picture "
-            "(the paper's ceiling: regular Crafter with the inventory); full = Craftax-Symbolic-v1's (8268,) "
+            "(the paper's ceiling: regular Crafter with the inventory, which at 3 px shows the items held, not "
+            "counts or health); full = Craftax-Symbolic-v1's (8268,) "
             "observation of the same state (the code's ceiling, craftax_ppo_observable_best). jax compiles for "
             "2-3 minutes per batch size on a CPU"
         ),
