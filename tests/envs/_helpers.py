@@ -22,10 +22,12 @@ EXTRA_MODULES = {
     "vizdoom": "vizdoom",
     "memory-maze": "memory_maze",
     "mujoco": "mujoco",
+    "craftax": "craftax",
 }
-#: Extras whose IDs take seconds per make or reset: the generic tests over every ID leave them out (each has its own
-#: dedicated tests: tests/envs/robo/, tests/envs/test_memory_maze.py).
-SLOW_EXTRAS = ("robo", "memory-maze")
+#: Extras whose IDs take seconds per make or reset (Craftax: minutes of jax compilation): the generic tests over every
+#: ID leave them out (each has its own dedicated tests: tests/envs/robo/, tests/envs/test_memory_maze.py,
+#: tests/envs/test_pobax_crafter.py).
+SLOW_EXTRAS = ("robo", "memory-maze", "craftax")
 
 
 def extra_installed(extra: str | None) -> bool:

@@ -161,7 +161,9 @@ def test_the_representatives_cover_every_family():
     every STORI game and preset, both T-Maze rewards."""
     names = {p.values[0] for p in FAMILIES}
     entry_points = {membench_envs.info(n).entry_point for n in names}
-    assert entry_points == {s.entry_point for s in membench_envs.all_tasks() if s.extra not in ("robo", "memory-maze")}
+    assert entry_points == {
+        s.entry_point for s in membench_envs.all_tasks() if s.extra not in ("robo", "memory-maze", "craftax")
+    }
     assert {"MIKASA/TMazePassive-v0", "MIKASA/TMazePassiveDense-v0", "MIKASA/MemoryLength-v0"} <= names
     assert sum(n.startswith("POPGym/") for n in names) == len(POPGYM_CLASSES)  # every POPGym game
     stori = [membench_envs.info(n).kwargs for n in names if n.startswith("STORI/")]

@@ -66,6 +66,8 @@ _SUITE_MODULES = (
     "pobax",
     "pobax_maze",
     "pobax_mujoco",
+    "pobax_pixels",
+    "pobax_crafter",
 )
 
 #: What a task's :attr:`TaskSpec.score` may name.
