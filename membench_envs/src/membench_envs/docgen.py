@@ -319,10 +319,10 @@ PAGES: tuple[Page, ...] = (
     ),
     Page(
         "pobax",
-        "POBAX: T-Maze, RockSample, Battleship, DMLab-style mazes, masked MuJoCo",
+        "POBAX: T-Maze, RockSample, Battleship, DMLab-style mazes, masked and pixel MuJoCo, no-inventory Crafter",
         "The memory-improvable tasks of POBAX (Tao et al.): the grid tasks and mazes re-implemented in numpy from the "
-        "authors' JAX code (no extra, each with a batched `gym.make_vec` path), masked MuJoCo on Gymnasium's MuJoCo "
-        "v5 (extra `[mujoco]`)",
+        "authors' JAX code (no extra, each with a batched `gym.make_vec` path), masked and pixel MuJoCo on Gymnasium's "
+        "MuJoCo v5 (extra `[mujoco]`), Crafter on craftax (extra `[craftax]`, CPU jax)",
         _module_key_in("POBAX"),
         (
             Family("pobax-t-maze", "T-Maze (tmaze_10)", ("tmaze",), (_P + "tmaze",), shot=Shot(steps=4, action=2)),
@@ -357,6 +357,21 @@ PAGES: tuple[Page, ...] = (
                 ("catalogue.pobax_mujoco", _B + "masked_mujoco"),
                 representative="POBAX/Walker-V-v0",
                 shot=Shot(steps=20),
+            ),
+            Family(
+                "pixel-mujoco",
+                "Pixel MuJoCo",
+                ("pixel_mujoco",),
+                ("catalogue.pobax_pixels", _B + "pixel_mujoco"),
+                representative="POBAX/HalfCheetah-Pixels-v0",
+                shot=Shot(steps=20),
+            ),
+            Family(
+                "no-inventory-crafter",
+                "No-inventory Crafter",
+                ("pobax_crafter",),
+                ("catalogue.pobax_crafter", _B + "pobax_crafter"),
+                shot=Shot(steps=10),
             ),
         ),
         docs=("catalogue.pobax", "envs.pobax", _P + "limits"),

@@ -50,6 +50,7 @@ TASKS: list[TaskSpec] = [
         obs_type="image",
         action_type="discrete",
         source="POBAX",
+        score="return",  # the paper plots returns
         extra="craftax",
         params=PARAMS,
         vector_params=VECTOR_PARAMS,

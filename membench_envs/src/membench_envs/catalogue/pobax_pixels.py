@@ -43,6 +43,7 @@ def _pixels(robot: str) -> TaskSpec:
         obs_type="image",
         action_type="continuous",
         source="POBAX",
+        score="return",  # the paper plots returns
         extra="mujoco",
         kwargs={"robot": robot},
         params=PARAMS,
