@@ -6,6 +6,8 @@ memory and on one that does not."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 
 import numpy as np
 import pytest
@@ -13,9 +15,11 @@ import yaml
 from membench_agents.analysis import certificate as cert
 from membench_agents.analysis.aggregate import Estimate
 from membench_agents.errors import ConfigError
+from membench_agents.runs import loop
 
 from membench_agents import cli
-from tests.agents._runs_helpers import ROOT, membench
+from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, membench
+from tests.agents.test_stops import _start, _stop
 
 TMAZE = "MIKASA/TMazePassiveDense-v0"
 
@@ -248,14 +252,22 @@ def test_the_agent_specific_hyperparameters_may_differ(tmp_path):
 # the command
 # ------------------------------------------------------------------------------------------------------
 TINY = [
-    "--steps", "1024", "--seeds", "2", "--no-progress",
+    "--steps", "512", "--seeds", "2", "--no-progress",
     "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
-    "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=10", "--set", "eval.every_steps=512",
+    "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=10", "--set", "eval.every_steps=256",
 ]  # fmt: skip
 
 
-def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path):
-    out = membench("certify", "--env", TMAZE, "--jobs", "2", "--out", str(tmp_path), *TINY)
+def _run(capsys, *args):
+    """``membench ARGS`` in this process: (returncode, stdout, stderr) like a finished subprocess."""
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
+def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path, capsys):
+    """The command in this process (--jobs 1: no worker processes); test_cli runs the CLI as a program."""
+    out = _run(capsys, "certify", "--env", TMAZE, "--jobs", "1", "--out", str(tmp_path), *TINY)
     assert out.returncode == 0, out.stderr
     folder = next((tmp_path / "certify").iterdir())
     assert {p.name for p in folder.iterdir()} >= {
@@ -270,7 +282,7 @@ def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path):
     assert (folder / "certificate.png").stat().st_size > 10_000
     c = json.loads((folder / "certificate.json").read_text())
     assert (c["env"], c["env_kwargs"], c["metric"], c["total_steps"], c["seeds"]) == (
-        TMAZE, {}, "success_rate", 1024, [0, 1]
+        TMAZE, {}, "success_rate", 512, [0, 1]
     )  # fmt: skip
     assert {r: (c["cells"][r]["agent"], c["cells"][r]["obs_variant"]) for r in cert.ROLES} == {
         "floor": ("ppo-mlp", "partial"),
@@ -301,12 +313,29 @@ def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path):
     for f in ("ppo-lstm/results.json", "certificate.json", "certificate.png"):
         (folder / f).unlink()
     before = json.loads((folder / "ppo-mlp" / "results.json").read_text())["per_run"]
-    out = membench("certify", "--resume", str(folder), "--no-progress")
+    out = _run(capsys, "certify", "--resume", str(folder), "--no-progress")
     assert out.returncode == 0, out.stderr
     assert f"resuming {folder}" in out.stderr
     again = json.loads((folder / "certificate.json").read_text())
     assert again["cells"]["floor"]["per_run"] == before and again["gap"] == c["gap"]
     assert (folder / "certificate.png").is_file()
+
+
+def test_a_stop_with_runs_queued_ends_with_checkpoints_saved(tmp_path):
+    """3 runs on 2 workers: the queued run never starts, the running ones checkpoint, the command exits, and the
+    folder resumes from the checkpoints."""
+    args = ["certify", "--env", TMAZE, "--seeds", "0-0", "--jobs", "2", "--steps", str(2000 * 8 * 16)]
+    proc = _start([*args, *LONG_TRAINING_SETS, "--out", str(tmp_path)])
+    seconds, err = _stop(proc, tmp_path, signal.SIGTERM)
+    assert proc.returncode == 130, err
+    assert seconds < 60 and "1 queued run(s) not started" in err
+    folder = next((tmp_path / "certify").iterdir())
+    assert f"membench certify --resume {folder}" in err
+    b, meta = cert.resume(folder)
+    kinds = sorted(loop.resume_point(cfg, 0, d / "seed_0")[0] for cfg, d in zip(b.configs, b.cell_dirs, strict=True))
+    assert kinds == ["checkpoint", "checkpoint", "fresh"]  # --resume trains the queued run
+    assert meta["roles"] == {"floor": "ppo-mlp", "memory": "ppo-lstm", "ceiling": "ppo-mlp.oracle"}
+    assert not (folder / cert.CERTIFICATE).exists()
 
 
 def _main(capsys, *args):
@@ -336,12 +365,20 @@ def test_certify_errors_are_one_line(tmp_path, capsys):
     assert not any(tmp_path.glob("**/certify"))
 
 
-def test_a_broken_certify_file_is_refused_on_resume(tmp_path):
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("roles.memory", "../elsewhere"), ("reps", 0), ("tolerance", -1), ("confidence", 1.0), ("bootstrap_seed", True)],
+)
+def test_a_broken_certify_file_is_refused_on_resume(tmp_path, key, value):
     plan = cert.plan(TMAZE, steps=128, seeds=1)
     b = cert.create(plan, tmp_path)
     assert cert.read_meta(b.path)["roles"] == {"floor": "ppo-mlp", "memory": "ppo-lstm", "ceiling": "ppo-mlp.oracle"}
     meta = yaml.safe_load((b.path / cert.META_FILE).read_text())
-    meta["roles"]["memory"] = "../elsewhere"
+    node = meta
+    *parents, last = key.split(".")
+    for k in parents:
+        node = node[k]
+    node[last] = value
     (b.path / cert.META_FILE).write_text(yaml.safe_dump(meta))
     with pytest.raises(ConfigError, match=r"is not a certificate file \(roles floor, memory, ceiling naming the"):
         cert.resume(b.path)
@@ -365,7 +402,7 @@ def test_a_task_that_needs_no_memory_is_not_improvable(tmp_path):
     """bsuite MemoryLength with L = 1: the context and the query are both in the observation the agent answers
     from, so a memoryless agent on `partial` does what the oracle one does."""
     out = membench(
-        "certify", "--env", "MIKASA/MemoryLength-v0", "--set", "env_kwargs.memory_length=1", "--steps", "20000",
+        "certify", "--env", "MIKASA/MemoryLength-v0", "--set", "env_kwargs.memory_length=1", "--steps", "20480",
         "--jobs", "2", "--out", str(tmp_path), "--no-progress", timeout=900,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr

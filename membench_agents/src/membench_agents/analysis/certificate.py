@@ -51,12 +51,19 @@ import numpy as np
 import yaml
 
 from membench_agents.algos.registry import AGENTS
-from membench_agents.analysis.aggregate import CONFIDENCE, REPS, Estimate, estimate, interval, stratified_bootstrap
+from membench_agents.analysis.aggregate import (
+    CONFIDENCE,
+    MAX_REPS,
+    REPS,
+    Estimate,
+    estimate,
+    interval,
+    stratified_bootstrap,
+)
 from membench_agents.analysis.aggregate import mean as mean_stat
 from membench_agents.analysis.report import (
     load_results,
     mean_sem_curve,
-    plot_run,
     save_figure,
     seed_curves,
     steps_text,
@@ -65,7 +72,7 @@ from membench_agents.config.env_facts import obs_variants
 from membench_agents.config.resolve import Resolved, parse_override, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
-from membench_agents.runs.folder import RunFolderError, folder_name, git_info, versions
+from membench_agents.runs.folder import RunFolderError, git_info, versions
 
 ROLES = ("floor", "memory", "ceiling")
 CEILING_VARIANTS = ("oracle", "full")
@@ -82,7 +89,8 @@ IMPROVABLE = "memory-improvable at this budget"
 NOT_IMPROVABLE = "not improvable at this budget"
 UNDETERMINED = "undetermined"
 RULES = {
-    NOT_IMPROVABLE: "the gap's upper bound is <= the tolerance: the ceiling is not above the floor (checked first)",
+    NOT_IMPROVABLE: "the gap's upper bound is <= the tolerance: the ceiling is not above the floor by more "
+    "than that; checked first",
     IMPROVABLE: "the gap's lower bound is > 0: the ceiling lies above the floor",
     UNDETERMINED: "neither: the interval of the gap reaches both above the tolerance and down to 0 or below",
 }
@@ -247,7 +255,8 @@ def command(
             "--ceiling-variant",
             c["obs_variant"],
         ]
-    args += ["--steps", str(f["total_steps"]), "--seeds", ",".join(map(str, f["seeds"])) + ("," if len(f["seeds"]) == 1 else "")]
+    seeds = ",".join(map(str, f["seeds"])) + ("," if len(f["seeds"]) == 1 else "")  # "7," is one seed, "7" a count
+    args += ["--steps", str(f["total_steps"]), "--seeds", seeds]
     for item in overrides:
         args += ["--set", item]
     if tolerance != TOLERANCE:
@@ -309,16 +318,28 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         and isinstance(roles, dict)
         and list(roles) == list(ROLES)
         and list(roles.values()) == list(cells)
-        and all(isinstance(meta.get(k), (int, float)) for k in ("tolerance", "reps", "confidence", "bootstrap_seed"))
+        and _number(meta.get("tolerance"))
+        and meta["tolerance"] >= 0
+        and _number(meta.get("confidence"))
+        and 0 < meta["confidence"] < 1
+        and all(_number(meta.get(k), integer=True) for k in ("reps", "bootstrap_seed"))
+        and 1 <= meta["reps"] <= MAX_REPS
+        and meta["bootstrap_seed"] >= 0
     )
     if not ok:
         raise RunFolderError(
-            f"{file} is not a certificate file (roles floor, memory, ceiling naming the cells of {bench.BENCH_FILE}, "
-            "tolerance, reps, confidence, bootstrap_seed); restore it, or start a new certificate"
+            f"{file} is not a certificate file (roles floor, memory, ceiling naming the cells of {bench.BENCH_FILE}; "
+            f"tolerance >= 0, confidence in (0, 1), reps 1..{MAX_REPS}, bootstrap_seed >= 0); restore it, or start "
+            "a new certificate"
         )
-    for label in roles.values():
-        folder_name(label, "a certificate cell")
     return meta
+
+
+def _number(value: Any, integer: bool = False) -> bool:
+    """A finite number (an integer where ``integer``), not a boolean."""
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        return False
+    return math.isfinite(value)
 
 
 def resume(path: str | Path) -> tuple[bench.Bench, dict[str, Any]]:
@@ -427,7 +448,7 @@ def certify(
 # the certificate: JSON, plot, text
 # ------------------------------------------------------------------------------------------------------
 def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
-    """certificate.json and certificate.png of a finished certificate folder (and each cell's learning curve)."""
+    """certificate.json and certificate.png of a finished certificate folder."""
     results = {role: load_results(d) for role, d in zip(ROLES, b.cell_dirs, strict=True)}
     metrics = {r["metric"] for r in results.values()}
     if len(metrics) != 1:
@@ -485,8 +506,6 @@ def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
     tmp = b.path / (CERTIFICATE + ".tmp")
     tmp.write_text(json.dumps(cert, indent=1))
     tmp.replace(b.path / CERTIFICATE)
-    for d in b.cell_dirs:
-        plot_run(d)
     return cert, plot(b, cert)
 
 
