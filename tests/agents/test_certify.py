@@ -379,7 +379,7 @@ def test_a_broken_certify_file_is_refused_on_resume(tmp_path, key, value):
     for k in parents:
         node = node[k]
     node[last] = value
-    (b.path / cert.META_FILE).write_text(yaml.safe_dump(meta))
+    (b.path / cert.META_FILE).write_text(yaml.safe_dump(meta, sort_keys=False))
     with pytest.raises(ConfigError, match=r"is not a certificate file \(roles floor, memory, ceiling naming the"):
         cert.resume(b.path)
 

@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and a verdict",
         description="Train, at one budget and on one set of seeds, a memoryless agent on `partial` (floor), an "
         "agent with memory on `partial` (memory) and the memoryless agent on `oracle` or `full` (ceiling); report "
-        "each with its 95%% stratified-bootstrap interval over the seeds, the gap (ceiling - floor), the share of "
+        "each with its 95% stratified-bootstrap interval over the seeds, the gap (ceiling - floor), the share of "
         "it the memory agent closes, and a verdict: memory-improvable at this budget (the gap's interval lies "
         "above 0), not improvable at this budget (its upper bound is <= --tolerance), else undetermined. Writes "
         "<out>/certify/<time>/ with certificate.json and certificate.png (docs/methodology.md).",
