@@ -6,6 +6,7 @@
     membench report runs/                                                       # table + comparison plot
     membench bench                                                              # the T-Maze memory ladder
     membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru           # one cell (`make bench`)
+    membench certify --env MIKASA/TMazePassiveDense-v0                          # is it a memory test? gap + verdict
     membench list                                                               # agents and tuned cell configs
     membench plan --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm            # LTM/STM regime (Algorithm 1)
     membench sweep experiments/sweeps/tmaze-memory.yaml                         # the memory paper's designs
@@ -192,6 +193,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", help="agent (default: the ladder's three cells)")
     p.add_argument("--spec", help="bench spec file (default: the T-Maze ladder, membench_agents/config/ladder.yaml)")
     p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench")
+    _add_common(p)
+
+    p = sub.add_parser(
+        "certify",
+        help="the memory-improvability certificate of a task: floor, memory and ceiling with intervals, the gap "
+        "and a verdict",
+        description="Train, at one budget and on one set of seeds, a memoryless agent on `partial` (floor), an "
+        "agent with memory on `partial` (memory) and the memoryless agent on `oracle` or `full` (ceiling); report "
+        "each with its 95% stratified-bootstrap interval over the seeds, the gap (ceiling - floor), the share of "
+        "it the memory agent closes, and a verdict: memory-improvable at this budget (the gap's interval lies "
+        "above 0), not improvable at this budget (its upper bound is <= --tolerance), else undetermined. Writes "
+        "<out>/certify/<time>/ with certificate.json and certificate.png (docs/methodology.md).",
+        allow_abbrev=False,
+    )
+    p.add_argument("--env", help="environment ID")
+    p.add_argument("--floor", help="the memoryless agent of the floor and the ceiling (default ppo-mlp)")
+    p.add_argument("--memory", help="the agent with memory (default ppo-lstm)")
+    p.add_argument(
+        "--ceiling-variant",
+        choices=["oracle", "full"],
+        help="the ceiling's observation variant (default: oracle where the ID has it, else full)",
+    )
+    p.add_argument(
+        "--spec",
+        help="a bench spec of three cells, floor, memory and ceiling in that order (per-agent hyperparameters; "
+        "e.g. experiments/bench/pobax-tmaze10.yaml), instead of --env/--floor/--memory/--ceiling-variant",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value of all three cells, e.g. --set ppo.learning_rate=1e-3 (repeatable)",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        help="'not improvable' when the gap's upper bound is <= this, in units of the task's score (default 0.05)",
+    )
+    p.add_argument("--resume", metavar="CERTIFY_DIR", help="continue an interrupted certificate")
     _add_common(p)
 
     sub.add_parser("list", help="agents and the tuned cell configs shipped with membench", allow_abbrev=False)
@@ -652,6 +693,72 @@ def _new_bench(args):
     return b
 
 
+# ------------------------------------------------------------------------------------------------------
+# certify
+# ------------------------------------------------------------------------------------------------------
+def cmd_certify(args) -> int:
+    from membench_agents.analysis import certificate
+    from membench_agents.runs import bench, workers
+    from membench_agents.runs.folder import run_label
+
+    t0 = time.perf_counter()
+    tracking = _tracking(args)
+    if args.resume:
+        names = ("env", "floor", "memory", "ceiling_variant", "spec", "steps", "seeds", "out", "device", "tolerance")
+        given = _flags_given(args, names) + (["--set"] if args.set else [])
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)} cannot be combined with --resume: a certificate continues with the "
+                "configs it started with"
+            )
+        b, meta = certificate.resume(args.resume)
+        print(f"resuming {b.path}", file=sys.stderr)
+    else:
+        tolerance = certificate.check_tolerance(certificate.TOLERANCE if args.tolerance is None else args.tolerance)
+        plan = certificate.plan(
+            args.env,
+            spec=args.spec,
+            floor=args.floor,
+            memory=args.memory,
+            variant=args.ceiling_variant,
+            steps=args.steps,
+            seeds=args.seeds,
+            device=args.device,
+            overrides=args.set,
+        )
+        print(f"certify: {plan.description}", file=sys.stderr)
+        if args.jobs == 0:
+            args.jobs = plan.jobs
+        for role, r in zip(certificate.ROLES, plan.cells, strict=True):
+            c = r.config
+            print(
+                f"  {role:<8} {run_label(c):<20} {c['env']} {c['env_kwargs'] or ''} {c['total_steps']:,} steps x "
+                f"{len(c['seeds'])} seeds  <- {r.sources[-1]}",
+                file=sys.stderr,
+            )
+        _print_budget_notes(plan.configs)
+        b = certificate.create(plan, args.out or DEFAULT_OUT, tolerance=tolerance, spec=args.spec, overrides=args.set)
+        meta = certificate.read_meta(b.path)
+        print(f"certificate folder: {b.path}", file=sys.stderr)
+    n_workers = _workers(args.jobs, len(b.jobs))
+    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
+    try:
+        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: checkpoints saved; continue with\n  membench certify --resume {b.path}", file=sys.stderr)
+        return 130
+    except workers.RunFailed as e:
+        e.resume = f"membench certify --resume {b.path}"
+        raise
+    cert, plot = certificate.write(b, meta)
+    print(certificate.text(cert))
+    print(
+        f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\ncertificate: {b.path / certificate.CERTIFICATE}"
+        f"\nplot: {plot}\nruns: {b.path}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -661,6 +768,7 @@ def main(argv: list[str] | None = None) -> int:
         "eval": cmd_eval,
         "report": cmd_report,
         "bench": cmd_bench,
+        "certify": cmd_certify,
         "list": cmd_list,
         "plan": cmd_plan,
         "sweep": cmd_sweep,

@@ -93,6 +93,12 @@ class AgentInfo:
         """Whether the agent carries a state between steps (a recurrent or transformer-memory core)."""
         return self.core in ("lstm", "gru", "gtrxl") or self.sb3_algo == "RecurrentPPO"
 
+    @property
+    def memory(self) -> bool:
+        """Whether the policy conditions on past observations: a recurrent core (:attr:`recurrent`) or an
+        attention window over the last K observations (DTQN); the others see the current observation only."""
+        return self.recurrent or self.kind == "dtqn"
+
 
 AGENTS: dict[str, AgentInfo] = {
     a.name: a

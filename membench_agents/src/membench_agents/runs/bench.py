@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,14 +117,16 @@ def plan(
     steps: int | None = None,
     seeds: Any = None,
     device: str | None = None,
+    overrides: Sequence[str] = (),
 ) -> Plan:
-    """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given."""
+    """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given.
+    ``overrides`` (``--set`` items) apply to the cells of a spec, after the spec's own ``set`` lists."""
     common = {"steps": steps, "seeds": seeds, "device": device}
     if env is not None and agent is not None:
         return Plan([resolve(env, agent, **common)])
     data, path = load_spec(spec)
     if env is None and agent is None:
-        return _spec_plan(data, path, common)
+        return _spec_plan(data, path, common, list(overrides))
     if agent is None:
         # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
         cells = [resolve(env, a, obs_variant=variant, **common) for a, variant in _agent_variants(data, path)]
@@ -131,19 +134,21 @@ def plan(
     return Plan([resolve(data["env"], agent, **common)])
 
 
-def _spec_plan(data: dict[str, Any], path: Path, common: dict[str, Any]) -> Plan:
+def _spec_plan(data: dict[str, Any], path: Path, common: dict[str, Any], last: list[str] | None = None) -> Plan:
     """Every cell of a spec: a cell config file (relative to the spec) or a mapping (agent, obs_variant, env, set).
     The spec's ``set`` overrides apply to every cell (the hyperparameters a protocol fixes across agents), then the
-    cell's own ``set`` (its agent's tuned ones), both like ``membench train --set``."""
+    cell's own ``set`` (its agent's tuned ones), then ``last`` (the command line's), all like ``membench train
+    --set``."""
     shared = list(data.get("set", []))
+    last = last or []
     cells = [
-        resolve(config_file=path.parent / c, overrides=shared, **common)
+        resolve(config_file=path.parent / c, overrides=shared + last, **common)
         if isinstance(c, str)
         else resolve(
             c.get("env", data.get("env")),
             c["agent"],
             obs_variant=c.get("obs_variant"),
-            overrides=shared + list(c.get("set", [])),
+            overrides=shared + list(c.get("set", [])) + last,
             **common,
         )
         for c in data["cells"]
@@ -183,9 +188,10 @@ def check(p: Plan) -> list[str]:
     return out
 
 
-def create(p: Plan, cell_labels: list[str], out: str | Path) -> Bench:
-    """A new bench folder under ``<out>/bench/`` (named by the time) with its cells' run folders and bench.yaml."""
-    path = Path(out) / "bench" / time.strftime("%Y%m%d-%H%M%S")
+def create(p: Plan, cell_labels: list[str], out: str | Path, kind: str = "bench") -> Bench:
+    """A new bench folder under ``<out>/<kind>/`` (``bench``; ``certify`` for a certificate), named by the time,
+    with its cells' run folders and bench.yaml."""
+    path = Path(out) / kind / time.strftime("%Y%m%d-%H%M%S")
     k = 1
     while path.exists():
         k += 1
