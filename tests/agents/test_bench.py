@@ -3,12 +3,15 @@ end to end is in test_cli.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
 from membench_agents.runs.folder import RunFolderError
 
+SPECS = Path(__file__).resolve().parents[2] / "experiments" / "bench"
 LADDER_ENV = "MIKASA/TMazePassiveDense-v0"
 LADDER_CELLS = [("ppo-mlp", "partial"), ("ppo-lstm", "partial"), ("ppo-mlp", "oracle")]
 
@@ -100,3 +103,9 @@ def test_a_good_bench_file_reads_back(tmp_path):
     meta = {"cells": ["ppo-mlp", "ppo-lstm"], "title": None, "expect": {"ppo-mlp": [0.35, 0.65]}}
     (tmp_path / bench.BENCH_FILE).write_text(yaml.safe_dump(meta))
     assert bench.read_meta(tmp_path) == meta
+
+
+@pytest.mark.parametrize("spec", sorted(SPECS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_bench_spec_in_experiments_resolves(spec):
+    p = bench.plan(spec=spec, steps=1000)  # every cell resolves (agent, variant, overrides) like membench train
+    assert p.title and len(bench.labels(p.configs)) == len(p.configs) >= 2
