@@ -47,18 +47,16 @@ unbounded outputs clips before stepping). ``info`` passes Gymnasium's info on, w
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from membench_envs._deps import require
 from membench_envs.catalogue.pobax_mujoco import MASKS, PARAMS, ROBOTS
-from membench_envs.envs.core.mujoco_gl import HeadlessRenderer, render_error_hint, select_mujoco_gl
-from membench_envs.envs.core.native import check_can_step, check_render_mode
-from membench_envs.envs.core.params import check_kwargs, check_seed
-from membench_envs.envs.core.wrap import check_action
+from membench_envs.envs.backends.gym_mujoco import GymMujocoTask
+from membench_envs.envs.core.mujoco_gl import HeadlessRenderer, select_mujoco_gl
+from membench_envs.envs.core.native import check_render_mode
+from membench_envs.envs.core.params import check_kwargs
 
 RENDER_SIZE = (240, 320)
 
@@ -70,63 +68,32 @@ def kept_and_removed(robot: str, mask: str) -> tuple[np.ndarray, np.ndarray]:
     return keep, removed
 
 
-class MaskedMujoco(gym.Env):
+class MaskedMujoco(GymMujocoTask):
     """One POBAX masked MuJoCo task (``robot`` and ``mask`` are set by the ID). Kwargs: ``PARAMS`` of
     :mod:`membench_envs.catalogue.pobax_mujoco`."""
 
-    # not a ClassVar: gymnasium's Env declares metadata per instance
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 20}  # noqa: RUF012
     observation_space: gym.spaces.Box
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         p = check_kwargs("MaskedMujoco", PARAMS, kwargs)
-        self.robot, self.mask, self.obs_variant = p["robot"], p["mask"], p["obs_variant"]
-        self.T = p["max_steps"]
-        self.env_id = f"POBAX/{self.robot}-{self.mask}-v0"
+        self.mask, self.obs_variant = p["mask"], p["obs_variant"]
+        env_id = f"POBAX/{p['robot']}-{self.mask}-v0"
         self.render_mode = check_render_mode(render_mode, ("rgb_array",))
-        self._gl = select_mujoco_gl(self.env_id) if render_mode is not None else None  # before mujoco's import
-        require("mujoco", "mujoco", env_id=self.env_id)
-        require("imageio", "mujoco", env_id=self.env_id)  # gymnasium's MuJoCo envs import it
-        spec = ROBOTS[self.robot]
-        module, name = spec["entry"].split(":")
-        self.inner = getattr(importlib.import_module(module), name)(**spec.get("kwargs", {}))
-        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.inner.dt)}
+        self._gl = select_mujoco_gl(env_id) if render_mode is not None else None  # before mujoco's import
+        spec = self._build(p["robot"], env_id, p["max_steps"])
         self.keep, self.removed = kept_and_removed(self.robot, self.mask)
         size = {"partial": len(self.keep), "oracle": spec["dim"], "full": spec["dim"]}[self.obs_variant]
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
-        self.action_space = self.inner.action_space
         self._order = np.concatenate([self.keep, self.removed])  # the oracle variant's order
-        self._renderer: HeadlessRenderer | None = None
-        self._started = self._done = False
-        self._t = 0
 
-    def _observe(self, obs: np.ndarray) -> np.ndarray:
+    def _observe(self, obs: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         obs = np.asarray(obs, dtype=np.float32)
+        extra = {"oracle": obs[self.removed]}
         if self.obs_variant == "partial":
-            return obs[self.keep]
+            return obs[self.keep], extra
         if self.obs_variant == "oracle":
-            return obs[self._order]
-        return obs
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        seed = check_seed(seed, f"{self.env_id}.reset")
-        super().reset(seed=seed)
-        if seed is None and not self._started:  # a first reset without a seed: one drawn from np_random
-            seed = int(self.np_random.integers(2**31 - 1))
-        obs, info = self.inner.reset(seed=seed)
-        self._started, self._done, self._t = True, False, 0
-        return self._observe(obs), {**info, "oracle": np.asarray(obs, dtype=np.float32)[self.removed]}
-
-    def step(self, action):
-        check_can_step(self._started, self._done)
-        a = check_action(self.action_space, action)
-        obs, reward, terminated, truncated, info = self.inner.step(a)
-        self._t += 1
-        terminated = bool(terminated)
-        truncated = not terminated and (bool(truncated) or self._t >= self.T)
-        self._done = terminated or truncated
-        info = {**info, "oracle": np.asarray(obs, dtype=np.float32)[self.removed]}
-        return self._observe(obs), float(reward), terminated, truncated, info
+            return obs[self._order], extra
+        return obs, extra
 
     def render(self):
         """``"rgb_array"``: a uint8 (240, 320, 3) picture from the ``track`` camera; None without a render mode."""
@@ -143,14 +110,4 @@ class MaskedMujoco(gym.Env):
             camera = mujoco.mj_name2id(self.inner.model, mujoco.mjtObj.mjOBJ_CAMERA, "track")
             return self._renderer.render(self.inner.data, camera)
         except Exception as exc:
-            raise RuntimeError(
-                f"{self.env_id}: MuJoCo could not render through {gl} ({type(exc).__name__}: {exc}). Fix "
-                f"(Debian/Ubuntu, as root): apt-get install {render_error_hint(gl)}"
-            ) from exc
-
-    def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.inner.close()
-        super().close()
+            raise self._render_error(gl, exc) from exc

@@ -38,19 +38,16 @@ budgets (1e5 steps in 15-20 minutes), not for the paper's 5e6 steps x 30 seeds.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from membench_envs._deps import require
-from membench_envs.catalogue.pobax_mujoco import ROBOTS
 from membench_envs.catalogue.pobax_pixels import PARAMS
-from membench_envs.envs.core.mujoco_gl import HeadlessRenderer, render_error_hint, select_mujoco_gl
-from membench_envs.envs.core.native import check_can_step, check_render_mode
-from membench_envs.envs.core.params import check_kwargs, check_seed
-from membench_envs.envs.core.wrap import check_action
+from membench_envs.envs.backends.gym_mujoco import GymMujocoTask
+from membench_envs.envs.core.mujoco_gl import HeadlessRenderer, select_mujoco_gl
+from membench_envs.envs.core.native import check_render_mode
+from membench_envs.envs.core.params import check_kwargs
 
 #: The camera of the authors' Madrona renderer (``enabled_cameras = [0]``): ``track`` in both models.
 CAMERA_ID = 0
@@ -60,27 +57,19 @@ RENDER_SCALE = 8
 SHADOW_SCALE = 8
 
 
-class PixelMujoco(gym.Env):
+class PixelMujoco(GymMujocoTask):
     """One POBAX visual continuous-control task (``robot`` is set by the ID). Kwargs: ``PARAMS`` of
     :mod:`membench_envs.catalogue.pobax_pixels`."""
 
-    # not a ClassVar: gymnasium's Env declares metadata per instance
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 20}  # noqa: RUF012
     observation_space: gym.spaces.Space
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any):
         p = check_kwargs("PixelMujoco", PARAMS, kwargs)
-        self.robot, self.obs_variant = p["robot"], p["obs_variant"]
-        self.size, self.T = p["image_size"], p["max_steps"]
-        self.env_id = f"POBAX/{self.robot}-Pixels-v0"
+        self.obs_variant, self.size = p["obs_variant"], p["image_size"]
+        env_id = f"POBAX/{p['robot']}-Pixels-v0"
         self.render_mode = check_render_mode(render_mode, ("rgb_array",))
-        self._gl = select_mujoco_gl(self.env_id)  # before mujoco's import
-        require("mujoco", "mujoco", env_id=self.env_id)
-        require("imageio", "mujoco", env_id=self.env_id)  # gymnasium's MuJoCo envs import it
-        spec = ROBOTS[self.robot]
-        module, name = spec["entry"].split(":")
-        self.inner = getattr(importlib.import_module(module), name)(**spec.get("kwargs", {}))
-        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.inner.dt)}
+        self._gl = select_mujoco_gl(env_id)  # before mujoco's import
+        spec = self._build(p["robot"], env_id, p["max_steps"])
         image = gym.spaces.Box(0, 255, (self.size, self.size, 3), np.uint8)
         state = gym.spaces.Box(-np.inf, np.inf, (spec["dim"],), np.float32)
         self.observation_space = {
@@ -88,11 +77,7 @@ class PixelMujoco(gym.Env):
             "oracle": gym.spaces.Dict({"image": image, "oracle": state}),
             "full": state,
         }[self.obs_variant]
-        self.action_space = self.inner.action_space
-        self._renderer: HeadlessRenderer | None = None
         self._image: np.ndarray | None = None
-        self._started = self._done = False
-        self._t = 0
 
     def picture(self) -> np.ndarray:
         """The camera's current picture, uint8 (image_size, image_size, 3), top row first."""
@@ -105,10 +90,7 @@ class PixelMujoco(gym.Env):
                 self._renderer = HeadlessRenderer(self.inner.model, self.size, self.size, self._gl)
             return self._renderer.render(self.inner.data, CAMERA_ID)
         except Exception as exc:
-            raise RuntimeError(
-                f"{self.env_id}: MuJoCo could not render through {self._gl} ({type(exc).__name__}: {exc}). Fix "
-                f"(Debian/Ubuntu, as root): apt-get install {render_error_hint(self._gl)}"
-            ) from exc
+            raise self._render_error(self._gl, exc) from exc
 
     def _observe(self, obs: np.ndarray) -> tuple[Any, dict[str, Any]]:
         state = np.asarray(obs, dtype=np.float32)
@@ -120,27 +102,6 @@ class PixelMujoco(gym.Env):
             return {"image": self._image, "oracle": state}, {"oracle": state.copy()}
         return self._image, {"oracle": state}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        seed = check_seed(seed, f"{self.env_id}.reset")
-        super().reset(seed=seed)
-        if seed is None and not self._started:  # a first reset without a seed: one drawn from np_random
-            seed = int(self.np_random.integers(2**31 - 1))
-        obs, info = self.inner.reset(seed=seed)
-        self._started, self._done, self._t = True, False, 0
-        observation, extra = self._observe(obs)
-        return observation, {**info, **extra}
-
-    def step(self, action):
-        check_can_step(self._started, self._done)
-        a = check_action(self.action_space, action)
-        obs, reward, terminated, truncated, info = self.inner.step(a)
-        self._t += 1
-        terminated = bool(terminated)
-        truncated = not terminated and (bool(truncated) or self._t >= self.T)
-        self._done = terminated or truncated
-        observation, extra = self._observe(obs)
-        return observation, float(reward), terminated, truncated, {**info, **extra}
-
     def render(self):
         """``"rgb_array"``: the observation picture enlarged 8 times, uint8; None without a render mode."""
         if self.render_mode != "rgb_array":
@@ -149,10 +110,3 @@ class PixelMujoco(gym.Env):
             raise gym.error.ResetNeeded("call reset() before render()")
         image = self.picture() if self._image is None else self._image
         return np.repeat(np.repeat(image, RENDER_SCALE, axis=0), RENDER_SCALE, axis=1)
-
-    def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.inner.close()
-        super().close()
