@@ -633,9 +633,29 @@ def cmd_list(args) -> int:
 # ------------------------------------------------------------------------------------------------------
 # bench
 # ------------------------------------------------------------------------------------------------------
+def _run_bench(b, args, tracking, command: str) -> bool:
+    """Train a bench folder's runs (``args.jobs`` workers); False when Ctrl-C or SIGTERM stopped them (checkpoints
+    saved, the resume command printed). A failed run raises with ``membench <command> --resume`` as its fix."""
+    from membench_agents.runs import bench, workers
+
+    n_workers = _workers(args.jobs, len(b.jobs))
+    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
+    try:
+        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: checkpoints saved; continue with\n  membench {command} --resume {b.path}", file=sys.stderr
+        )
+        return False
+    except workers.RunFailed as e:
+        e.resume = f"membench {command} --resume {b.path}"
+        raise
+    return True
+
+
 def cmd_bench(args) -> int:
     from membench_agents.analysis.report import expectation_text, write_bench_report
-    from membench_agents.runs import bench, workers
+    from membench_agents.runs import bench
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
@@ -650,16 +670,8 @@ def cmd_bench(args) -> int:
         print(f"resuming {b.path}", file=sys.stderr)
     else:
         b = _new_bench(args)
-    n_workers = _workers(args.jobs, len(b.jobs))
-    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
-    try:
-        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: checkpoints saved; continue with\n  membench bench --resume {b.path}", file=sys.stderr)
+    if not _run_bench(b, args, tracking, "bench"):
         return 130
-    except workers.RunFailed as e:
-        e.resume = f"membench bench --resume {b.path}"
-        raise
     text, expected, plot = write_bench_report(b)
     print(text)
     if expected:
@@ -698,7 +710,6 @@ def _new_bench(args):
 # ------------------------------------------------------------------------------------------------------
 def cmd_certify(args) -> int:
     from membench_agents.analysis import certificate
-    from membench_agents.runs import bench, workers
     from membench_agents.runs.folder import run_label
 
     t0 = time.perf_counter()
@@ -740,16 +751,8 @@ def cmd_certify(args) -> int:
         b = certificate.create(plan, args.out or DEFAULT_OUT, tolerance=tolerance, spec=args.spec, overrides=args.set)
         meta = certificate.read_meta(b.path)
         print(f"certificate folder: {b.path}", file=sys.stderr)
-    n_workers = _workers(args.jobs, len(b.jobs))
-    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
-    try:
-        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: checkpoints saved; continue with\n  membench certify --resume {b.path}", file=sys.stderr)
+    if not _run_bench(b, args, tracking, "certify"):
         return 130
-    except workers.RunFailed as e:
-        e.resume = f"membench certify --resume {b.path}"
-        raise
     cert, plot = certificate.write(b, meta)
     print(certificate.text(cert))
     print(
