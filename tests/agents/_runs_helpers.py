@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -94,12 +96,24 @@ def assert_same_params(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], a
             torch.testing.assert_close(a[k], b[k], atol=atol, rtol=0)
 
 
-def membench(*args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
-    """Run the CLI in a fresh process (as `make bench` does)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    exe = shutil.which("membench", path=str(Path(sys.executable).parent))
-    cmd = [exe, *args] if exe else [sys.executable, "-m", "membench_agents", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env, **kw)
+def membench(*args: str, fresh: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the CLI: in this process (``main(args)``, its output captured: the import cost of a new Python process
+    is paid once per test worker, not per command), or, ``fresh``, in a new process as `make bench` does (the
+    console script, its exit status and its streams). Workers of ``--jobs N`` are new processes either way."""
+    if fresh:
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        exe = shutil.which("membench", path=str(Path(sys.executable).parent))
+        cmd = [exe, *args] if exe else [sys.executable, "-m", "membench_agents", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+    from membench_agents.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse's usage errors
+            code = e.code if isinstance(e.code, int) else 2
+    return subprocess.CompletedProcess(["membench", *args], code, out.getvalue(), err.getvalue())
 
 
 class TupleActionEnv(gym.Env):

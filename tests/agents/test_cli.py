@@ -203,7 +203,7 @@ def test_resume_of_a_folder_that_is_not_a_run_is_one_clear_error(tmp_path):
 
 
 def test_module_entry_point_and_list():
-    out = membench("list")
+    out = membench("list", fresh=True)  # the console script
     assert out.returncode == 0 and "sb3-recurrentppo" in out.stdout
     out = subprocess.run(
         [__import__("sys").executable, "-m", "membench_agents", "--help"], capture_output=True, text=True, cwd=ROOT

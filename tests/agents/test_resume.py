@@ -60,7 +60,7 @@ def test_resume_in_a_new_process_equals_uninterrupted(tmp_path):
     for job in jobs:
         with pytest.raises(loop.Interrupted):
             loop.train_seed(job.cfg, job.seed, job.seed_dir, stop_after_iterations=2 + job.seed)
-    out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress")
+    out = membench("train", "--resume", str(run), "--jobs", "1", "--no-progress", fresh=True)
     assert out.returncode == 0, out.stderr
     for s in (0, 1):
         assert_same_params(final_params(straight / f"seed_{s}"), final_params(run / f"seed_{s}"))

@@ -25,7 +25,13 @@ STEPS = 12
 SLOW_START = {"STORI/Gopher": 70}
 
 
+#: IDs whose frames cost about 0.15 s each here (MuJoCo's software renderer): a few steps already move the robot.
+SLOW_FRAMES = ("POBAX/Hopper", "POBAX/Walker", "POBAX/Ant", "POBAX/HalfCheetah")
+
+
 def _steps(env_id: str, default: int) -> int:
+    if env_id.startswith(SLOW_FRAMES):
+        return min(default, 3)
     return next((n for prefix, n in SLOW_START.items() if env_id.startswith(prefix)), default)
 
 
@@ -75,8 +81,12 @@ def test_rgb_frames_follow_the_state(env_id):
     # ...and other episodes (other seeds, same actions) draw other frames at the same time steps.
     # (5 steps: STORI's Breakout shows the same picture until the ball is served, at step 4 of these actions.)
     n = _steps(env_id, 5)
-    others = [_episode_frames(_make(env_id), seed=s, steps=n) for s in (1, 2, 3)]
-    assert any(not np.array_equal(f[k], frames[k]) for f in others for k in range(n + 1)), "frames ignore the state"
+
+    def differs(seed: int) -> bool:
+        other = _episode_frames(_make(env_id), seed=seed, steps=n)
+        return any(not np.array_equal(other[k], frames[k]) for k in range(n + 1))
+
+    assert any(differs(s) for s in (1, 2, 3)), "frames ignore the state"  # (stops at the first that differs)
 
 
 NATIVE = family_representatives(native_batched=True)
@@ -196,7 +206,7 @@ def test_record_video_writes_a_file(env_id, tmp_path):
     env = RecordVideo(_make(env_id), str(tmp_path), episode_trigger=lambda episode: True, disable_logger=True)
     env.reset(seed=0)
     env.action_space.seed(0)
-    for _ in range(200):
+    for _ in range(_steps(env_id, 20)):  # an episode cut short: close() writes what was recorded
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
         if terminated or truncated:
             break
