@@ -9,7 +9,8 @@ resolves by the one rule of ``membench train`` (:func:`membench_agents.config.re
 A bench folder, ``<out>/bench/<time>/``, holds ``bench.yaml`` (the cells' folder names, the title, the expected
 ranges of the final metric per cell) and one run folder per cell, named by its label. :func:`resume` continues
 an interrupted bench from that file. The tables, plots and the check of the expected ranges are the report's
-(:func:`membench_agents.analysis.report.write_bench_report`).
+(:func:`membench_agents.analysis.report.write_bench_report`). A suite run (``membench bench --suite``,
+:mod:`membench_agents.runs.suite`) and a certificate (``membench certify``) are bench folders of their own kinds.
 """
 
 from __future__ import annotations
@@ -118,14 +119,17 @@ def plan(
     seeds: Any = None,
     device: str | None = None,
     overrides: Sequence[str] = (),
+    obs_variant: str | None = None,
 ) -> Plan:
     """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given.
-    ``overrides`` (``--set`` items) apply to the cells of a spec, after the spec's own ``set`` lists."""
-    common = {"steps": steps, "seeds": seeds, "device": device}
+    ``overrides`` (``--set`` items) apply to every cell (to the cells of a spec after the spec's own ``set``
+    lists); ``obs_variant``: the variant of the one (env, agent) cell."""
+    common = {"steps": steps, "seeds": seeds, "device": device, "overrides": list(overrides)}
     if env is not None and agent is not None:
-        return Plan([resolve(env, agent, **common)])
+        return Plan([resolve(env, agent, obs_variant=obs_variant, **common)])
     data, path = load_spec(spec)
     if env is None and agent is None:
+        common.pop("overrides")
         return _spec_plan(data, path, common, list(overrides))
     if agent is None:
         # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
@@ -189,7 +193,8 @@ def check(p: Plan) -> list[str]:
 
 
 def create(p: Plan, cell_labels: list[str], out: str | Path, kind: str = "bench") -> Bench:
-    """A new bench folder under ``<out>/<kind>/`` (``bench``; ``certify`` for a certificate), named by the time,
+    """A new bench folder under ``<out>/<kind>/`` (``bench``; ``certify`` for a certificate, ``scorecard`` for a
+    suite run), named by the time,
     with its cells' run folders and bench.yaml."""
     path = Path(out) / kind / time.strftime("%Y%m%d-%H%M%S")
     k = 1
