@@ -7,7 +7,7 @@
     membench bench                                                              # the T-Maze memory ladder
     membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru           # one cell (`make bench`)
     membench certify --env MIKASA/TMazePassiveDense-v0                          # is it a memory test? gap + verdict
-    membench bench --suite POPGym --ids 'POPGym/Repeat*' --steps 100000         # suite run: ppo-mlp, ppo-lstm, scorecard
+    membench bench --suite POPGym --ids 'POPGym/Repeat*' --steps 100000         # suite run + scorecard
     membench report runs/scorecard/<stamp> --scorecard                          # rebuild a suite run's scorecard
     membench list                                                               # agents and tuned cell configs
     membench plan --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm            # LTM/STM regime (Algorithm 1)

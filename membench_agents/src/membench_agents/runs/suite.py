@@ -14,8 +14,9 @@ and memory agents on ``partial`` (``config/ladder.yaml``: ppo-mlp and ppo-lstm).
 
 The folder is a bench folder of its own kind, ``<out>/scorecard/<time>/`` (:func:`create`): the run folders (named
 ``<ID>__<agent>``), ``bench.yaml`` (so :func:`membench_agents.runs.bench.resume` continues it like any bench) and
-``scorecard.yaml`` (the selection, the skipped IDs, the reference certificates and the command that plans it again), which marks it as a scorecard: ``membench bench --resume`` writes the scorecard when
-the runs are done, ``membench report DIR --scorecard`` rebuilds it.
+``scorecard.yaml`` (the selection, the skipped IDs, the reference certificates and the command that plans it
+again), which marks it as a scorecard: ``membench bench --resume`` writes the scorecard when the runs are done,
+``membench report DIR --scorecard`` rebuilds it.
 """
 
 from __future__ import annotations
