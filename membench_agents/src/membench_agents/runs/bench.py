@@ -16,6 +16,7 @@ an interrupted bench from that file. The tables, plots and the check of the expe
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -201,9 +202,19 @@ def create(p: Plan, cell_labels: list[str], out: str | Path, kind: str = "bench"
     while path.exists():
         k += 1
         path = path.with_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{k}")
-    jobs = [j for label, c in zip(cell_labels, p.configs, strict=True) for j in cell.prepare_run(c, path / label)]
+    jobs = [
+        _named(j, label)
+        for label, c in zip(cell_labels, p.configs, strict=True)
+        for j in cell.prepare_run(c, path / label)
+    ]
     (path / BENCH_FILE).write_text(yaml.safe_dump({"cells": cell_labels, "title": p.title, "expect": p.expect}))
     return Bench(path, cell_labels, p.configs, jobs, p.title, p.expect)
+
+
+def _named(job: Job, label: str) -> Job:
+    """The job named by its cell's label (``<label>/s<seed>``): unique in the bench, where cells on several IDs
+    share an agent (the workers tell their runs apart by these names)."""
+    return dataclasses.replace(job, label=f"{label}/s{job.seed}")
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
@@ -259,7 +270,9 @@ def resume(path: str | Path) -> Bench:
     for label, c in zip(cell_labels, configs, strict=True):
         cell.check_resumable(c, path / label)
     jobs = [
-        j for label, c in zip(cell_labels, configs, strict=True) for j in cell.jobs_for(c, path / label, resume=True)
+        _named(j, label)
+        for label, c in zip(cell_labels, configs, strict=True)
+        for j in cell.jobs_for(c, path / label, resume=True)
     ]
     return Bench(path, cell_labels, configs, jobs, meta.get("title"), meta.get("expect") or {})
 
