@@ -10,8 +10,8 @@ from, in this order (:func:`bounds`; the table names the source of every task):
    floor (else a note says why it was not used);
 2. the metric's natural range where it is known: a success rate has floor 0 and ceiling 1 (MIKASA's convention:
    its scores are success rates), and a return of a POPGym ID has floor −1 and ceiling 1 (POPGym scales every
-   task's per-step rewards so that an episode's return lies in [−1, 1], its "normalised return"; Battleship's
-   all-miss episode is the one exception popgym's code documents, −L/(L − hits) < −1);
+   task's per-step rewards so that an episode's return lies in [−1, 1], its "normalised return"; the POPGym IDs
+   that define success report a success rate and take 0..1);
 3. none: the task stays raw (its metric only) and is left out of the cross-task aggregates, with a note naming it.
 
 Across tasks, per row: the IQM and the mean of the normalised per-run scores with stratified-bootstrap intervals
