@@ -7,6 +7,8 @@
     membench bench                                                              # the T-Maze memory ladder
     membench bench --env POPGym/RepeatPreviousEasy-v0 --agent ppo-gru           # one cell (`make bench`)
     membench certify --env MIKASA/TMazePassiveDense-v0                          # is it a memory test? gap + verdict
+    membench bench --suite POPGym --ids 'POPGym/Repeat*' --steps 100000         # suite run + scorecard
+    membench report runs/scorecard/<stamp> --scorecard                          # rebuild a suite run's scorecard
     membench list                                                               # agents and tuned cell configs
     membench plan --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm            # LTM/STM regime (Algorithm 1)
     membench sweep experiments/sweeps/tmaze-memory.yaml                         # the memory paper's designs
@@ -152,6 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="--aggregate: pool runs of one agent on one task even where their configs differ (budget, "
         "hyperparameters); without it they count as different algorithms",
     )
+    p.add_argument(
+        "--scorecard",
+        action="store_true",
+        help="rebuild the scorecard (scorecard.json, .md, .png) of a finished suite-run folder (membench bench "
+        "--suite), with --reps, --confidence and --bootstrap-seed",
+    )
+    p.add_argument(
+        "--reference",
+        nargs="+",
+        action="extend",
+        metavar="CERT_DIR",
+        help="--scorecard: normalise by these `membench certify` folders instead of the run's own references",
+    )
 
     p = sub.add_parser(
         "plan", help="LTM/STM regime of an agent on a task: Ξ, K, K_eff, Eq 6 (Algorithm 1)", allow_abbrev=False
@@ -187,12 +202,65 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
-        "bench", help="`make bench`: the T-Maze memory ladder, or one (env, agent) cell", allow_abbrev=False
+        "bench",
+        help="`make bench`: the T-Maze memory ladder, one (env, agent) cell, or a suite run with its scorecard",
+        description="Without --suite/--ids/--memory-type: the T-Maze memory ladder, the ladder's cells on --env, or "
+        "one (--env, --agent) cell. With them (a suite run): one cell per (ID, agent), each resolved as `membench "
+        "train` resolves it, trained in <out>/scorecard/<time>/; when the runs are done it writes scorecard.json, "
+        "scorecard.md and scorecard.png: per task the protocol metric and the normalised score (x - floor) / "
+        "(ceiling - floor), floor and ceiling from a --reference certificate, else the metric's natural range "
+        "(success rate 0..1, POPGym return -1..1), else the task stays raw; across tasks per agent the IQM and "
+        "mean with stratified-bootstrap intervals, performance profiles, and breakdowns per memory type and suite "
+        "(docs/methodology.md, 'Suite scorecards'). Cells of one agent at different budgets are never pooled.",
+        allow_abbrev=False,
     )
     p.add_argument("--env", help="environment ID (default: the ladder's)")
-    p.add_argument("--agent", help="agent (default: the ladder's three cells)")
+    p.add_argument(
+        "--agent",
+        action="append",
+        help="agent (default: the ladder's three cells); for a suite run one or more, repeatable or a comma list "
+        "(default: the ladder's agents on partial, ppo-mlp and ppo-lstm)",
+    )
     p.add_argument("--spec", help="bench spec file (default: the T-Maze ladder, membench_agents/config/ladder.yaml)")
-    p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench")
+    p.add_argument("--suite", help="a suite run over the IDs of this catalogue suite (membench-envs list)")
+    p.add_argument(
+        "--ids",
+        metavar="PATTERN[,PATTERN]",
+        help="a suite run over the IDs matching these fnmatch globs (e.g. 'MIKASA/TMaze*'), within --suite if given",
+    )
+    p.add_argument("--memory-type", help="a suite run over the IDs of this MIKASA memory type, within --suite if given")
+    p.add_argument(
+        "--obs-variant",
+        choices=["partial", "oracle", "full"],
+        help="observation variant of a suite run's or one cell's agents (default partial)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value of every cell, as for train (repeatable)",
+    )
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="a suite run skips the IDs whose extra is not installed (named, and listed in the scorecard) instead "
+        "of stopping",
+    )
+    p.add_argument(
+        "--reference",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="CERT_DIR",
+        help="a suite run normalises each task by these `membench certify` folders' floor and ceiling",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="a suite run: list the cells and their budgets (configs resolved and checked), train nothing",
+    )
+    p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench or suite run")
     _add_common(p)
 
     p = sub.add_parser(
@@ -477,6 +545,10 @@ def cmd_report(args) -> int:
 
     if args.out is not None:
         check_plot_path(args.out)
+    if args.reference and not args.scorecard:
+        raise ConfigError("--reference needs --scorecard")
+    if args.scorecard:
+        return _report_scorecard(args)
     if args.aggregate:  # before the table and plot: a bad flag is the only output
         _check_aggregate_flags(args)
     try:
@@ -503,6 +575,23 @@ def _check_aggregate_flags(args) -> None:
         raise ConfigError(f"--confidence must be in (0, 1), got {args.confidence}")
     if args.bootstrap_seed < 0:
         raise ConfigError(f"--bootstrap-seed must be >= 0 (a numpy seed), got {args.bootstrap_seed}")
+
+
+def _report_scorecard(args) -> int:
+    from membench_agents.analysis import scorecard
+
+    _check_aggregate_flags(args)
+    given = [f for f, v in (("--out", args.out), ("--title", args.title)) if v is not None]
+    given += [f for f, v in (("--aggregate", args.aggregate), ("--pool", args.pool)) if v]
+    if given or len(args.paths) != 1:
+        what = f"{', '.join(given)} cannot be combined with it" if given else f"got {len(args.paths)} paths"
+        raise ConfigError(f"--scorecard rebuilds the scorecard of one suite-run folder in place ({what})")
+    card, files = scorecard.write(
+        args.paths[0], args.reference, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed
+    )
+    print(scorecard.markdown(card))
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in files.items()))
+    return 0
 
 
 def _report_aggregate(args, plot: Path, skipped) -> None:
@@ -655,23 +744,37 @@ def _run_bench(b, args, tracking, command: str) -> bool:
 
 def cmd_bench(args) -> int:
     from membench_agents.analysis.report import expectation_text, write_bench_report
-    from membench_agents.runs import bench
+    from membench_agents.runs import bench, suite
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
+    suite_run = any(v is not None for v in (args.suite, args.ids, args.memory_type))
     if args.resume:
-        given = _flags_given(args, ("env", "agent", "spec", "steps", "seeds", "out", "device"))
+        names = ("env", "agent", "spec", "steps", "seeds", "out", "device", "suite", "ids", "memory_type")
+        given = _flags_given(args, names + ("obs_variant",))
+        given += [f for f, v in (("--set", args.set), ("--reference", args.reference)) if v]
+        given += [f for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run)) if v]
         if given:
             raise ConfigError(
                 f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
                 "configs it started with"
             )
-        b = bench.resume(args.resume)
+        if suite.is_scorecard(args.resume):
+            b, _ = suite.resume(args.resume)
+            suite_run = True
+        else:
+            b = bench.resume(args.resume)
         print(f"resuming {b.path}", file=sys.stderr)
+    elif suite_run:
+        b = _new_suite_run(args)
+        if b is None:  # --dry-run
+            return 0
     else:
         b = _new_bench(args)
     if not _run_bench(b, args, tracking, "bench"):
         return 130
+    if suite_run:
+        return _write_scorecard(b, t0)
     text, expected, plot = write_bench_report(b)
     print(text)
     if expected:
@@ -685,8 +788,28 @@ def _new_bench(args):
     cell is known to train)."""
     from membench_agents.runs import bench
     from membench_agents.runs.folder import run_label
+    from membench_agents.runs.suite import split_list
 
-    plan = bench.plan(args.env, args.agent, args.spec, steps=args.steps, seeds=args.seeds, device=args.device)
+    suite_only = [f for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run)) if v]
+    suite_only += ["--reference"] if args.reference else []
+    if suite_only:
+        raise ConfigError(f"{', '.join(suite_only)} belong to a suite run (--suite, --ids or --memory-type)")
+    agents = split_list(args.agent)
+    if len(agents) > 1:
+        raise ConfigError(f"--agent takes one agent outside a suite run (--suite), got {', '.join(agents)}")
+    agent = agents[0] if agents else None
+    if args.obs_variant is not None and (args.env is None or agent is None):
+        raise ConfigError("--obs-variant applies to one cell (--env and --agent) or a suite run (--suite)")
+    plan = bench.plan(
+        args.env,
+        agent,
+        args.spec,
+        steps=args.steps,
+        seeds=args.seeds,
+        device=args.device,
+        overrides=args.set,
+        obs_variant=args.obs_variant,
+    )
     if plan.description is not None:
         print(f"bench: {plan.description}", file=sys.stderr)
     if args.jobs == 0:
@@ -703,6 +826,81 @@ def _new_bench(args):
     b = bench.create(plan, labels, args.out or DEFAULT_OUT)
     print(f"bench folder: {b.path}", file=sys.stderr)
     return b
+
+
+def _new_suite_run(args):
+    """Select the IDs, plan one cell per (ID, agent), say what each trains, and create the scorecard folder (None
+    after --dry-run: nothing written)."""
+    from membench_agents.analysis.scorecard import load_references
+    from membench_agents.runs import bench, suite
+    from membench_agents.runs.folder import run_label
+
+    if args.env is not None or args.spec is not None:
+        given = ", ".join(f for f, v in (("--env", args.env), ("--spec", args.spec)) if v is not None)
+        raise ConfigError(f"{given} cannot be combined with --suite/--ids/--memory-type: a suite run picks its IDs")
+    ids = suite.split_list([args.ids]) if args.ids is not None else []
+    specs = suite.select(args.suite, ids, args.memory_type)
+    gone = suite.missing(specs)
+    if gone and not args.skip_missing:
+        raise ConfigError(f"{suite.missing_text(gone)}; install them, or pass --skip-missing to leave those IDs out")
+    if gone:
+        print(f"skipped (--skip-missing): {suite.missing_text(gone)}", file=sys.stderr)
+        specs = [s for s in specs if s.id not in {g for g, _ in gone}]
+        if not specs:
+            raise ConfigError("every selected ID needs an extra that is not installed: nothing to run")
+    load_references(args.reference)  # a bad certificate is an error before anything trains
+    agents = suite.split_list(args.agent) or suite.default_agents()
+    plan = suite.plan(
+        specs,
+        agents,
+        variant=args.obs_variant,
+        steps=args.steps,
+        seeds=args.seeds,
+        device=args.device,
+        overrides=args.set,
+    )
+    print(f"suite run: {plan.description}", file=sys.stderr)
+    total = 0
+    for r in plan.cells:
+        c = r.config
+        total += c["total_steps"] * len(c["seeds"])
+        print(
+            f"  {c['env']:<40} {run_label(c):<16} {c['total_steps']:>11,} steps x {len(c['seeds'])} seeds  "
+            f"<- {r.sources[-1]}",
+            file=sys.stderr,
+        )
+    print(f"  {len(plan.cells)} cells, {total:,} environment steps in all", file=sys.stderr)
+    if args.dry_run:
+        bench.labels(plan.configs)
+        print("dry run: nothing trained (the environments were not made)", file=sys.stderr)
+        return None
+    _print_budget_notes(plan.configs)
+    b = suite.create(
+        plan,
+        args.out or DEFAULT_OUT,
+        suite=args.suite,
+        ids=ids,
+        memory_type=args.memory_type,
+        agents=agents,
+        variant=args.obs_variant,
+        steps=args.steps,
+        seeds=args.seeds,
+        overrides=args.set,
+        skipped=gone,
+        references=args.reference,
+    )
+    print(f"scorecard folder: {b.path}", file=sys.stderr)
+    return b
+
+
+def _write_scorecard(b, t0: float) -> int:
+    from membench_agents.analysis import scorecard
+
+    card, files = scorecard.write(b.path)
+    print(scorecard.markdown(card))
+    print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min")
+    print("\n".join(f"{k}: {v}" for k, v in files.items()) + f"\nruns: {b.path}")
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 
@@ -20,3 +21,28 @@ def require(module: str, extra: str, *, env_id: str | None = None) -> ModuleType
             f"{what} the optional backend '{module}', which is not installed "
             f"({type(exc).__name__}: {exc}). Fix: pip install 'membench-envs[{extra}]'"
         ) from exc
+
+
+#: The top-level modules each optional extra provides (those its backends :func:`require`): what
+#: :func:`installed` looks for, without importing them.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "popgym": ("popgym", "mazelib"),
+    "minigrid": ("minigrid",),
+    "robo": ("mani_skill",),
+    "atari": ("ale_py",),
+    "vizdoom": ("vizdoom",),
+    "memory-maze": ("memory_maze", "dm_control"),
+    "numpad": ("mujoco",),
+    "mujoco": ("mujoco", "imageio"),
+    "craftax": ("craftax", "jax"),
+}
+
+
+def installed(extra: str | None) -> bool:
+    """Whether the extra ``extra`` (a catalogue entry's ``extra``; None: the core) is installed: each of its
+    modules is found (not imported: a backend that is found may still fail to load, which ``make`` reports)."""
+    if extra is None:
+        return True
+    if extra not in EXTRA_MODULES:
+        raise KeyError(f"unknown extra {extra!r}; known: {', '.join(EXTRA_MODULES)}")
+    return all(importlib.util.find_spec(m) is not None for m in EXTRA_MODULES[extra])

@@ -233,10 +233,29 @@ def aggregate_results(
         a.tasks.setdefault(task, []).extend(float(v) for v in r["per_run"])
     if not algos:
         raise ValueError("no runs to aggregate")
-    task_sets = {frozenset(a.tasks) for a in algos.values()}
+    return aggregate_algorithms(list(algos.values()), reps, confidence, seed, points=points, notes=notes)
+
+
+def aggregate_algorithms(
+    algos: Sequence[Algorithm],
+    reps: int = REPS,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+    points: int = 101,
+    notes: Sequence[str] = (),
+    taus: Sequence[float] | np.ndarray | None = None,
+) -> Aggregate:
+    """IQM and mean with their intervals, and the performance profiles, of algorithms whose per-task scores are
+    given (``Algorithm.tasks``; :func:`aggregate_results` groups run folders into them, a suite scorecard its
+    normalised scores). ``taus``: the profile thresholds (default: 0..1 for success rates, else the scores'
+    range, ``points`` of them)."""
+    notes = list(notes)
+    if not algos:
+        raise ValueError("no algorithms to aggregate")
+    task_sets = {frozenset(a.tasks) for a in algos}
     if len(task_sets) > 1:
         notes.append("the algorithms ran different sets of tasks: their aggregates are not directly comparable")
-    for a in algos.values():
+    for a in algos:
         if a.metric == "mixed":
             notes.append(f"{a.name}: some tasks report a success rate and others a return: scores are pooled as is")
         elif a.metric == "return" and len(a.tasks) > 1:
@@ -245,16 +264,16 @@ def aggregate_results(
             )
         a.iqm = estimate(list(a.tasks.values()), iqm, reps, confidence, seed)
         a.mean = estimate(list(a.tasks.values()), mean, reps, confidence, seed)
-    every = np.concatenate([pooled(list(a.tasks.values())) for a in algos.values()])
-    if all(a.metric == "success_rate" for a in algos.values()):
+    if taus is not None:
+        taus = np.asarray(taus, dtype=np.float64)
+    elif all(a.metric == "success_rate" for a in algos):
         taus = np.linspace(0.0, 1.0, points)
     else:
+        every = np.concatenate([pooled(list(a.tasks.values())) for a in algos])
         lo, hi = float(every.min()), float(every.max())
         taus = np.linspace(lo, hi if hi > lo else lo + 1.0, points)
-    profiles = {
-        a.name: performance_profile_ci(list(a.tasks.values()), taus, reps, confidence, seed) for a in algos.values()
-    }
-    return Aggregate(list(algos.values()), reps, confidence, seed, notes, taus, profiles)
+    profiles = {a.name: performance_profile_ci(list(a.tasks.values()), taus, reps, confidence, seed) for a in algos}
+    return Aggregate(list(algos), reps, confidence, seed, notes, taus, profiles)
 
 
 def aggregate_runs(run_dirs: Sequence[str | os.PathLike], **kw: Any) -> Aggregate:
@@ -340,6 +359,7 @@ __all__ = [
     "Aggregate",
     "Algorithm",
     "Estimate",
+    "aggregate_algorithms",
     "aggregate_results",
     "aggregate_runs",
     "estimate",

@@ -9,12 +9,14 @@ resolves by the one rule of ``membench train`` (:func:`membench_agents.config.re
 A bench folder, ``<out>/bench/<time>/``, holds ``bench.yaml`` (the cells' folder names, the title, the expected
 ranges of the final metric per cell) and one run folder per cell, named by its label. :func:`resume` continues
 an interrupted bench from that file. The tables, plots and the check of the expected ranges are the report's
-(:func:`membench_agents.analysis.report.write_bench_report`).
+(:func:`membench_agents.analysis.report.write_bench_report`). A suite run (``membench bench --suite``,
+:mod:`membench_agents.runs.suite`) and a certificate (``membench certify``) are bench folders of their own kinds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -118,14 +120,17 @@ def plan(
     seeds: Any = None,
     device: str | None = None,
     overrides: Sequence[str] = (),
+    obs_variant: str | None = None,
 ) -> Plan:
     """The cells a bench trains (module docstring), each resolved with the budget, seeds and device given.
-    ``overrides`` (``--set`` items) apply to the cells of a spec, after the spec's own ``set`` lists."""
-    common = {"steps": steps, "seeds": seeds, "device": device}
+    ``overrides`` (``--set`` items) apply to every cell (to the cells of a spec after the spec's own ``set``
+    lists); ``obs_variant``: the variant of the one (env, agent) cell."""
+    common = {"steps": steps, "seeds": seeds, "device": device, "overrides": list(overrides)}
     if env is not None and agent is not None:
-        return Plan([resolve(env, agent, **common)])
+        return Plan([resolve(env, agent, obs_variant=obs_variant, **common)])
     data, path = load_spec(spec)
     if env is None and agent is None:
+        common.pop("overrides")
         return _spec_plan(data, path, common, list(overrides))
     if agent is None:
         # the ladder's (agent, variant) cells on another ID, with that ID's cell configs / agent defaults
@@ -189,16 +194,27 @@ def check(p: Plan) -> list[str]:
 
 
 def create(p: Plan, cell_labels: list[str], out: str | Path, kind: str = "bench") -> Bench:
-    """A new bench folder under ``<out>/<kind>/`` (``bench``; ``certify`` for a certificate), named by the time,
+    """A new bench folder under ``<out>/<kind>/`` (``bench``; ``certify`` for a certificate, ``scorecard`` for a
+    suite run), named by the time,
     with its cells' run folders and bench.yaml."""
     path = Path(out) / kind / time.strftime("%Y%m%d-%H%M%S")
     k = 1
     while path.exists():
         k += 1
         path = path.with_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{k}")
-    jobs = [j for label, c in zip(cell_labels, p.configs, strict=True) for j in cell.prepare_run(c, path / label)]
+    jobs = [
+        _named(j, label)
+        for label, c in zip(cell_labels, p.configs, strict=True)
+        for j in cell.prepare_run(c, path / label)
+    ]
     (path / BENCH_FILE).write_text(yaml.safe_dump({"cells": cell_labels, "title": p.title, "expect": p.expect}))
     return Bench(path, cell_labels, p.configs, jobs, p.title, p.expect)
+
+
+def _named(job: Job, label: str) -> Job:
+    """The job named by its cell's label (``<label>/s<seed>``): unique in the bench, where cells on several IDs
+    share an agent (the workers tell their runs apart by these names)."""
+    return dataclasses.replace(job, label=f"{label}/s{job.seed}")
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
@@ -254,7 +270,9 @@ def resume(path: str | Path) -> Bench:
     for label, c in zip(cell_labels, configs, strict=True):
         cell.check_resumable(c, path / label)
     jobs = [
-        j for label, c in zip(cell_labels, configs, strict=True) for j in cell.jobs_for(c, path / label, resume=True)
+        _named(j, label)
+        for label, c in zip(cell_labels, configs, strict=True)
+        for j in cell.jobs_for(c, path / label, resume=True)
     ]
     return Bench(path, cell_labels, configs, jobs, meta.get("title"), meta.get("expect") or {})
 
