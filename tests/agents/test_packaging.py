@@ -47,7 +47,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
         timeout=600,
     )
     env_dir = tmp / "venv"
-    venv.create(env_dir, with_pip=True)
+    venv.create(env_dir, with_pip=False)  # this pip installs into it (--python): no copy of pip to bootstrap
     py = env_dir / "bin" / "python"
     purelib = subprocess.run(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -57,7 +57,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     ).stdout.strip()
     Path(purelib, "membench-test-deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl"))],
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index"]
+        + [str(w) for w in wheels.glob("*.whl")],
         check=True,
         timeout=600,
     )

@@ -112,6 +112,7 @@ def _wait_for(predicate, timeout: float) -> bool:
     return False
 
 
+@pytest.mark.slow  # the stop of parallel runs: tests/agents/test_stops.py; exact resume: the tests above
 def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
     boundary with a checkpoint, the command says how to resume, and the resumed runs equal uninterrupted ones."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -12,14 +13,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_membench_envs_installs_alone_without_torch(tmp_path):
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+    venv.create(env_dir, with_pip=False)  # this pip installs into it (--python): no copy of pip to bootstrap
     py = env_dir / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(py)]
     # built from a copy: a build in place would leave membench_envs.egg-info in the checkout
     source = tmp_path / "membench_envs"
     shutil.copytree(ROOT / "membench_envs", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    subprocess.run([str(py), "-m", "pip", "install", "-q", str(source)], check=True, timeout=600)
+    subprocess.run([*pip, "install", "-q", str(source)], check=True, timeout=600)
     listed = subprocess.run(
-        [str(py), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
+        [*pip, "list", "--format=freeze"], capture_output=True, text=True, check=True
     ).stdout.lower()
     assert "torch" not in listed, listed
     code = (

@@ -279,7 +279,8 @@ def _compare_endless(seeds, options, episodes: int = 2):
     ],
 )
 def test_endless_step_for_step_equal_to_memory_gym(options):
-    results = _compare_endless(range(3), options)
+    long = options.get("agent_health", 0) >= 400  # one long episode already holds many spawns and coin limits
+    results = _compare_endless(range(1 if long else 3), options)
     print("endless", options, "(length, return)", results)
     if options.get("steps_per_coin") == 60:
         assert all(length >= 60 for length, _ in results)
