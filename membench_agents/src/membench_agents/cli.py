@@ -13,6 +13,7 @@
     membench plan --env MIKASA/TMazePassiveDense-v0 --agent ppo-lstm            # LTM/STM regime (Algorithm 1)
     membench sweep experiments/sweeps/tmaze-memory.yaml                         # the memory paper's designs
     membench report runs/sweeps/... --aggregate                                 # + IQM, bootstrap CIs, profiles
+    membench report runs/certify/<stamp> --html cert.html                       # one offline HTML page
 
 A cell's config is resolved by one rule (train, bench, sweep and the Python API alike): the agent's shipped
 defaults, then the tuned cell config shipped for that ID and agent where one exists (`membench list`; --config
@@ -166,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="extend",
         metavar="CERT_DIR",
         help="--scorecard: normalise by these `membench certify` folders instead of the run's own references",
+    )
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write one static, offline HTML page (OUT.html: tables, embedded plots, versions, configs) of a "
+        "certificate, a suite scorecard, a sweep or a bench folder, or of run folders; the kind is told by the "
+        "files the folder holds (--title sets the page's title)",
     )
 
     p = sub.add_parser(
@@ -543,6 +551,8 @@ def _eval_device(asked: str | None, trained: str) -> str | None:
 def cmd_report(args) -> int:
     from membench_agents.analysis.report import check_plot_path, report
 
+    if args.html is not None:
+        return _report_html(args)
     if args.out is not None:
         check_plot_path(args.out)
     if args.reference and not args.scorecard:
@@ -563,6 +573,23 @@ def cmd_report(args) -> int:
         print(f"skipped {len(skipped)} unreadable run folder(s):", file=sys.stderr)
         for _, reason in skipped:
             print(f"  {reason}", file=sys.stderr)
+    return 0
+
+
+def _report_html(args) -> int:
+    from membench_agents.analysis import html_report
+
+    given = [f for f, v in (("--out", args.out), ("--reference", args.reference)) if v is not None]
+    given += [f for f, v in (("--markdown", args.markdown), ("--aggregate", args.aggregate), ("--pool", args.pool),
+                             ("--scorecard", args.scorecard)) if v]  # fmt: skip
+    if given:
+        raise ConfigError(
+            f"{', '.join(given)} cannot be combined with --html: the page shows the tables and plots the folder "
+            "holds (only --title applies)"
+        )
+    html_report.check_out(args.html)
+    page, kind = html_report.write(args.paths, args.html, title=args.title)
+    print(f"html ({kind}): {page} ({page.stat().st_size / 1024:,.0f} KiB)")
     return 0
 
 
