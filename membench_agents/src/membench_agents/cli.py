@@ -130,7 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--video-dir", help="where the videos go (default: <run_dir>/videos)")
 
     p = sub.add_parser(
-        "report", help="print the table of run folders and write one comparison plot", allow_abbrev=False
+        "report",
+        help="print the table of run folders and write one comparison plot; --html: one offline HTML page of a "
+        "certificate, scorecard, sweep, bench or run folders",
+        allow_abbrev=False,
     )
     p.add_argument("paths", nargs="+", help="run folders or folders holding runs")
     p.add_argument(
