@@ -327,7 +327,8 @@ def test_a_sweep_and_a_bench_page_show_their_tables_and_plots(tmp_path):
     html, page = _page(tmp_path, path)
     assert html_report.detect([path]) == "sweep"
     assert page.tables[:1] == _md_tables((path / "sweep_results.md").read_text())
-    assert "membench sweep experiments/sweeps/tiny.yaml" in html
+    assert "<dt>sweep spec</dt><dd><code>experiments/sweeps/tiny.yaml</code></dd>" in html
+    assert "<dt>command</dt>" not in html  # the folder records the spec file, not the command line
     _check_offline(html, page, n_images=3)  # sweep.png, each cell's learning curve
 
     path = _bench(tmp_path)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shlex
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -223,6 +222,7 @@ def _page(
     cells: list[dict[str, Any]],
     record: Record | None = None,
     summary: Sequence[tuple[str, str]] = (),
+    about: Sequence[tuple[str, str]] = (),
     notes: Sequence[str] = (),
     cell_images: Sequence[dict[str, str]] = (),
 ) -> dict[str, Any]:
@@ -237,6 +237,7 @@ def _page(
         "command": command,
         "created": record[3] if record is not None and record[3] else max(dates, default=None),
         "summary": list(summary),
+        "about": list(about),
         "sections": sections,
         "images": images,
         "cell_images": list(cell_images),
@@ -337,6 +338,7 @@ def _scorecard(path: Path, title: str | None) -> dict[str, Any]:
     cells = [cell(_cell_dir(path, t["cell"], "a task's cell folder"), str(t["cell"])) for t in data["tasks"]]
     notes: list[str] = []
     images = _images([(path / PLOT, "IQM and performance profiles of the normalised scores")], notes)
+    cell_images = _images([(Path(c["path"]) / "learning_curve.png", c["name"]) for c in cells], notes)
     return _page(
         "scorecard",
         title or md_title or "suite scorecard",
@@ -344,6 +346,7 @@ def _scorecard(path: Path, title: str | None) -> dict[str, Any]:
         command=command,
         sections=sections,
         images=images,
+        cell_images=cell_images,
         cells=cells,
         record=_record("scorecard.json", data),
         notes=notes,
@@ -355,8 +358,8 @@ def _sweep(path: Path, title: str | None) -> dict[str, Any]:
     data = read_json(path / SWEEP_RESULTS, "sweep results", fix, ("spec", "cells"))
     spec = data["spec"]
     _, sections = markdown_sections(_markdown_file(path / SWEEP_MD, "the sweep's tables", fix))
-    source = spec.get("source")
-    command = f"membench sweep {shlex.quote(str(source))}" if source and not str(source).startswith("<") else None
+    # the folder records the spec file, not the command line (--steps, --seeds, ... may have changed the cells)
+    about = [("sweep spec", str(spec["source"]))] if spec.get("source") else []
     cells = [cell(_cell_dir(path, c["run_dir"], "a cell's folder"), str(c["name"])) for c in data["cells"]]
     notes: list[str] = []
     images = _images(
@@ -374,7 +377,8 @@ def _sweep(path: Path, title: str | None) -> dict[str, Any]:
         "sweep",
         title or spec.get("title") or f"sweep {spec.get('name')} on {spec.get('env')}",
         [path],
-        command=command,
+        command=None,
+        about=about,
         sections=sections,
         images=images,
         cell_images=cell_images,
