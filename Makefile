@@ -72,10 +72,10 @@ system-deps:
 
 # The default suite (CI). Heavier checks are marked `slow` and run with `make test-all`.
 test: setup
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS)
 
 test-all: setup
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Main job. Without ENV/AGENT: the memory-improvability demonstration on the Passive T-Maze.
 bench: setup

@@ -321,6 +321,7 @@ def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path, capsys)
     assert (folder / "certificate.png").is_file()
 
 
+@pytest.mark.slow  # certify stops through cli._run_bench, as a suite run does in the default suite (test_scorecard)
 def test_a_stop_with_runs_queued_ends_with_checkpoints_saved(tmp_path):
     """3 runs on 2 workers: the queued run never starts, the running ones checkpoint, the command exits, and the
     folder resumes from the checkpoints."""

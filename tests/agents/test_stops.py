@@ -80,7 +80,9 @@ def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tup
         # SIGTERM takes the path of SIGINT (runs.loop.STOP_SIGNALS); the default suite sends it to membench train
         # in tests/agents/test_run_folders.py
         pytest.param("train", signal.SIGTERM, marks=pytest.mark.slow),
-        ("bench", signal.SIGINT),
+        # bench, certify and suite runs stop through one helper (cli._run_bench): the default suite stops a suite run
+        # with runs queued in tests/agents/test_scorecard.py
+        pytest.param("bench", signal.SIGINT, marks=pytest.mark.slow),
     ],
 )
 def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, command, sig):

@@ -25,8 +25,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/envs/robo" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.robo)
-            # one pytest-xdist worker runs them all (`--dist loadgroup`): SAPIEN's renderer starts once, not per worker
-            item.add_marker(pytest.mark.xdist_group("robo"))
             if not HAVE_MANISKILL:
                 item.add_marker(skip)
 

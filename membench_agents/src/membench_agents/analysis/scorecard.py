@@ -256,6 +256,23 @@ class Scorecard:
     notes: list[str] = field(default_factory=list)
 
 
+def _row(agg: Aggregate, a: Algorithm) -> dict[str, Any]:
+    """One row's aggregate across tasks, with its performance profile."""
+    return {
+        "name": a.name,
+        "n_tasks": len(a.tasks),
+        "n_runs": a.n_runs,
+        "iqm": None if a.iqm is None else _est(a.iqm),
+        "mean": None if a.mean is None else _est(a.mean),
+        "profile": {
+            "taus": agg.taus.tolist(),
+            "fraction": agg.profiles[a.name][0].tolist(),
+            "lo": agg.profiles[a.name][1].tolist(),
+            "hi": agg.profiles[a.name][2].tolist(),
+        },
+    }
+
+
 def _est(e: Estimate) -> dict[str, float]:
     return {"value": e.value, "lo": e.lo, "hi": e.hi}
 
@@ -359,22 +376,7 @@ def compute(
             "confidence": confidence,
             "bootstrap_seed": seed,
         },
-        "rows": [
-            {
-                "name": a.name,
-                "n_tasks": len(a.tasks),
-                "n_runs": a.n_runs,
-                "iqm": None if a.iqm is None else _est(a.iqm),
-                "mean": None if a.mean is None else _est(a.mean),
-                "profile": {
-                    "taus": agg.taus.tolist(),
-                    "fraction": agg.profiles[a.name][0].tolist(),
-                    "lo": agg.profiles[a.name][1].tolist(),
-                    "hi": agg.profiles[a.name][2].tolist(),
-                },
-            }
-            for a in (agg.algorithms if agg is not None else [])
-        ],
+        "rows": [] if agg is None else [_row(agg, a) for a in agg.algorithms],
         "tasks": tasks,
         "breakdowns": breakdowns,
         "raw_tasks": list(raw_tasks),
