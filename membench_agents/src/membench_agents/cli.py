@@ -669,6 +669,7 @@ def cmd_plan(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from membench_agents.analysis.report import SWEEP_RESULTS_MD
     from membench_agents.ltm import sweep
     from membench_agents.runs import folder, workers
 
@@ -725,7 +726,7 @@ def cmd_sweep(args) -> int:
             raise
         out = sweep.finish(meta, cells, sweep_dir, progress=not args.no_progress)
     print(sweep.results_table(out))
-    print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\nresults: {sweep_dir / 'sweep_results.md'}")
+    print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min\nresults: {sweep_dir / SWEEP_RESULTS_MD}")
     for name in ("generalization.png", "sweep.png", "aggregate.png"):
         if (sweep_dir / name).is_file():
             print(f"plot:    {sweep_dir / name}")

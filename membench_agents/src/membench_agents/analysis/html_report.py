@@ -32,8 +32,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from membench_agents.analysis.certificate import CERTIFICATE
+from membench_agents.analysis.certificate import META_FILE as CERTIFY_FILE
+from membench_agents.analysis.report import BENCH_TABLE, SWEEP_FILE
+from membench_agents.analysis.report import SWEEP_RESULTS_JSON as SWEEP_RESULTS
+from membench_agents.analysis.report import SWEEP_RESULTS_MD as SWEEP_MD
+from membench_agents.analysis.scorecard import MARKDOWN as SCORECARD_MD
+from membench_agents.analysis.scorecard import SCORECARD
 from membench_agents.errors import ConfigError
+from membench_agents.runs.bench import BENCH_FILE
 from membench_agents.runs.folder import CONFIG, RESULTS, RunFolderError, folder_name, git_info, read_json, versions
+from membench_agents.runs.suite import META_FILE as SCORECARD_FILE
 
 KINDS = {
     "certificate": "memory-improvability certificate (membench certify)",
@@ -44,10 +53,6 @@ KINDS = {
 }
 TEMPLATE = "report.html.j2"
 #: The files that mark each folder kind; the unfinished kinds with the command that finishes them.
-CERTIFICATE, CERTIFY_FILE = "certificate.json", "certify.yaml"
-SCORECARD, SCORECARD_MD, SCORECARD_FILE = "scorecard.json", "scorecard.md", "scorecard.yaml"
-SWEEP_RESULTS, SWEEP_MD, SWEEP_FILE = "sweep_results.json", "sweep_results.md", "sweep.yaml"
-BENCH_FILE, BENCH_TABLE = "bench.yaml", "table.md"
 _UNFINISHED = (
     (CERTIFY_FILE, "certificate", CERTIFICATE, "membench certify --resume"),
     (SCORECARD_FILE, "suite run", SCORECARD, "membench bench --resume"),

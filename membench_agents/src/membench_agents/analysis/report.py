@@ -38,6 +38,14 @@ _RESULT_KEYS = (
     "protocol",
 )
 
+#: The files of result folders that reports read (the HTML page among them), named once here for their writers:
+#: a finished bench's table of its cells (:func:`write_bench_report`); a sweep's own file and, once finished, its
+#: results (every cell and the generalisation table) and their tables (:mod:`membench_agents.ltm.sweep`).
+BENCH_TABLE = "table.md"
+SWEEP_FILE = "sweep.yaml"
+SWEEP_RESULTS_JSON = "sweep_results.json"
+SWEEP_RESULTS_MD = "sweep_results.md"
+
 
 def find_runs(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Every run folder (holding results.json) at or under the given paths, in a stable order."""
@@ -510,6 +518,6 @@ def write_bench_report(bench: Bench) -> tuple[str, list[Expectation], Path]:
     expected = expectations(bench)
     lines = "".join(f"{expectation_text(e)}\n" for e in expected)
     (bench.path / "table.txt").write_text(text + "\n" + (f"\nexpected:\n{lines}" if expected else ""))
-    (bench.path / "table.md").write_text(table(bench.cell_dirs, markdown=True) + "\n")
+    (bench.path / BENCH_TABLE).write_text(table(bench.cell_dirs, markdown=True) + "\n")
     plot = plot_comparison(bench.cell_dirs, bench.path / "comparison.png", title=bench.title)
     return text, expected, plot

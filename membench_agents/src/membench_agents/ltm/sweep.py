@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from membench_agents.analysis.report import SWEEP_FILE, SWEEP_RESULTS_JSON, SWEEP_RESULTS_MD
 from membench_agents.config.env_facts import env_score
 from membench_agents.errors import ConfigError, close_matches
 from membench_agents.runs.folder import RunFolderError, folder_name, same_config
@@ -469,7 +470,6 @@ def evaluate_on_length(cfg: dict[str, Any], run_dir: Path, length_kwarg: str, le
 # ------------------------------------------------------------------------------------------------------
 # running
 # ------------------------------------------------------------------------------------------------------
-SWEEP_FILE = "sweep.yaml"
 
 
 def new_sweep_dir(out: str | os.PathLike, name: str) -> Path:
@@ -695,10 +695,10 @@ def finish(meta: dict[str, Any], cells: list[Cell], sweep_dir: Path, progress: b
     out = {"spec": spec, "length_kwarg": kwarg, "cells": rows, "generalization": gen}
     agg = aggregate.aggregate_runs([sweep_dir / "cells" / c.name for c in cells])
     out["aggregate"] = agg.to_dict()
-    (sweep_dir / "sweep_results.json").write_text(json.dumps(out, indent=1))
+    (sweep_dir / SWEEP_RESULTS_JSON).write_text(json.dumps(out, indent=1))
     text = results_table(out)
     (sweep_dir / "sweep_results.txt").write_text(text + "\n\n" + aggregate.table(agg) + "\n")
-    (sweep_dir / "sweep_results.md").write_text(
+    (sweep_dir / SWEEP_RESULTS_MD).write_text(
         results_table(out, markdown=True) + "\n\n" + aggregate.table(agg, markdown=True) + "\n"
     )
     aggregate.plot(agg, sweep_dir / "aggregate.png", title=f"{spec['name']}: aggregate over the sweep's cells")
@@ -879,7 +879,6 @@ def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
 
 __all__ = [
     "DESIGNS",
-    "SWEEP_FILE",
     "Cell",
     "Design",
     "SweepSpec",
