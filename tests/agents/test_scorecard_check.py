@@ -110,6 +110,13 @@ def test_a_summary_at_another_budget_is_refused_naming_the_key(tmp_path, capsys)
     with pytest.raises(ConfigError, match=r"committed at seeds=\[0, 1\], the new run has seeds=\[5, 6\]"):
         check.preflight([_res(TMAZE, steps=1000, seeds=[5, 6])["config"]], json.loads(summary.read_text()))
     check.preflight([_res(TMAZE, steps=1000)["config"]], json.loads(summary.read_text()))  # the same budget
+    # through the command: `bench --suite ... --check` refuses before it writes or trains anything
+    mlp = _summary(tmp_path, [_res(TMAZE, agent="ppo-mlp", steps=1000)])
+    code = cli.main(
+        ["bench", "--ids", TMAZE, "--agent", "ppo-mlp", "--steps", "2000", "--dry-run", "--check", str(mlp)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "ppo-mlp (partial)) was committed at total_steps=1000, the new run has total_steps=2000" in err
 
 
 @pytest.mark.parametrize(
