@@ -71,6 +71,15 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wandb-entity", help="W&B entity (team or user) for --track (default: your W&B default)")
 
 
+CHECK_HELP = (
+    "SUMMARY is a committed scorecard.json (or its folder) of a suite run at the same budget. Per task and agent "
+    "it reports the new mean of the protocol metric, the committed mean with its 95%% interval and a verdict: "
+    "inside, outside (the new mean lies outside the committed interval), missing (committed, not run now) or new; "
+    "writes check.json and check.md beside scorecard.json. Exit status 1 when any task is outside, else 0; 2 for "
+    "a summary that is not a scorecard or was scored at another budget (steps, seeds, evaluation protocol)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     # allow_abbrev=False everywhere: `--seed 5` is an error, not `--seeds 5`
     parser = argparse.ArgumentParser(
@@ -171,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CERT_DIR",
         help="--scorecard: normalise by these `membench certify` folders instead of the run's own references",
     )
+    p.add_argument("--check", metavar="SUMMARY", help="--scorecard: then compare it with SUMMARY; " + CHECK_HELP)
     p.add_argument(
         "--html",
         metavar="OUT",
@@ -270,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="a suite run: list the cells and their budgets (configs resolved and checked), train nothing",
+    )
+    p.add_argument(
+        "--check",
+        metavar="SUMMARY",
+        help="a suite run (new or resumed): when its scorecard is written, compare it with SUMMARY; " + CHECK_HELP,
     )
     p.add_argument("--resume", metavar="BENCH_DIR", help="continue an interrupted bench or suite run")
     _add_common(p)
@@ -560,6 +575,8 @@ def cmd_report(args) -> int:
         check_plot_path(args.out)
     if args.reference and not args.scorecard:
         raise ConfigError("--reference needs --scorecard")
+    if args.check is not None and not args.scorecard:
+        raise ConfigError("--check needs --scorecard (it compares a suite run's scorecard with a committed one)")
     if args.scorecard:
         return _report_scorecard(args)
     if args.aggregate:  # before the table and plot: a bad flag is the only output
@@ -582,7 +599,8 @@ def cmd_report(args) -> int:
 def _report_html(args) -> int:
     from membench_agents.analysis import html_report
 
-    given = [f for f, v in (("--out", args.out), ("--reference", args.reference)) if v is not None]
+    given = [f for f, v in (("--out", args.out), ("--reference", args.reference), ("--check", args.check))
+             if v is not None]  # fmt: skip
     given += [f for f, v in (("--markdown", args.markdown), ("--aggregate", args.aggregate), ("--pool", args.pool),
                              ("--scorecard", args.scorecard)) if v]  # fmt: skip
     if given:
@@ -616,12 +634,35 @@ def _report_scorecard(args) -> int:
     if given or len(args.paths) != 1:
         what = f"{', '.join(given)} cannot be combined with it" if given else f"got {len(args.paths)} paths"
         raise ConfigError(f"--scorecard rebuilds the scorecard of one suite-run folder in place ({what})")
+    summary = _load_check(args.check)  # a bad summary is the only output
     card, files = scorecard.write(
         args.paths[0], args.reference, reps=args.reps, confidence=args.confidence, seed=args.bootstrap_seed
     )
     print(scorecard.markdown(card))
     print("\n" + "\n".join(f"{k}: {v}" for k, v in files.items()))
-    return 0
+    return _check_scorecard(args.paths[0], card.data, summary)
+
+
+def _load_check(path: str | None):
+    """--check's summary, read and checked before anything runs (None without --check)."""
+    from membench_agents.analysis import check
+
+    return None if path is None else check.load_summary(path)
+
+
+def _check_scorecard(folder, data, summary) -> int:
+    """--check: compare the scorecard just written with the summary, print the table, write check.json and
+    check.md; the exit status (0 passed, 1 some task outside its committed interval)."""
+    if summary is None:
+        return 0
+    from membench_agents.analysis import check
+
+    (committed, file) = summary
+    result = check.compare(data, committed, file)
+    files = check.save(folder, result)
+    print("\n" + check.markdown(result))
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in files.items()))
+    return result.exit_status
 
 
 def _report_aggregate(args, plot: Path, skipped) -> None:
@@ -791,13 +832,18 @@ def cmd_bench(args) -> int:
                 "configs it started with"
             )
         if suite.is_scorecard(args.resume):
+            summary = _load_check(args.check)
             b, _ = suite.resume(args.resume)
+            _preflight(b.configs, summary)
             suite_run = True
         else:
+            if args.check is not None:
+                raise ConfigError(f"--check compares a suite run's scorecard; {args.resume} is not a suite run")
             b = bench.resume(args.resume)
         print(f"resuming {b.path}", file=sys.stderr)
     elif suite_run:
-        b = _new_suite_run(args)
+        summary = _load_check(args.check)
+        b = _new_suite_run(args, summary)
         if b is None:  # --dry-run
             return 0
     else:
@@ -805,7 +851,7 @@ def cmd_bench(args) -> int:
     if not _run_bench(b, args, tracking, "bench"):
         return 130
     if suite_run:
-        return _write_scorecard(b, t0)
+        return _write_scorecard(b, t0, summary)
     text, expected, plot = write_bench_report(b)
     print(text)
     if expected:
@@ -823,6 +869,7 @@ def _new_bench(args):
 
     suite_only = [f for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run)) if v]
     suite_only += ["--reference"] if args.reference else []
+    suite_only += ["--check"] if args.check is not None else []
     if suite_only:
         raise ConfigError(f"{', '.join(suite_only)} belong to a suite run (--suite, --ids or --memory-type)")
     agents = split_list(args.agent)
@@ -859,7 +906,15 @@ def _new_bench(args):
     return b
 
 
-def _new_suite_run(args):
+def _preflight(configs, summary) -> None:
+    """--check: the cells' budgets against the summary's before anything trains."""
+    if summary is not None:
+        from membench_agents.analysis import check
+
+        check.preflight(configs, *summary)
+
+
+def _new_suite_run(args, summary=None):
     """Select the IDs, plan one cell per (ID, agent), say what each trains, and create the scorecard folder (None
     after --dry-run: nothing written)."""
     from membench_agents.analysis.scorecard import load_references
@@ -901,6 +956,7 @@ def _new_suite_run(args):
             file=sys.stderr,
         )
     print(f"  {len(plan.cells)} cells, {total:,} environment steps in all", file=sys.stderr)
+    _preflight(plan.configs, summary)
     if args.dry_run:
         bench.labels(plan.configs)
         print("dry run: nothing trained (the environments were not made)", file=sys.stderr)
@@ -924,14 +980,14 @@ def _new_suite_run(args):
     return b
 
 
-def _write_scorecard(b, t0: float) -> int:
+def _write_scorecard(b, t0: float, summary=None) -> int:
     from membench_agents.analysis import scorecard
 
     card, files = scorecard.write(b.path)
     print(scorecard.markdown(card))
     print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min")
     print("\n".join(f"{k}: {v}" for k, v in files.items()) + f"\nruns: {b.path}")
-    return 0
+    return _check_scorecard(b.path, card.data, summary)
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -24,8 +24,10 @@ A row is one agent (and observation variant) at one budget: cells of one agent t
 are separate rows, named by what differs, and a note says so; they are never pooled. Other per-task config
 differences of one agent (the hyperparameters the resolution rule sets per ID: its tuned cell config, the agent
 defaults' sections for its observation type, action type or suite) are the rule's and stay in one row; a note
-lists the keys. ``scorecard.json`` holds everything; ``scorecard.md`` the tables; ``scorecard.png`` the IQM and
-the performance profiles of the normalised scores.
+lists the keys. ``scorecard.json`` holds everything (each task with its budget, :func:`budget`); ``scorecard.md``
+the tables; ``scorecard.png`` the IQM and the performance profiles of the normalised scores. A committed
+``scorecard.json`` serves as a regression summary: ``--check SUMMARY`` compares a new run with it
+(:mod:`membench_agents.analysis.check`).
 """
 
 from __future__ import annotations
@@ -186,6 +188,12 @@ def _budget(result: dict[str, Any]) -> dict[str, str]:
     return {k: flat.get(k, "null") for k in BUDGET_KEYS}
 
 
+def budget(result: dict[str, Any]) -> dict[str, Any]:
+    """A cell's budget and protocol (:data:`BUDGET_KEYS`; None where its config lacks one), as scorecard.json's
+    tasks record it."""
+    return {k: json.loads(v) for k, v in _budget(result).items()}
+
+
 def _budget_text(key: str, value: str) -> str:
     v = json.loads(value)
     if key == "total_steps" and isinstance(v, int):
@@ -315,6 +323,7 @@ def compute(
             "metric": r["metric"],
             "total_steps": r["config"]["total_steps"],
             "seeds": r["config"]["seeds"],
+            "budget": budget(r),
             "per_run": per_run,
             "raw": _est(estimate([per_run], mean_stat, reps, confidence, seed)),
             "normalisation": None,
@@ -533,6 +542,7 @@ def markdown(card: Scorecard) -> str:
 
 
 __all__ = [
+    "BUDGET_KEYS",
     "MARKDOWN",
     "NORMALISED",
     "PLOT",
@@ -543,6 +553,7 @@ __all__ = [
     "Reference",
     "Scorecard",
     "bounds",
+    "budget",
     "compute",
     "load_references",
     "markdown",
