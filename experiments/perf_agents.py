@@ -125,10 +125,10 @@ def run_one(
     setattr(type(env), name, _timed(getattr(type(env), name), env_time, training))
     iterate = trainer.iterate
 
-    def timed_iterate():
+    def timed_iterate(should_stop=None):  # the Trainer protocol: iterate(should_stop)
         training[0] = True
         try:
-            return iterate()
+            return iterate(should_stop)
         finally:
             training[0] = False
 
