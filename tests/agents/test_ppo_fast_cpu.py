@@ -4,6 +4,12 @@ clearly where it cannot."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -175,3 +181,19 @@ def test_numpy_objective_gradient_equals_autograd_of_the_readable_loss(clip_vlos
     np.testing.assert_allclose(g_logp * s_logp, ref[0].numpy(), rtol=1e-10, atol=1e-15)
     np.testing.assert_allclose(np.full(n, s_ent), ref[1].numpy(), rtol=1e-12)
     np.testing.assert_allclose(g_v * s_v, ref[2].numpy(), rtol=1e-10, atol=1e-15)
+
+
+def test_the_matched_cell_benchmark_still_runs_an_iteration():
+    """`make bench-perf`'s agents section drives a Trainer through the run loop: a change of the Trainer protocol
+    must not leave it broken (it once crashed, unnoticed, after iterate() gained its should_stop argument)."""
+    script = Path(__file__).resolve().parents[2] / "experiments" / "perf_agents.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--one", "ppo-lstm", "--steps", "2048"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    assert row["agent"] == "ppo-lstm" and row["steps"] == 2048 and row["sps"] > 0
