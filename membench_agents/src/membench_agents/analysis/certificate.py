@@ -69,7 +69,7 @@ from membench_agents.analysis.report import (
     steps_text,
 )
 from membench_agents.config.env_facts import obs_variants
-from membench_agents.config.resolve import Resolved, parse_override, resolve
+from membench_agents.config.resolve import Resolved, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
 from membench_agents.runs.folder import RunFolderError, git_info, versions
@@ -142,14 +142,9 @@ def plan(
     ``floor`` on the ceiling ``variant`` (:func:`ceiling_variant`), each the config ``membench train`` resolves to
     on ``env`` with ``overrides`` (``--set``, shared). With ``spec``: the spec's three cells, in the order floor,
     memory, ceiling (its ``set`` lists, then ``overrides``); the agents and variants are then the spec's."""
-    overrides = list(overrides)
-    for item in overrides:
-        key = parse_override(item)[0]
-        if key[0] in ("env", "agent", "obs_variant"):
-            raise ConfigError(
-                f"--set {item}: the certificate sets each cell's {key[0]} itself "
-                "(--env, --floor, --memory, --ceiling-variant, or a --spec)"
-            )
+    overrides = bench.refuse_cell_overrides(
+        overrides, "the certificate", "--env, --floor, --memory, --ceiling-variant, or a --spec"
+    )
     common = {"steps": steps, "seeds": seeds, "device": device}
     if spec is not None:
         given = [

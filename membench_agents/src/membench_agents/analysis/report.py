@@ -100,18 +100,26 @@ def algorithm_name(results: dict[str, Any]) -> str:
 _NOT_THE_EXPERIMENT = ("seeds", "device", "checkpoint", "description", "eval.num_envs", "eval.every_steps")
 
 
-def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+def flat_config(node: Any, prefix: str = "") -> dict[str, str]:
+    """A config as dotted keys (``ppo.learning_rate``), each value as sorted-key JSON text (comparable, hashable)."""
     if isinstance(node, dict) and node:
-        out: dict[str, Any] = {}
+        out: dict[str, str] = {}
         for k, v in node.items():
-            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+            out.update(flat_config(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
     return {prefix: json.dumps(node, sort_keys=True)}
 
 
+def differing_keys(configs: Sequence[dict[str, str]]) -> list[str]:
+    """The keys, sorted, whose value is not the same in every one of ``configs`` (missing in some counts)."""
+    return sorted(
+        {k for c in configs for k in c} - {k for k in configs[0] if all(c.get(k) == configs[0][k] for c in configs)}
+    )
+
+
 def _experiment(results: dict[str, Any]) -> dict[str, Any]:
     """The run's config as dotted keys, less what does not make it another experiment."""
-    flat = _flat(results.get("config") or {})
+    flat = flat_config(results.get("config") or {})
     return {
         k: v for k, v in flat.items() if not any(k == ign or k.startswith(ign + ".") for ign in _NOT_THE_EXPERIMENT)
     }
@@ -141,9 +149,7 @@ def algorithm_names(results: Sequence[dict[str, Any]], pool: bool = False) -> tu
         groups.setdefault((base[i], task_name(r)), []).append(i)
     for (name, task), members in groups.items():
         configs = [_experiment(results[i]) for i in members]
-        keys = sorted(
-            {k for c in configs for k in c} - {k for k in configs[0] if all(c.get(k) == configs[0][k] for c in configs)}
-        )
+        keys = differing_keys(configs)
         if not keys:
             continue
         if pool:

@@ -54,7 +54,14 @@ from membench_agents.analysis.aggregate import (
 from membench_agents.analysis.aggregate import mean as mean_stat
 from membench_agents.analysis.aggregate import plot as aggregate_plot
 from membench_agents.analysis.aggregate import table as aggregate_table
-from membench_agents.analysis.report import algorithm_name, load_results, steps_text, task_name
+from membench_agents.analysis.report import (
+    algorithm_name,
+    differing_keys,
+    flat_config,
+    load_results,
+    steps_text,
+    task_name,
+)
 from membench_agents.errors import ConfigError
 from membench_agents.runs import suite
 from membench_agents.runs.folder import RESULTS, RunFolderError, git_info, versions
@@ -174,17 +181,8 @@ def _memory_types(env: str) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------------------------
 # rows
 # ------------------------------------------------------------------------------------------------------
-def _flat(node: Any, prefix: str = "") -> dict[str, str]:
-    if isinstance(node, dict) and node:
-        out: dict[str, str] = {}
-        for k, v in node.items():
-            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: json.dumps(node, sort_keys=True)}
-
-
 def _budget(result: dict[str, Any]) -> dict[str, str]:
-    flat = _flat(result["config"])
+    flat = flat_config(result["config"])
     return {k: flat.get(k, "null") for k in BUDGET_KEYS}
 
 
@@ -205,7 +203,7 @@ def _settings(result: dict[str, Any]) -> dict[str, str]:
     """The config less the budget and what is not compared (the hyperparameters)."""
     return {
         k: v
-        for k, v in _flat(result["config"]).items()
+        for k, v in flat_config(result["config"]).items()
         if k not in BUDGET_KEYS and not any(k == n or k.startswith(n + ".") for n in _NOT_COMPARED)
     }
 
@@ -239,10 +237,7 @@ def rows(results: Sequence[dict[str, Any]]) -> tuple[list[str], list[str]]:
     for name in dict.fromkeys(names):
         members = [i for i, n in enumerate(names) if n == name]
         settings = [_settings(results[i]) for i in members]
-        keys = sorted(
-            {k for s in settings for k in s}
-            - {k for k in settings[0] if all(s.get(k) == settings[0][k] for s in settings)}
-        )
+        keys = differing_keys(settings)
         if keys:
             notes.append(
                 f"{name}: per-task settings differ in {', '.join(keys[:6])}{' ...' if len(keys) > 6 else ''} (set per "

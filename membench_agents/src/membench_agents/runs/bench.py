@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from membench_agents.algos.trainer import preflight
-from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, resolve
+from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, parse_override, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell
 from membench_agents.runs.folder import RunFolderError, folder_name, locked, run_label
@@ -109,6 +109,21 @@ def _check_sets(data: dict[str, Any], where: str) -> None:
     sets = data.get("set", [])
     if not isinstance(sets, list) or not all(isinstance(x, str) and "=" in x for x in sets):
         raise ConfigError(f"{where}: 'set' must be a list of 'key=value' overrides (as --set), got {sets!r}")
+
+
+#: What a bench cell is (its task, agent and observation variant): a command that plans its own cells sets them itself.
+CELL_DEFINING = ("env", "agent", "obs_variant")
+
+
+def refuse_cell_overrides(overrides: Sequence[str], what: str, flags: str) -> list[str]:
+    """``overrides`` (``--set`` items) as a list, once none sets a key of :data:`CELL_DEFINING`, which ``what``
+    (a command that plans its own cells) sets itself through ``flags``: else one :class:`ConfigError`."""
+    overrides = list(overrides)
+    for item in overrides:
+        key = parse_override(item)[0]
+        if key[0] in CELL_DEFINING:
+            raise ConfigError(f"--set {item}: {what} sets each cell's {key[0]} itself ({flags})")
+    return overrides
 
 
 def plan(
@@ -329,6 +344,7 @@ __all__ = [
     "load_spec",
     "plan",
     "read_meta",
+    "refuse_cell_overrides",
     "resume",
     "run",
 ]

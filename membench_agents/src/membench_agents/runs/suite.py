@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from membench_agents.config.resolve import load_yaml, parse_override, resolve
+from membench_agents.config.resolve import load_yaml, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
 from membench_agents.runs.folder import RunFolderError
@@ -124,14 +124,9 @@ def plan(
 ) -> bench.Plan:
     """One cell per (ID, agent), in catalogue order, each resolved as ``membench train --env ID --agent A
     --obs-variant V --set ...`` resolves it."""
-    overrides = list(overrides)
-    for item in overrides:
-        key = parse_override(item)[0]
-        if key[0] in ("env", "agent", "obs_variant"):
-            raise ConfigError(
-                f"--set {item}: a suite run sets each cell's {key[0]} itself (--suite/--ids/--memory-type, "
-                "--agent, --obs-variant)"
-            )
+    overrides = bench.refuse_cell_overrides(
+        overrides, "a suite run", "--suite/--ids/--memory-type, --agent, --obs-variant"
+    )
     if not agents:
         raise ConfigError("a suite run needs at least one agent (--agent)")
     variant = check_variant(variant)
