@@ -79,8 +79,7 @@ def test_check_env_under_one_config_of_each_type(game):
         {"type": 5, "kind": "ram", "mode": 4, "prob": 0.5},
         {"type": 3, "schedule": "cyclic", "threshold": 2, "concept": {"type": 2, "mode": 1, "prob": 1.0}},
     ):
-        for variant in ("partial", "oracle", "full"):
-            check_env(make(game, cfg, obs_variant=variant).unwrapped, skip_render_check=True)
+        check_env(make(game, cfg, obs_variant="oracle").unwrapped, skip_render_check=True)  # (as in test_stori.py)
 
 
 @pytest.mark.parametrize("env_id", ["STORI/Gopher-Type1-v0", "STORI/BankHeist-Type1-v0", "STORI/Gopher-5A-v0"])
