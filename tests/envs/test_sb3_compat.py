@@ -1,5 +1,6 @@
 """stable-baselines3 trains on our IDs unchanged: ``make_vec_env(ID, n_envs=2)`` (which asks for
-``render_mode="rgb_array"``) + ``PPO("MlpPolicy" | "MultiInputPolicy")`` for a few hundred steps, one ID per family.
+``render_mode="rgb_array"``) + ``PPO("MlpPolicy" | "MultiInputPolicy")`` for one rollout and its update, one ID per
+family.
 
 MiniGrid is the one exception to "unchanged": its observation is a Dict holding minigrid's 3x3 symbolic view as a
 uint8 (3, 3, 3) Box, which SB3's ``MultiInputPolicy`` takes for an image and feeds to NatureCNN (8x8 kernels need
@@ -21,7 +22,7 @@ from tests.envs._helpers import extra_installed, family_representatives
 pytest.importorskip("stable_baselines3")
 
 
-def _learn(env_id: str, n_steps: int = 64, total: int = 256, **make_kwargs):
+def _learn(env_id: str, n_steps: int = 64, total: int = 128, **make_kwargs):
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 

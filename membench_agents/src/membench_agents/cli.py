@@ -277,6 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a suite run normalises each task by these `membench certify` folders' floor and ceiling",
     )
     p.add_argument(
+        "--certify",
+        action="store_true",
+        help="a suite run also trains each ID's memory-improvability ceiling (the floor agent ppo-mlp on oracle, "
+        "else full) and writes certificates.json/.md/.png: per ID the certificate of `membench certify` from the "
+        "run's ppo-mlp and ppo-lstm cells and that ceiling (no run trained twice); the scorecard normalises each "
+        "task by its own certificate",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="a suite run: list the cells and their budgets (configs resolved and checked), train nothing",
@@ -825,7 +833,15 @@ def cmd_bench(args) -> int:
         names = ("env", "agent", "spec", "steps", "seeds", "out", "device", "suite", "ids", "memory_type")
         given = _flags_given(args, names + ("obs_variant",))
         given += [f for f, v in (("--set", args.set), ("--reference", args.reference)) if v]
-        given += [f for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run)) if v]
+        given += [
+            f
+            for f, v in (
+                ("--skip-missing", args.skip_missing),
+                ("--dry-run", args.dry_run),
+                ("--certify", args.certify),
+            )
+            if v
+        ]
         if given:
             raise ConfigError(
                 f"{', '.join(given)} cannot be combined with --resume: a bench continues with the "
@@ -867,7 +883,11 @@ def _new_bench(args):
     from membench_agents.runs.folder import run_label
     from membench_agents.runs.suite import split_list
 
-    suite_only = [f for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run)) if v]
+    suite_only = [
+        f
+        for f, v in (("--skip-missing", args.skip_missing), ("--dry-run", args.dry_run), ("--certify", args.certify))
+        if v
+    ]
     suite_only += ["--reference"] if args.reference else []
     suite_only += ["--check"] if args.check is not None else []
     if suite_only:
@@ -934,8 +954,9 @@ def _new_suite_run(args, summary=None):
         specs = [s for s in specs if s.id not in {g for g, _ in gone}]
         if not specs:
             raise ConfigError("every selected ID needs an extra that is not installed: nothing to run")
-    load_references(args.reference)  # a bad certificate is an error before anything trains
     agents = suite.split_list(args.agent) or suite.default_agents()
+    certify = _suite_certify(args, agents)
+    load_references(args.reference)  # a bad certificate is an error before anything trains
     plan = suite.plan(
         specs,
         agents,
@@ -944,7 +965,10 @@ def _new_suite_run(args, summary=None):
         seeds=args.seeds,
         device=args.device,
         overrides=args.set,
+        ceilings=None if certify is None else _ceilings(specs, certify["floor"]),
     )
+    if certify is not None:
+        _check_certificates(plan.cells, certify)
     print(f"suite run: {plan.description}", file=sys.stderr)
     total = 0
     for r in plan.cells:
@@ -975,15 +999,75 @@ def _new_suite_run(args, summary=None):
         overrides=args.set,
         skipped=gone,
         references=args.reference,
+        certify=certify,
     )
     print(f"scorecard folder: {b.path}", file=sys.stderr)
     return b
+
+
+def _suite_certify(args, agents: list[str]) -> dict | None:
+    """--certify: the certificates' settings (None without it); one error where the run cannot hold them."""
+    from membench_agents.analysis import aggregate, certificate
+
+    if not args.certify:
+        return None
+    if args.reference:
+        raise ConfigError(
+            "--certify normalises each task by its own certificate: it cannot be combined with --reference"
+        )
+    if args.obs_variant not in (None, "partial"):
+        raise ConfigError(
+            f"--certify needs the agents on partial (the floor and memory cells), got --obs-variant {args.obs_variant}"
+        )
+    floor, memory = certificate.DEFAULT_FLOOR, certificate.DEFAULT_MEMORY
+    lacking = [a for a in (floor, memory) if a not in agents]
+    if lacking:
+        raise ConfigError(
+            f"--certify needs {floor} (the floor) and {memory} (memory) among --agent; add {', '.join(lacking)}"
+        )
+    return {
+        "floor": floor,
+        "memory": memory,
+        "tolerance": certificate.TOLERANCE,
+        "reps": aggregate.REPS,
+        "confidence": aggregate.CONFIDENCE,
+        "bootstrap_seed": 0,
+    }
+
+
+def _ceilings(specs, floor: str) -> dict[str, tuple[str, str]]:
+    from membench_agents.analysis.certificate import ceiling_variant
+
+    return {s.id: (floor, ceiling_variant(s.id)) for s in specs}
+
+
+def _check_certificates(cells, certify: dict) -> None:
+    """Each ID's floor, memory and ceiling cells are a certificate (all else equal), before anything is written."""
+    from membench_agents.analysis.certificate import check_cells
+
+    by_env: dict[str, dict[str, Any]] = {}
+    for r in cells:
+        c = r.config
+        role = (
+            "ceiling"
+            if c["obs_variant"] != "partial"
+            else {certify["floor"]: "floor", certify["memory"]: "memory"}.get(c["agent"])
+        )
+        if role is not None:
+            by_env.setdefault(c["env"], {})[role] = r
+    for env, roles in by_env.items():
+        try:
+            check_cells([roles[k] for k in ("floor", "memory", "ceiling")])
+        except ConfigError as e:
+            raise ConfigError(f"--certify on {env}: {e}") from None
 
 
 def _write_scorecard(b, t0: float, summary=None) -> int:
     from membench_agents.analysis import scorecard
 
     card, files = scorecard.write(b.path)
+    if "certificates table" in files:
+        print(files["certificates table"].read_text())
     print(scorecard.markdown(card))
     print(f"\nwall time: {(time.perf_counter() - t0) / 60:.1f} min")
     print("\n".join(f"{k}: {v}" for k, v in files.items()) + f"\nruns: {b.path}")

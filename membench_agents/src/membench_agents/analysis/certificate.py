@@ -80,6 +80,11 @@ CEILING_VARIANTS = ("oracle", "full")
 META_FILE = "certify.yaml"
 CERTIFICATE = "certificate.json"
 PLOT = "certificate.png"
+#: A suite run's certificates (``membench bench --suite ... --certify``): one file for all its tasks.
+TABLE = "certificates.json"
+TABLE_MARKDOWN = "certificates.md"
+TABLE_PLOT = "certificates.png"
+TABLE_KIND = "memory-improvability table"
 #: The default tolerance of "not improvable", in units of the task's score.
 TOLERANCE = 0.05
 DEFAULT_FLOOR = "ppo-mlp"
@@ -442,24 +447,26 @@ def certify(
 # ------------------------------------------------------------------------------------------------------
 # the certificate: JSON, plot, text
 # ------------------------------------------------------------------------------------------------------
-def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
-    """certificate.json and certificate.png of a finished certificate folder."""
-    results = {role: load_results(d) for role, d in zip(ROLES, b.cell_dirs, strict=True)}
+def _certificate(
+    results: dict[str, dict[str, Any]], labels: dict[str, str], settings: dict[str, Any], sources: dict[str, Any]
+) -> dict[str, Any]:
+    """One task's certificate from its three cells' results.json contents (by role) and folder names: the task,
+    budget, protocol, cells and statistics (``settings``: tolerance, reps, confidence, bootstrap_seed)."""
     metrics = {r["metric"] for r in results.values()}
     if len(metrics) != 1:
-        raise RunFolderError(f"{b.path}: the cells report different metrics ({', '.join(sorted(metrics))})")
+        raise RunFolderError(
+            f"{results['floor']['env']}: the certificate's cells report different metrics "
+            f"({', '.join(sorted(metrics))})"
+        )
     stats = certify(
         *(results[role]["per_run"] for role in ROLES),
-        tolerance=meta["tolerance"],
-        reps=int(meta["reps"]),
-        confidence=float(meta["confidence"]),
-        seed=int(meta["bootstrap_seed"]),
+        tolerance=settings["tolerance"],
+        reps=int(settings["reps"]),
+        confidence=float(settings["confidence"]),
+        seed=int(settings["bootstrap_seed"]),
     )
     floor = results["floor"]
-    git = git_info()
-    cert = {
-        "certificate": "memory-improvability",
-        "format": 1,
+    return {
         "env": floor["env"],
         "env_kwargs": floor["env_kwargs"],
         "metric": floor["metric"],
@@ -469,39 +476,166 @@ def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
         | {"episode_seeds": [floor["protocol"]["episode_seeds"]["first"], floor["protocol"]["episode_seeds"]["last"]]},
         "cells": {
             role: {
-                "folder": label,
+                "folder": labels[role],
                 "agent": results[role]["agent"],
                 "obs_variant": results[role]["obs_variant"],
                 "per_run": results[role]["per_run"],
                 "config": results[role]["config"],
-                "sources": meta.get("sources", {}).get(role),
+                "sources": sources.get(role),
                 "versions": results[role].get("versions"),
                 "git": results[role].get("git"),
             }
-            for role, label in meta["roles"].items()
+            for role in ROLES
         },
         **stats.to_dict(),
-        "rule": {"tolerance": stats.tolerance, **RULES},
+    }
+
+
+def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
+    """The rule, the statistics' method and settings, the versions and the time: what every certificate file
+    carries besides its numbers."""
+    return {
+        "rule": {"tolerance": float(settings["tolerance"]), **RULES},
         "statistics": {
             "method": (
                 "mean over runs; percentile stratified bootstrap: the runs of each cell resampled with replacement "
                 "independently of the other cells; gap = ceiling - floor; share = (memory - floor) / (ceiling - "
                 "floor), defined when the gap's interval lies above 0 (resamples with a gap of exactly 0 left out)"
             ),
-            "reps": stats.reps,
-            "confidence": stats.confidence,
-            "bootstrap_seed": stats.seed,
+            "reps": int(settings["reps"]),
+            "confidence": float(settings["confidence"]),
+            "bootstrap_seed": int(settings["bootstrap_seed"]),
         },
-        "spec": meta.get("spec"),
-        "command": meta.get("command"),
         "versions": versions(),
-        "git": git,
+        "git": git_info(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    tmp = b.path / (CERTIFICATE + ".tmp")
-    tmp.write_text(json.dumps(cert, indent=1))
-    tmp.replace(b.path / CERTIFICATE)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
+    """certificate.json and certificate.png of a finished certificate folder."""
+    results = {role: load_results(d) for role, d in zip(ROLES, b.cell_dirs, strict=True)}
+    cert = {
+        "certificate": "memory-improvability",
+        "format": 1,
+        **_certificate(results, meta["roles"], meta, meta.get("sources", {})),
+        **_provenance(meta),
+        "spec": meta.get("spec"),
+        "command": meta.get("command"),
+    }
+    _write_json(b.path / CERTIFICATE, cert)
     return cert, plot(b, cert)
+
+
+# ------------------------------------------------------------------------------------------------------
+# the certificates of a suite run (membench bench --suite ... --certify)
+# ------------------------------------------------------------------------------------------------------
+def write_table(
+    path: str | Path, settings: dict[str, Any], command: str | None = None
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """certificates.json, certificates.md and certificates.png of a finished suite run with certificates
+    (:mod:`membench_agents.runs.suite`): one certificate per ID from its floor, memory and ceiling cells
+    (``settings["tasks"]``: {ID: {role: cell folder}}), with the statistics of a single certificate."""
+    path = Path(path)
+    certs = []
+    for roles in settings["tasks"].values():
+        results = {role: load_results(path / roles[role]) for role in ROLES}
+        certs.append(_certificate(results, roles, settings, {}))
+    data = {
+        "certificates": TABLE_KIND,
+        "format": 1,
+        "tasks": certs,
+        **_provenance(settings),
+        "command": command,
+    }
+    _write_json(path / TABLE, data)
+    (path / TABLE_MARKDOWN).write_text(table_markdown(data) + "\n")
+    return data, {
+        "certificates": path / TABLE,
+        "certificates table": path / TABLE_MARKDOWN,
+        "certificates plot": table_plot(data, path / TABLE_PLOT),
+    }
+
+
+def table_markdown(data: dict[str, Any]) -> str:
+    """The certificates as one Markdown table (a line per task) with the verdicts counted."""
+    pct = f"{data['statistics']['confidence']:.0%}"
+
+    def est(e: dict[str, Any] | None) -> str:
+        return "undefined" if e is None else f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
+
+    certs = data["tasks"]
+    first = certs[0]
+    ceilings = "/".join(sorted({c["cells"]["ceiling"]["obs_variant"] for c in certs}))
+    lines = [
+        f"# Memory-improvability certificates: {len(certs)} task(s)",
+        "",
+        f"Mean over runs [{pct} stratified-bootstrap interval, {data['statistics']['reps']} resamples]; floor = "
+        f"{first['cells']['floor']['agent']} on partial, memory = {first['cells']['memory']['agent']} on partial, "
+        f"ceiling = {first['cells']['floor']['agent']} on {ceilings}; "
+        f"tolerance {data['rule']['tolerance']:g}.",
+        "",
+        "| task | metric | steps x seeds | floor | memory | ceiling | gap | share closed | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in certs:
+        lines.append(
+            f"| {c['env']} | {c['metric']} | {steps_text(c['total_steps'])} x {len(c['seeds'])} | {est(c['floor'])} | "
+            f"{est(c['memory'])} | {est(c['ceiling'])} | {est(c['gap'])} | {est(c['share_closed'])} | {c['verdict']} |"
+        )
+    counts = {v: sum(c["verdict"] == v for c in certs) for v in RULES}
+    lines += ["", "; ".join(f"{v}: {n}" for v, n in counts.items())]
+    return "\n".join(lines)
+
+
+def table_plot(data: dict[str, Any], out: Path) -> Path:
+    """certificates.png: per task, the floor, memory and ceiling with their intervals on one row, coloured by role,
+    the task's name coloured by its verdict; one panel per metric (success rate, return)."""
+    from matplotlib.figure import Figure
+
+    certs = data["tasks"]
+    by_metric: dict[str, list[dict[str, Any]]] = {}
+    for c in certs:
+        by_metric.setdefault(c["metric"], []).append(c)
+    heights = [len(v) for v in by_metric.values()]
+    fig = Figure(figsize=(9, 1.4 + 0.32 * len(certs) + 0.6 * len(heights)), layout="constrained")
+    axes = fig.subplots(len(heights), 1, height_ratios=heights, squeeze=False)[:, 0]
+    colours = {IMPROVABLE: "tab:green", NOT_IMPROVABLE: "tab:red", UNDETERMINED: "tab:gray"}
+    for ax, (metric, group) in zip(axes, by_metric.items(), strict=True):
+        for y, c in enumerate(group):
+            for i, role in enumerate(ROLES):
+                e = c[role]
+                ax.errorbar(
+                    [e["value"]],
+                    [y + (i - 1) * 0.22],
+                    xerr=[[e["value"] - e["lo"]], [e["hi"] - e["value"]]],
+                    fmt="o",
+                    color=f"C{i}",
+                    ms=5,
+                    capsize=3,
+                    label=role if y == 0 else None,
+                )
+        ax.set_yticks(range(len(group)), [c["env"] for c in group], fontsize=8)
+        for tick, c in zip(ax.get_yticklabels(), group, strict=True):
+            tick.set_color(colours[c["verdict"]])
+        ax.set_ylim(len(group) - 0.5, -0.5)
+        if metric == "success_rate":
+            ax.set_xlim(-0.03, 1.03)
+        ax.set_xlabel(f"{metric.replace('_', ' ')}: mean over runs with its interval", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].legend(fontsize=8, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.0))
+    counts = ", ".join(f"{sum(c['verdict'] == v for c in certs)} {v.split(' at ')[0]}" for v in RULES)
+    fig.suptitle(
+        f"memory-improvability certificates: {counts}\n(task names: green improvable, red not, grey undetermined)",
+        fontsize=10,
+    )
+    return save_figure(fig, out)
 
 
 def _role_name(role: str, cell: dict[str, Any]) -> str:
@@ -595,6 +729,10 @@ __all__ = [
     "PLOT",
     "ROLES",
     "RULES",
+    "TABLE",
+    "TABLE_KIND",
+    "TABLE_MARKDOWN",
+    "TABLE_PLOT",
     "TOLERANCE",
     "UNDETERMINED",
     "Statistics",
@@ -608,7 +746,10 @@ __all__ = [
     "plot",
     "read_meta",
     "resume",
+    "table_markdown",
+    "table_plot",
     "text",
     "verdict",
     "write",
+    "write_table",
 ]

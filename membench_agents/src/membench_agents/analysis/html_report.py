@@ -332,6 +332,7 @@ def _markdown_file(path: Path, what: str, fix: str) -> str:
 
 
 def _scorecard(path: Path, title: str | None) -> dict[str, Any]:
+    from membench_agents.analysis.certificate import TABLE_MARKDOWN, TABLE_PLOT
     from membench_agents.analysis.scorecard import PLOT
 
     fix = f"rebuild it with membench report {path} --scorecard"
@@ -340,9 +341,22 @@ def _scorecard(path: Path, title: str | None) -> dict[str, Any]:
     command = data.get("command")
     for s in sections:  # the command is shown once, above the tables
         s["blocks"] = [b for b in s["blocks"] if not (b["kind"] == "code" and b["text"] == command)]
-    cells = [cell(_cell_dir(path, t["cell"], "a task's cell folder"), str(t["cell"])) for t in data["tasks"]]
     notes: list[str] = []
-    images = _images([(path / PLOT, "IQM and performance profiles of the normalised scores")], notes)
+    figures = [(path / PLOT, "IQM and performance profiles of the normalised scores")]
+    if (path / TABLE_MARKDOWN).is_file():  # a suite run with --certify: its certificates first
+        cert_title, cert_sections = markdown_sections(_markdown_file(path / TABLE_MARKDOWN, "the certificates", fix))
+        sections = [
+            {
+                "title": cert_title or "Memory-improvability certificates",
+                "blocks": [b for x in cert_sections for b in x["blocks"]],
+            },
+            *sections,
+        ]
+        figures.insert(
+            0, (path / TABLE_PLOT, "the memory-improvability certificates: floor, memory and ceiling per task")
+        )
+    cells = [cell(_cell_dir(path, t["cell"], "a task's cell folder"), str(t["cell"])) for t in data["tasks"]]
+    images = _images(figures, notes)
     cell_images = _images([(Path(c["path"]) / "learning_curve.png", c["name"]) for c in cells], notes)
     return _page(
         "scorecard",

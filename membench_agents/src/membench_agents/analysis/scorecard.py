@@ -103,38 +103,48 @@ class Bounds:
 
 
 def load_references(paths: Sequence[str | Path]) -> dict[str, Reference]:
-    """The certificates of ``paths`` (``membench certify`` folders or their certificate.json), by task (the ID and
-    its kwargs); one :class:`ConfigError` for a path that is not a certificate or two certificates of one task."""
-    from membench_agents.analysis.certificate import CERTIFICATE
+    """The certificates of ``paths`` (``membench certify`` folders or their certificate.json; suite runs with
+    certificates or their certificates.json: one per task), by task (the ID and its kwargs); one
+    :class:`ConfigError` for a path that is not a certificate or two certificates of one task."""
+    from membench_agents.analysis.certificate import CERTIFICATE, TABLE, TABLE_KIND
 
     out: dict[str, Reference] = {}
     for p in paths:
         p = Path(p)
-        file = p / CERTIFICATE if p.is_dir() else p
+        file = next((p / f for f in (CERTIFICATE, TABLE) if (p / f).is_file()), p / CERTIFICATE) if p.is_dir() else p
         if not file.is_file():
-            raise ConfigError(f"--reference {p}: no {CERTIFICATE} there (pass a `membench certify` folder)")
-        try:
-            c = json.loads(file.read_text())
-            ref = Reference(
-                task_name(c),
-                str(c["metric"]),
-                float(c["floor"]["value"]),
-                float(c["ceiling"]["value"]),
-                str(file.parent),
-                int(c["total_steps"]),
+            raise ConfigError(
+                f"--reference {p}: no {CERTIFICATE} there, nor a {TABLE} (pass a `membench certify` folder or a "
+                "suite run with --certify)"
             )
+        try:
+            data = json.loads(file.read_text())
+            is_table = isinstance(data, dict) and data.get("certificates") == TABLE_KIND
+            certs = data["tasks"] if is_table else [data]
+            refs = [
+                Reference(
+                    task_name(c),
+                    str(c["metric"]),
+                    float(c["floor"]["value"]),
+                    float(c["ceiling"]["value"]),
+                    str(file if is_table else file.parent),
+                    int(c["total_steps"]),
+                )
+                for c in certs
+            ]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             raise ConfigError(
                 f"--reference {file} is not a certificate (JSON with env, metric, total_steps and the floor's and "
-                "ceiling's values)"
+                "ceiling's values, or a table of them)"
             ) from None
-        if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling)):
-            raise ConfigError(f"--reference {file}: floor and ceiling must be finite numbers")
-        if ref.task in out:
-            raise ConfigError(
-                f"two reference certificates of {ref.task}: {out[ref.task].path} and {ref.path}; pass one"
-            )
-        out[ref.task] = ref
+        for ref in refs:
+            if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling)):
+                raise ConfigError(f"--reference {file}: floor and ceiling must be finite numbers")
+            if ref.task in out:
+                raise ConfigError(
+                    f"two reference certificates of {ref.task}: {out[ref.task].path} and {ref.path}; pass one"
+                )
+            out[ref.task] = ref
     return out
 
 
@@ -430,18 +440,33 @@ def write(
     run was started with)."""
     path = Path(path)
     meta = suite.read_meta(path)
-    labels = list(meta["cells"])
-    results = []
-    for label in labels:
+    for label in meta["cells"]:
         if not (path / label / RESULTS).is_file():
             raise RunFolderError(
                 f"{path / label} has no {RESULTS}: the suite run is not finished; continue it with "
                 f"membench bench --resume {path}"
             )
-        results.append(load_results(path / label))
-    refs = load_references(meta["references"] if references is None else references)
+    certify = meta.get("certify")
+    ceilings = {r["ceiling"] for r in certify["tasks"].values()} if certify else set()
+    labels = [label for label in meta["cells"] if label not in ceilings]  # a ceiling is a certificate's, no row
+    results = [load_results(path / label) for label in labels]
+    files: dict[str, Path] = {}
+    if certify:
+        from membench_agents.analysis.certificate import TABLE, write_table
+
+        _table, files = write_table(path, certify, meta.get("command"))
+    if references is not None:
+        refs = load_references(references)
+    elif certify:
+        refs = load_references([path / TABLE])
+    else:
+        refs = load_references(meta["references"])
     skipped = [(s["env"], s["extra"]) for s in meta["skipped"]]
     card = compute(results, refs, labels=labels, skipped=skipped, reps=reps, confidence=confidence, seed=seed)
+    if certify:
+        card.notes.append(
+            f"the certificates' ceiling cells ({certify['floor']} on oracle/full) are in {TABLE}, not scorecard rows"
+        )
     card.data.update(
         {
             "selection": meta["selection"],
@@ -457,7 +482,7 @@ def write(
     tmp.write_text(json.dumps(card.data, indent=1))
     tmp.replace(path / SCORECARD)
     (path / MARKDOWN).write_text(markdown(card) + "\n")
-    files = {"json": path / SCORECARD, "markdown": path / MARKDOWN}
+    files = {"json": path / SCORECARD, "markdown": path / MARKDOWN, **files}
     if card.aggregate is not None:
         n = len({t["task"] for t in card.data["tasks"] if t["normalised"] is not None})
         files["plot"] = aggregate_plot(

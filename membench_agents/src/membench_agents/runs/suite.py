@@ -12,6 +12,12 @@ The cells (:func:`plan`): one per (ID, agent), each resolved by the one rule of 
 flags), on one observation variant (default ``partial``). The default agents are the T-Maze ladder's memoryless
 and memory agents on ``partial`` (``config/ladder.yaml``: ppo-mlp and ppo-lstm).
 
+With certificates (``--certify``, :func:`plan`'s ``ceilings``), each ID also gets the certificate's ceiling cell
+(the memoryless floor agent on ``oracle`` or ``full``): the partial cells of the floor and memory agents and that
+ceiling make the ID's memory-improvability certificate
+(:mod:`membench_agents.analysis.certificate`), so the scorecard and the certificates come from one set of runs and
+no run is trained twice; the scorecard then normalises each task by its own certificate.
+
 The folder is a bench folder of its own kind, ``<out>/scorecard/<time>/`` (:func:`create`): the run folders (named
 ``<ID>__<agent>``), ``bench.yaml`` (so :func:`membench_agents.runs.bench.resume` continues it like any bench) and
 ``scorecard.yaml`` (the selection, the skipped IDs, the reference certificates and the command that plans it
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,25 +127,55 @@ def plan(
     device: str | None = None,
     overrides: Sequence[str] = (),
     title: str | None = None,
+    ceilings: Mapping[str, tuple[str, str]] | None = None,
 ) -> bench.Plan:
     """One cell per (ID, agent), in catalogue order, each resolved as ``membench train --env ID --agent A
-    --obs-variant V --set ...`` resolves it."""
+    --obs-variant V --set ...`` resolves it; ``ceilings``: {ID: (agent, variant)}, one more cell on each of those
+    IDs, after its agents' cells (a certificate's ceiling)."""
     overrides = bench.refuse_cell_overrides(
         overrides, "a suite run", "--suite/--ids/--memory-type, --agent, --obs-variant"
     )
     if not agents:
         raise ConfigError("a suite run needs at least one agent (--agent)")
     variant = check_variant(variant)
-    cells = [
-        resolve(s.id, a, obs_variant=variant, steps=steps, seeds=seeds, device=device, overrides=overrides)
-        for s in specs
-        for a in agents
-    ]
+    ceilings = ceilings or {}
+    cells = []
+    for s in specs:
+        extra = [ceilings[s.id]] if s.id in ceilings else []
+        for a, v in [(a, variant) for a in agents] + extra:
+            cells.append(resolve(s.id, a, obs_variant=v, steps=steps, seeds=seeds, device=device, overrides=overrides))
     return bench.Plan(
         cells,
         title=title,
-        description=f"{len(specs)} ID(s) x {len(agents)} agent(s) ({', '.join(agents)}) on {variant}",
+        description=f"{len(specs)} ID(s) x {len(agents)} agent(s) ({', '.join(agents)}) on {variant}"
+        + (f", and a certificate's ceiling cell on {len(ceilings)} ID(s)" if ceilings else ""),
     )
+
+
+def certificate_roles(
+    cell_labels: Sequence[str], configs: Sequence[dict[str, Any]], floor: str, memory: str
+) -> dict[str, dict[str, str]]:
+    """{ID: {"floor": label, "memory": label, "ceiling": label}} of a suite run with certificates: per ID, the
+    floor agent's and the memory agent's partial cells and the floor agent's cell on another variant; one
+    :class:`ConfigError` for an ID that lacks one of them."""
+    roles: dict[str, dict[str, str]] = {}
+    for label, c in zip(cell_labels, configs, strict=True):
+        on_partial = c["obs_variant"] == "partial"
+        role = (
+            "floor"
+            if c["agent"] == floor and on_partial
+            else "memory"
+            if c["agent"] == memory and on_partial
+            else "ceiling"
+            if c["agent"] == floor
+            else None
+        )
+        if role is not None:
+            roles.setdefault(c["env"], {})[role] = label
+    for env, r in roles.items():
+        if set(r) != {"floor", "memory", "ceiling"}:
+            raise ConfigError(f"{env}: a certificate needs a floor, a memory and a ceiling cell, found {sorted(r)}")
+    return roles
 
 
 def command(meta: dict[str, Any]) -> str:
@@ -162,6 +198,8 @@ def command(meta: dict[str, Any]) -> str:
         args += ["--skip-missing"]
     for ref in meta["references"]:
         args += ["--reference", ref]
+    if meta.get("certify"):
+        args += ["--certify"]
     return shlex.join(args)
 
 
@@ -179,10 +217,18 @@ def create(
     overrides: Sequence[str] = (),
     skipped: Sequence[tuple[str, str]] = (),
     references: Sequence[str] = (),
+    certify: dict[str, Any] | None = None,
 ) -> bench.Bench:
     """A new scorecard folder, ``<out>/scorecard/<time>/``: the bench of the cells and ``scorecard.yaml``.
-    Nothing is written before every cell is known to train (:func:`membench_agents.runs.bench.check`)."""
+    Nothing is written before every cell is known to train (:func:`membench_agents.runs.bench.check`).
+    ``certify``: the certificates' settings (``floor`` and ``memory`` agents, ``tolerance``, the bootstrap's
+    ``reps``, ``confidence`` and ``bootstrap_seed``); each ID's roles are added here."""
     labels = bench.check(p)
+    if certify is not None:
+        certify = {
+            **certify,
+            "tasks": certificate_roles(labels, p.configs, certify["floor"], certify["memory"]),
+        }
     b = bench.create(p, labels, out, kind=KIND)
     meta: dict[str, Any] = {
         "selection": {"suite": suite, "ids": list(ids), "memory_type": memory_type},
@@ -193,6 +239,7 @@ def create(
         "overrides": list(overrides),
         "skipped": [{"env": e, "extra": x} for e, x in skipped],
         "references": [str(Path(r).resolve()) for r in references],
+        "certify": certify,
         "cells": {
             label: {"env": r.config["env"], "agent": r.config["agent"], "sources": list(r.sources)}
             for label, r in zip(labels, p.cells, strict=True)
@@ -228,13 +275,31 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         and all(isinstance(r, str) for r in meta["references"])
         and isinstance(meta.get("skipped"), list)
         and isinstance(meta.get("selection"), dict)
+        and _certify_ok(meta.get("certify"), cells)
     )
     if not ok:
         raise RunFolderError(
             f"{file} is not a scorecard file (cells naming the cells of {bench.BENCH_FILE} with their env, the "
-            "selection, agents, references and skipped IDs as lists); restore it, or start a new suite run"
+            "selection, agents, references and skipped IDs as lists, certificates' roles naming its cells); "
+            "restore it, or start a new suite run"
         )
     return meta
+
+
+def _certify_ok(certify: Any, cells: Sequence[str]) -> bool:
+    """No certificates, or their settings with each ID's three roles naming cells of the bench."""
+    if certify is None:
+        return True
+    return (
+        isinstance(certify, dict)
+        and all(isinstance(certify.get(k), str) for k in ("floor", "memory"))
+        and all(isinstance(certify.get(k), (int, float)) for k in ("tolerance", "reps", "confidence", "bootstrap_seed"))
+        and isinstance(certify.get("tasks"), dict)
+        and all(
+            isinstance(r, dict) and sorted(r) == ["ceiling", "floor", "memory"] and set(r.values()) <= set(cells)
+            for r in certify["tasks"].values()
+        )
+    )
 
 
 def resume(path: str | Path) -> tuple[bench.Bench, dict[str, Any]]:
@@ -247,6 +312,7 @@ def resume(path: str | Path) -> tuple[bench.Bench, dict[str, Any]]:
 __all__ = [
     "KIND",
     "META_FILE",
+    "certificate_roles",
     "command",
     "create",
     "default_agents",

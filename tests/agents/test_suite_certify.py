@@ -1,0 +1,142 @@
+"""A suite run with certificates (`membench bench --suite ... --certify`): each ID's memory-improvability
+certificate from the run's own floor (ppo-mlp) and memory (ppo-lstm) cells plus one ceiling cell, so no run trains
+twice; the scorecard keeps the partial cells as its rows and normalises each task by its certificate; a table of
+certificates is a --reference like a certificate folder; and the errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+from membench_agents.analysis import certificate as cert
+from membench_agents.analysis import scorecard as sc
+from membench_agents.errors import ConfigError
+from membench_agents.runs import suite
+
+from membench_agents import cli
+
+TASK = "POPGym/RepeatPreviousEasy-v0"
+TINY = [
+    "--steps", "512", "--seeds", "2", "--no-progress", "--jobs", "1",
+    "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
+    "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=10", "--set", "eval.every_steps=0",
+]  # fmt: skip
+
+
+def _run(capsys, *args):
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory):
+    """A finished suite run with certificates on one task (3 cells x 2 seeds of 512 steps)."""
+    out = tmp_path_factory.mktemp("certified")
+    assert cli.main(["bench", "--ids", TASK, "--certify", "--out", str(out), *TINY]) == 0
+    return next((out / "scorecard").iterdir())
+
+
+def test_the_certificates_come_from_the_runs_own_cells_and_normalise_the_scorecard(certified):
+    labels = ["ppo-mlp", "ppo-lstm", "ppo-mlp.oracle"]  # (one ID: the cells are named by their agents)
+    assert yaml.safe_load((certified / "bench.yaml").read_text())["cells"] == labels  # 3 cells: nothing twice
+    table = json.loads((certified / cert.TABLE).read_text())
+    assert table["certificates"] == cert.TABLE_KIND and len(table["tasks"]) == 1
+    (c,) = table["tasks"]
+    assert {r: (c["cells"][r]["folder"], c["cells"][r]["obs_variant"]) for r in cert.ROLES} == {
+        "floor": (labels[0], "partial"),
+        "memory": (labels[1], "partial"),
+        "ceiling": (labels[2], "oracle"),
+    }
+    runs = {
+        r: json.loads((certified / c["cells"][r]["folder"] / "results.json").read_text())["per_run"] for r in cert.ROLES
+    }
+    stats = cert.certify(runs["floor"], runs["memory"], runs["ceiling"])  # the single certificate's statistics
+    assert c["gap"] == vars(stats.gap) and c["verdict"] == stats.verdict and len(runs["floor"]) == 2
+    assert f"| {TASK} | return | 512 x 2 |" in (certified / cert.TABLE_MARKDOWN).read_text()
+    assert (certified / cert.TABLE_PLOT).stat().st_size > 5_000
+    # the scorecard: the partial cells are its rows, the ceiling is the certificate's
+    card = json.loads((certified / sc.SCORECARD).read_text())
+    assert [t["cell"] for t in card["tasks"]] == labels[:2]
+    assert any("ceiling cells" in n and cert.TABLE in n for n in card["notes"])
+    assert "--certify" in card["command"]
+    assert c["ceiling"]["value"] > c["floor"]["value"]  # (at this budget and these seeds: -0.496 vs -0.510)
+    for t in card["tasks"]:  # normalised by the task's own certificate, not POPGym's -1..1
+        assert t["normalisation"]["floor"] == c["floor"]["value"]
+        assert t["normalisation"]["ceiling"] == c["ceiling"]["value"]
+        assert t["normalisation"]["source"].startswith(f"certificate {certified / cert.TABLE}")
+
+
+def test_a_table_of_certificates_is_a_reference_and_a_scorecard_folder_roundtrips(certified, capsys):
+    refs = sc.load_references([certified])
+    assert list(refs) == [TASK] and refs[TASK].path == str(certified / cert.TABLE)
+    (certified / cert.TABLE_MARKDOWN).unlink()
+    out = _run(capsys, "report", str(certified), "--scorecard")
+    assert out.returncode == 0, out.stderr
+    assert (certified / cert.TABLE_MARKDOWN).is_file()
+    html = certified.parent / "page.html"
+    out = _run(capsys, "report", str(certified), "--html", str(html))
+    assert out.returncode == 0, out.stderr
+    assert "Memory-improvability certificates: 1 task(s)" in html.read_text()
+
+
+def test_scorecard_meta_with_roles_outside_its_cells_is_one_error(certified, tmp_path):
+    meta = yaml.safe_load((certified / suite.META_FILE).read_text())
+    assert suite.read_meta(certified)["certify"]["tasks"] == meta["certify"]["tasks"]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "bench.yaml").write_text((certified / "bench.yaml").read_text())
+    meta["certify"]["tasks"][TASK]["ceiling"] = "../elsewhere"
+    (bad / suite.META_FILE).write_text(yaml.safe_dump(meta))
+    with pytest.raises(Exception, match="certificates' roles naming its cells"):
+        suite.read_meta(bad)
+
+
+def test_the_roles_of_each_id_and_a_missing_role_is_an_error():
+    configs = [
+        {"env": "A", "agent": "ppo-mlp", "obs_variant": "partial"},
+        {"env": "A", "agent": "ppo-gru", "obs_variant": "partial"},
+        {"env": "A", "agent": "ppo-lstm", "obs_variant": "partial"},
+        {"env": "A", "agent": "ppo-mlp", "obs_variant": "full"},
+        {"env": "B", "agent": "ppo-mlp", "obs_variant": "partial"},
+        {"env": "B", "agent": "ppo-lstm", "obs_variant": "partial"},
+    ]
+    labels = [f"c{i}" for i in range(len(configs))]
+    with pytest.raises(
+        ConfigError, match=r"B: a certificate needs a floor, a memory and a ceiling cell, found \['floor', 'memory'\]"
+    ):
+        suite.certificate_roles(labels, configs, "ppo-mlp", "ppo-lstm")
+    assert suite.certificate_roles(labels[:4], configs[:4], "ppo-mlp", "ppo-lstm") == {
+        "A": {"floor": "c0", "memory": "c2", "ceiling": "c3"}
+    }
+
+
+def _error(capsys, *args):
+    code = cli.main(["bench", *args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.startswith("membench: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_certify_errors_are_one_line_and_a_dry_run_lists_the_ceilings(tmp_path, capsys):
+    ids = ["--ids", TASK, "--out", str(tmp_path)]
+    assert "--certify needs ppo-mlp (the floor) and ppo-lstm (memory) among --agent; add ppo-lstm" in _error(
+        capsys, *ids, "--certify", "--agent", "ppo-mlp,ppo-gru"
+    )
+    assert "--certify normalises each task by its own certificate" in _error(
+        capsys, *ids, "--certify", "--reference", str(tmp_path)
+    )
+    assert "--certify needs the agents on partial" in _error(capsys, *ids, "--certify", "--obs-variant", "oracle")
+    assert "--certify belong to a suite run" in _error(capsys, "--certify", "--out", str(tmp_path))
+    assert "--certify cannot be combined with --resume" in _error(capsys, "--resume", str(tmp_path), "--certify")
+    out = _run(capsys, "bench", *ids, "--certify", "--agent", "ppo-mlp,ppo-gru,ppo-lstm", "--dry-run", *TINY[:4])
+    assert out.returncode == 0, out.stderr
+    assert (
+        "3 agent(s) (ppo-mlp, ppo-gru, ppo-lstm) on partial, and a certificate's ceiling cell on 1 ID(s)" in out.stderr
+    )
+    assert "ppo-mlp.oracle" in out.stderr and "4 cells" in out.stderr
+    assert not any(tmp_path.iterdir())  # nothing written
