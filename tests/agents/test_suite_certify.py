@@ -140,3 +140,35 @@ def test_certify_errors_are_one_line_and_a_dry_run_lists_the_ceilings(tmp_path, 
     )
     assert "ppo-mlp.oracle" in out.stderr and "4 cells" in out.stderr
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page(certified, tmp_path, monkeypatch):
+    """experiments/baselines.py: `collect` copies a finished suite run's summaries (the run's absolute path written
+    as a path under the repository) with a README stating the command and the CPU-hours; `docs` writes the
+    results page from them."""
+    import importlib.util
+    import shutil
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "baselines.py"
+    spec = importlib.util.spec_from_file_location("baselines", path)
+    baselines = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "baselines", baselines)  # (its dataclass looks its module up)
+    spec.loader.exec_module(baselines)
+    runs, results = tmp_path / "runs", tmp_path / "results"
+    folder = runs / "popgym" / "scorecard" / certified.name
+    shutil.copytree(certified, folder)
+    for f in ("scorecard.json", "scorecard.md"):  # as written in that folder
+        (folder / f).write_text((folder / f).read_text().replace(str(certified), str(folder)))
+    out = baselines.collect("popgym", runs, results)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*baselines.SUMMARIES, "README.md"])
+    assert str(folder) not in (out / "scorecard.md").read_text()
+    assert "runs/baselines/popgym/scorecard/" in (out / "scorecard.md").read_text()
+    readme = (out / "README.md").read_text()
+    hours = sum(r["train_time_s"] for f in certified.glob("*/results.json") for r in json.loads(f.read_text())["runs"])
+    assert f"cost: {hours / 3600:.1f} CPU-hours" in readme
+    assert "python experiments/baselines.py run popgym" in readme and "--certify" in readme
+    page = baselines.docs(results, tmp_path / "results.md").read_text()
+    assert f"| {TASK} | return | 512 x 2 |" in page and "![certificates of popgym](" in page
+    assert "| ppo-lstm (partial) | normalised score | 1 | 2 |" in page

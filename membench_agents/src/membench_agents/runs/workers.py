@@ -240,10 +240,16 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
     return results
 
 
+#: how many queued runs a stop names (a suite run can queue hundreds)
+NAMED_QUEUED = 6
+
+
 def _not_started(bar: Progress, queued: list[Job]) -> None:
     if queued:
+        names = ", ".join(j.label for j in queued[:NAMED_QUEUED])
+        more = len(queued) - NAMED_QUEUED
         bar.write(
-            f"{len(queued)} queued run(s) not started: {', '.join(j.label for j in queued)} "
+            f"{len(queued)} queued run(s) not started: {names}{f' and {more} more' if more > 0 else ''} "
             "(resuming the folder trains them)"
         )
 

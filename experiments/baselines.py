@@ -1,0 +1,212 @@
+"""The published CPU baselines: each a `membench bench` suite run with certificates (`--certify`) at one documented
+CPU budget, resumable across sittings. Its small summaries (scorecard and certificates: JSON, Markdown, PNG, and a
+README with the command and the CPU-hours it cost) are committed under ``results/<name>/``; the run folders stay
+in ``runs/baselines/<name>/`` (not in git); ``docs/results.md`` is generated from ``results/``.
+
+    python experiments/baselines.py list                  # the baselines, their commands and budgets
+    python experiments/baselines.py run popgym [--jobs 2] # start it, or continue its unfinished run (Ctrl-C stops
+                                                          # it with checkpoints saved; run it again to continue)
+    python experiments/baselines.py collect popgym        # copy its summaries into results/popgym/
+    python experiments/baselines.py docs                  # regenerate docs/results.md from results/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    title: str
+    description: str
+    args: tuple[str, ...]  #: the `membench bench` arguments (a suite run with --certify)
+
+
+BASELINES = {
+    "popgym": Baseline(
+        "POPGym: PPO with MLP, GRU and LSTM cores, and each ID's certificate",
+        "All 48 POPGym IDs on `partial` with membench's PPO and three cores (`ppo-mlp`, `ppo-gru`, `ppo-lstm`: the "
+        "agents' shipped defaults), 3 seeds of 100k environment steps each, and per ID the memory-improvability "
+        "certificate from the run's own `ppo-mlp` (floor) and `ppo-lstm` (memory) cells plus `ppo-mlp` on `oracle` "
+        "(ceiling). POPGym's paper trains 15M steps per task: at this CPU budget most tasks are far from solved, "
+        "and the certificates say where memory already pays.",
+        (
+            "--suite", "POPGym", "--agent", "ppo-mlp,ppo-gru,ppo-lstm", "--certify",
+            "--steps", "100000", "--seeds", "3",
+        ),
+    ),
+}  # fmt: skip
+#: what `collect` copies from a finished suite run (membench_agents.analysis.scorecard and .certificate)
+SUMMARIES = (
+    "scorecard.json",
+    "scorecard.md",
+    "scorecard.png",
+    "certificates.json",
+    "certificates.md",
+    "certificates.png",
+)
+
+
+def _folders(runs: Path, name: str) -> list[Path]:
+    root = runs / name / "scorecard"
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
+    """Continue the baseline's latest unfinished suite run, or start one; collect its summaries when done."""
+    from membench_agents import cli
+
+    b = BASELINES[name]
+    extra = [] if jobs is None else ["--jobs", str(jobs)]
+    unfinished = [p for p in _folders(runs, name) if not (p / "scorecard.json").is_file()]
+    if unfinished:
+        code = cli.main(["bench", "--resume", str(unfinished[-1]), *extra])
+    else:
+        code = cli.main(["bench", *b.args, "--out", str(runs / name), *extra])
+    if code == 0:
+        collect(name, runs, results)
+    return code
+
+
+def _cpu_hours(folder: Path) -> float:
+    """The training time of every run of the suite run (each one process with one torch thread), in hours."""
+    seconds = 0.0
+    for f in folder.glob("*/results.json"):
+        seconds += sum(float(r["train_time_s"]) for r in json.loads(f.read_text())["runs"])
+    return seconds / 3600
+
+
+def collect(name: str, runs: Path, results: Path) -> Path:
+    """Copy the latest finished run's summaries into ``results/<name>/`` (the run folder's absolute path
+    written as its path under the repository) with a README: the command, the budget and the CPU-hours."""
+    done = [p for p in _folders(runs, name) if (p / "scorecard.json").is_file()]
+    if not done:
+        sys.exit(f"baselines: no finished run of {name} under {runs / name}; run `python {__file__} run {name}`")
+    folder = done[-1]
+    out = results / name
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        shown = folder.resolve().relative_to(ROOT)
+    except ValueError:
+        shown = Path("runs", "baselines", name, "scorecard", folder.name)
+    for f in SUMMARIES:
+        src = folder / f
+        if f.endswith(".png"):
+            shutil.copyfile(src, out / f)
+        else:
+            (out / f).write_text(src.read_text().replace(str(folder.resolve()), str(shown)))
+    card = json.loads((folder / "scorecard.json").read_text())
+    table = json.loads((folder / "certificates.json").read_text())
+    verdicts: dict[str, int] = {}
+    for c in table["tasks"]:
+        verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+    b = BASELINES[name]
+    git = card.get("git") or {}
+    lines = [
+        f"# {b.title}",
+        "",
+        b.description,
+        "",
+        f"- regenerate: `python experiments/baselines.py run {name}` (resumable), which runs "
+        f"`{shlex.join(['membench', 'bench', *b.args])}`",
+        f"- cost: {_cpu_hours(folder):.1f} CPU-hours of training (the runs' training time, one process and one "
+        "torch thread each)",
+        f"- tasks: {len(table['tasks'])}; verdicts: " + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items())),
+        f"- code: membench commit {str(git.get('commit', 'unknown'))[:12]}"
+        + (" (with uncommitted changes)" if git.get("dirty") else "")
+        + f"; scorecard written {card.get('created', '?')}",
+        "",
+        "Files: `certificates.md` / `.json` / `.png` (per task floor, memory, ceiling, gap, verdict), "
+        "`scorecard.md` / `.json` / `.png` (per task and across tasks, normalised by each task's certificate).",
+    ]
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+    print(f"baselines: {name} collected into {out}", file=sys.stderr)
+    return out
+
+
+def _section(markdown: str, title: str) -> list[str]:
+    """The lines of the ``## title`` section of a scorecard.md (without its heading)."""
+    lines, keep = [], False
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            keep = line[3:].strip() == title
+            continue
+        if keep:
+            lines.append(line)
+    return lines
+
+
+def docs(results: Path, out: Path) -> Path:
+    """docs/results.md: per collected baseline its README, its certificates table and plot, and the scorecard's
+    cross-task table and plot."""
+    rel = Path("..") / results.resolve().relative_to(ROOT) if results.resolve().is_relative_to(ROOT) else results
+    lines = [
+        "# Results: the published CPU baselines",
+        "",
+        "<!-- generated by `python experiments/baselines.py docs` from results/; edit that script, not this page -->",
+        "",
+        "Each baseline is one suite run with certificates (`membench bench --suite ... --certify`, "
+        "[methodology](methodology.md#suite-scorecards-membench-bench---suite)) at one CPU budget. A task is "
+        "*memory-improvable at this budget* when the gap between the memoryless agent on `oracle` (ceiling) and on "
+        "`partial` (floor) has a 95 % interval above 0: there, a memory agent has something to gain and its "
+        "share of the gap closed measures its memory. *Not improvable* means the ceiling is within the tolerance "
+        "of the floor at this budget: the task does not test memory here (too hard for the ceiling agent too, or "
+        "solvable without memory), so it should not be read as a memory result at this budget. *Undetermined*: "
+        "more seeds or steps are needed.",
+        "",
+    ]
+    names = sorted(p.name for p in results.iterdir() if (p / "README.md").is_file()) if results.is_dir() else []
+    if not names:
+        lines.append("No baseline has been collected yet.")
+    for name in names:
+        d = results / name
+        readme = (d / "README.md").read_text().splitlines()
+        lines += ["#" + readme[0], *readme[1:], ""]
+        cert_md = (d / "certificates.md").read_text().splitlines()
+        lines += ["### Certificates", "", *cert_md[1:], ""]
+        lines += [f"![certificates of {name}]({rel / name / 'certificates.png'})", ""]
+        lines += [
+            "### Scorecard across tasks",
+            "",
+            *_section((d / "scorecard.md").read_text(), "Across tasks (normalised scores)"),
+        ]
+        lines += ["", f"![scorecard of {name}]({rel / name / 'scorecard.png'})", ""]
+        lines += [f"Per task and per memory type: [{name}/scorecard.md]({rel / name / 'scorecard.md'}).", ""]
+    out.write_text("\n".join(lines).rstrip() + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["list", "run", "collect", "docs"])
+    p.add_argument("name", nargs="?", choices=sorted(BASELINES))
+    p.add_argument("--jobs", type=int, help="worker processes of `run` (default: membench's)")
+    p.add_argument("--runs", type=Path, default=ROOT / "runs" / "baselines", help="where the run folders live")
+    p.add_argument("--results", type=Path, default=ROOT / "results", help="where the summaries are committed")
+    p.add_argument("--docs", type=Path, default=ROOT / "docs" / "results.md", help="the page `docs` writes")
+    a = p.parse_args(argv)
+    if a.command in ("run", "collect") and a.name is None:
+        p.error(f"{a.command} needs a baseline: {', '.join(BASELINES)}")
+    if a.command == "list":
+        for name, b in BASELINES.items():
+            print(f"{name}: {b.title}\n  membench bench {shlex.join(b.args)}")
+        return 0
+    if a.command == "run":
+        return run(a.name, a.runs, a.jobs, a.results)
+    if a.command == "collect":
+        collect(a.name, a.runs, a.results)
+        return 0
+    print(docs(a.results, a.docs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
