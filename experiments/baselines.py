@@ -43,6 +43,30 @@ BASELINES = {
             "--steps", "100000", "--seeds", "3",
         ),
     ),
+    "mikasa-base-vector": Baseline(
+        "MIKASA-Base's native vector tasks: each ID's certificate",
+        "The native MIKASA-Base tasks with vector observations (the classic T-Mazes, Memory Length, Memory Cards, "
+        "Numpad) and MEM's Passive T-Mazes: per ID `ppo-mlp` (floor) and `ppo-lstm` (memory) on `partial` and "
+        "`ppo-mlp` on `oracle` (ceiling), 3 seeds of 100k environment steps each, the agents' shipped defaults "
+        "and each ID's tuned cell config.",
+        (
+            "--ids", "MIKASA/TMaze*,MIKASA/MemoryLength*,MIKASA/MemoryCards*,MIKASA/Numpad*",
+            "--agent", "ppo-mlp,ppo-lstm", "--certify", "--steps", "100000", "--seeds", "3",
+        ),
+    ),
+    "pobax-vector": Baseline(
+        "POBAX's native vector tasks: each ID's certificate",
+        "POBAX's tasks with vector (or small dict) observations that membench implements natively (T-Maze 10, "
+        "RockSample, Battleship, the mazes) and its partially observable MuJoCo tasks (-P: positions only, -V: "
+        "velocities only): per ID `ppo-mlp` (floor) and `ppo-lstm` (memory) on `partial` and `ppo-mlp` on "
+        "`oracle` (ceiling), 3 seeds of 100k environment steps each with membench's shipped defaults (POBAX's "
+        "own hyperparameters and budgets are the `experiments/bench/pobax-*.yaml` specs for `membench certify`).",
+        (
+            "--suite", "POBAX", "--ids",
+            "POBAX/TMaze*,POBAX/RockSample*,POBAX/Battleship*,POBAX/Maze*,POBAX/*-P-v0,POBAX/*-V-v0",
+            "--agent", "ppo-mlp,ppo-lstm", "--certify", "--steps", "100000", "--seeds", "3",
+        ),
+    ),
 }  # fmt: skip
 #: what `collect` copies from a finished suite run (membench_agents.analysis.scorecard and .certificate)
 SUMMARIES = (
