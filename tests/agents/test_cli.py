@@ -153,7 +153,7 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
     (bench / "ppo-mlp" / "seed_0" / "eval.json").unlink()
     (bench / "ppo-mlp" / "results.json").unlink()
     before = json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"]
-    out = membench("bench", "--resume", str(bench), "--no-progress")
+    out = membench("bench", "--resume", str(bench), "--no-progress", "--jobs", "1")  # the first run had workers
     assert out.returncode == 3 and "ppo-mlp" in out.stdout, out.stderr
     assert (bench / "ppo-mlp" / "results.json").is_file()
     assert json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"] == before

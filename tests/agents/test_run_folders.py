@@ -331,7 +331,12 @@ _LONG = [
 ]
 
 
+@pytest.mark.slow
 def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
+    """The default suite: SIGTERM through the worker pool in test_scorecard.py
+    (test_a_stop_with_runs_queued_ends_with_checkpoints_saved), a stopped `membench train` leaving resumable
+    checkpoints in test_stops.py (test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs[train-2]) and
+    SIGTERM in this process in test_sigterm_stops_like_ctrl_c_in_process above."""
     run = tmp_path / "run"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
