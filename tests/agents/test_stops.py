@@ -154,6 +154,20 @@ def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
     assert "queued run(s) not started" in err and "membench sweep --resume" in err
 
 
+def _stuck_workers(pid: int) -> int:
+    """How many worker processes of ``pid`` block SIGINT (Stuck-v0 does at its 41st step)."""
+    n = 0
+    for p in _python_children(pid):
+        try:
+            if b"spawn_main" not in (p / "cmdline").read_bytes():
+                continue
+            blocked = next(line for line in (p / "status").read_text().splitlines() if line.startswith("SigBlk:"))
+        except (OSError, StopIteration):
+            continue
+        n += bool(int(blocked.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return n
+
+
 def _python_children(pid: int) -> list[Path]:
     out = []
     for p in Path("/proc").iterdir():
@@ -278,8 +292,8 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
         env_extra=_with_test_envs(tmp_path),
     )
     try:
-        assert _wait_for(lambda: len(_started_seeds(tmp_path)) >= 2, 180), "the runs did not start"
-        time.sleep(3)  # both are stuck at step 41 by now
+        assert _wait_for(lambda: _stuck_workers(proc.pid) >= 2, 180), "the runs did not get stuck"
+        assert len(_started_seeds(tmp_path)) == 2
         proc.send_signal(signal.SIGINT)
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
