@@ -313,7 +313,7 @@ def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path, capsys)
     for f in ("ppo-lstm/results.json", "certificate.json", "certificate.png"):
         (folder / f).unlink()
     before = json.loads((folder / "ppo-mlp" / "results.json").read_text())["per_run"]
-    out = _run(capsys, "certify", "--resume", str(folder), "--no-progress")
+    out = _run(capsys, "certify", "--resume", str(folder), "--no-progress", "--jobs", "1")
     assert out.returncode == 0, out.stderr
     assert f"resuming {folder}" in out.stderr
     again = json.loads((folder / "certificate.json").read_text())

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.agents._runs_helpers import ROOT, membench
+from tests.agents._runs_helpers import ROOT, assert_same_params, final_params, history, membench
 
 LADDER = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0"
 TINY = [
@@ -32,11 +32,11 @@ TINY = [
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """`membench train` of a tiny ppo-lstm run with 2 seeds in 2 worker processes."""
+    """`membench train` of a tiny ppo-lstm run with 2 seeds in 2 worker processes (deterministic algorithms: the
+    same runs trained in this process must be equal)."""
     run = tmp_path_factory.mktemp("cli") / "run"
-    out = membench(
-        "train", "--config", str(LADDER / "ppo-lstm.yaml"), "--seeds", "2", "--jobs", "2", "--run-dir", str(run), *TINY
-    )
+    args = ["--config", str(LADDER / "ppo-lstm.yaml"), "--seeds", "2", "--jobs", "2", "--run-dir", str(run)]
+    out = membench("train", *args, *TINY, "--set", "ppo.deterministic=true")
     assert out.returncode == 0, out.stderr
     return run, out
 
@@ -62,6 +62,18 @@ def test_train_writes_every_promised_file(trained):
     # --no-progress: plain lines, one per evaluation (every 256 steps) of each seed
     evals = [line for line in out.stderr.splitlines() if "  evaluation: success " in line]
     assert {line.split("]")[0] for line in evals} == {"[ppo-lstm/s0", "[ppo-lstm/s1"} and len(evals) == 8, out.stderr
+
+
+def test_worker_processes_give_the_same_runs_as_one_process(trained, tmp_path):
+    from membench_agents.runs import cell
+
+    run, _ = trained
+    inline = tmp_path / "inline"
+    res = cell.train(cell.run_config(run), inline, workers=1, progress=False)
+    assert res["per_run"] == json.loads((run / "results.json").read_text())["per_run"]
+    for s in (0, 1):
+        assert_same_params(final_params(run / f"seed_{s}"), final_params(inline / f"seed_{s}"))
+        assert history(run / f"seed_{s}") == history(inline / f"seed_{s}")
 
 
 def test_tensorboard_log_has_returns_success_losses_and_sps(trained):
@@ -135,7 +147,7 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
         yaml.safe_dump(
             {
                 "title": "tiny ladder",
-                "jobs": 2,
+                "jobs": 1,  # the spec's count is used (automatic: 2 here); workers: `trained`
                 "cells": [str(LADDER / "ppo-mlp.yaml"), str(LADDER / "ppo-mlp.oracle.yaml")],
                 "expect": {"ppo-mlp": [0.0, 1.0], "ppo-mlp.oracle": [2.0, 3.0]},  # the second cannot be met
             }
@@ -145,6 +157,7 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
         "bench", "--spec", str(spec), "--steps", "1024", "--seeds", "1", "--out", str(tmp_path / "o"), "--no-progress"
     )
     assert out.returncode == 3, out.stderr  # an expectation not met is a failure exit code
+    assert "2 training runs, 1 at a time" in out.stderr
     assert "expected ladder" in out.stdout and "NOT MET" in out.stdout and " ok" in out.stdout
     bench = next((tmp_path / "o" / "bench").iterdir())
     assert (bench / "comparison.png").is_file() and (bench / "table.md").is_file()
@@ -153,7 +166,7 @@ def test_bench_runs_a_spec_prints_the_table_checks_the_ladder_and_plots(tmp_path
     (bench / "ppo-mlp" / "seed_0" / "eval.json").unlink()
     (bench / "ppo-mlp" / "results.json").unlink()
     before = json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"]
-    out = membench("bench", "--resume", str(bench), "--no-progress")
+    out = membench("bench", "--resume", str(bench), "--no-progress", "--jobs", "1")  # automatic: 2 workers
     assert out.returncode == 3 and "ppo-mlp" in out.stdout, out.stderr
     assert (bench / "ppo-mlp" / "results.json").is_file()
     assert json.loads((bench / "ppo-mlp.oracle" / "results.json").read_text())["per_run"] == before

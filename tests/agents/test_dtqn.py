@@ -258,7 +258,10 @@ def test_run_config_dtqn_section_is_typed():
 
 # -- exact resume -----------------------------------------------------------------------------------------------------
 def _small(seed: int) -> DTQN:
-    cfg = DTQNConfig(context_len=3, total_steps=10_000, seed=seed, **{**TINY, "learning_starts": 64})
+    # one gradient step per 3 environment steps (2 or 3 after each vector step of 8 environments)
+    cfg = DTQNConfig(
+        context_len=3, total_steps=10_000, seed=seed, **{**TINY, "learning_starts": 64, "train_frequency": 3}
+    )
     return DTQN(make_vector_env(TMAZE_DENSE, cfg.num_envs, env_kwargs={"corridor_length": 4}), cfg)
 
 
@@ -305,6 +308,7 @@ def _run_config(iterations: int):
         "dtqn.num_heads=2",
         "dtqn.num_layers=1",
         "dtqn.target_update_frequency=50",
+        "dtqn.train_frequency=4",
         "dtqn.deterministic=true",
     ]
     return resolve(TMAZE_DENSE, "dtqn", steps=iterations * 8 * 16, seeds=1, overrides=sets).config
@@ -351,6 +355,8 @@ def test_membench_train_cli_tiny_run(tmp_path):
         "dtqn.d_model=16",
         "--set",
         "dtqn.num_heads=2",
+        "--set",
+        "dtqn.train_frequency=8",
         "--set",
         "eval.episodes=10",
     )

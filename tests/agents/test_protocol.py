@@ -461,7 +461,7 @@ def test_sweep_command_writes_the_heatmap_and_the_results_table(tmp_path, capsys
     # an interrupted sweep continues where it stopped
     (sweep / "cells" / "ppo-mlp.L3" / "seed_1" / "eval.json").unlink()
     (sweep / "generalization.png").unlink()
-    again = membench("sweep", "--resume", str(sweep), "--no-progress")
+    again = membench("sweep", "--resume", str(sweep), "--no-progress", "--jobs", "1")  # no worker processes
     assert again.returncode == 0, again.stderr
     assert (sweep / "cells" / "ppo-mlp.L3" / "seed_1" / "eval.json").is_file()
     assert (sweep / "generalization.png").is_file()

@@ -195,6 +195,7 @@ def test_a_stori_run_resumes_exactly(tmp_path):
         "eval.episodes=1",
         "eval.num_envs=1",
         "checkpoint.every_iterations=1",
+        "env_kwargs.max_episode_frames=400",  # 100 steps: the evaluation's episode (a Boxing bout: 1,800 steps)
     ]
     cfg = resolve("STORI/Boxing-Type3-v0", "ppo-mlp", steps=4 * 2 * 16, seeds=1, overrides=sets).config
     a = _uninterrupted(cfg, tmp_path)

@@ -331,7 +331,12 @@ _LONG = [
 ]
 
 
+@pytest.mark.slow
 def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
+    """The default suite: SIGTERM through the worker pool in test_scorecard.py
+    (test_a_stop_with_runs_queued_ends_with_checkpoints_saved), a stopped `membench train` leaving resumable
+    checkpoints in test_stops.py (test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs[train-2]) and
+    SIGTERM in this process in test_sigterm_stops_like_ctrl_c_in_process above."""
     run = tmp_path / "run"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
@@ -745,8 +750,7 @@ _ENV_IDS = [
     "POPGym/RepeatPreviousEasy-v0",
     # the Atari emulator's state is saved through StoriEnv's external-state methods
     "STORI/Breakout-Type1-v0",
-    "STORI/Breakout-5C-v0",
-    "STORI/Boxing-Type3-v0",
+    "STORI/Breakout-5C-v0",  # Boxing-Type3: a run resumes exactly in test_resume.py's test_a_stori_run_resumes_exactly
     # Numpad's ball lives in MuJoCo's MjData, saved through Numpad's external-state methods
     "MIKASA/NumpadContinuous-v0",
     "MIKASA/NumpadDiscrete-v0",

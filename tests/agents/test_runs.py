@@ -102,7 +102,10 @@ def test_evaluation_during_training_does_not_change_training(tmp_path):
     assert len([r for r in hb if "eval" in r]) == 5  # at step 0 and after each of the 4 iterations
 
 
+@pytest.mark.slow
 def test_parallel_workers_give_the_same_runs_as_one_process(tmp_path):
+    """The default suite compares the worker processes of test_cli.py's `membench train --jobs 2` with the same
+    runs trained in one process (test_worker_processes_give_the_same_runs_as_one_process)."""
     cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1])
     a = cell.train(cfg, tmp_path / "inline", workers=1, progress=False)
     b = cell.train(cfg, tmp_path / "parallel", workers=2, progress=False)

@@ -467,7 +467,7 @@ def test_run_layer_interrupt_and_resume_equals_uninterrupted(tmp_path):
             "eval.episodes=10",
             "eval.every_steps=120",
             "checkpoint.every_iterations=1",
-            "sac.num_envs=2",
+            "sac.num_envs=4",  # one update per vector step: 4 environments halve them
             "sac.learning_starts=40",
             "sac.batch_size=8",
             "sac.hidden_size=16",

@@ -254,7 +254,7 @@ def test_a_suite_run_end_to_end_writes_the_scorecard_rebuilds_and_resumes(tmp_pa
     (folder / cells[1] / "seed_0" / "eval.json").unlink()
     for f in (f"{cells[1]}/results.json", sc.SCORECARD, sc.MARKDOWN):
         (folder / f).unlink()
-    out = _run(capsys, "bench", "--resume", str(folder), "--no-progress")
+    out = _run(capsys, "bench", "--resume", str(folder), "--no-progress", "--jobs", "1")
     assert out.returncode == 0, out.stderr
     assert f"resuming {folder}" in out.stderr and (folder / sc.SCORECARD).is_file()
     assert json.loads((folder / sc.SCORECARD).read_text())["rows"][0] == data["rows"][0]
@@ -267,7 +267,7 @@ def test_a_stop_with_runs_queued_ends_with_checkpoints_saved(tmp_path):
     proc = _start([*args, *LONG_TRAINING_SETS, "--out", str(tmp_path)])
     seconds, err = _stop(proc, tmp_path, signal.SIGTERM)
     assert proc.returncode == 130, err
-    assert seconds < 60 and "2 queued run(s) not started" in err
+    assert seconds < 60 and "2 queued run(s) not started" in err and "SIGTERM: no queued run starts" in err
     folder = next((tmp_path / "scorecard").iterdir())
     assert f"membench bench --resume {folder}" in err
     b, meta = suite.resume(folder)

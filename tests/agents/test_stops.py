@@ -27,6 +27,7 @@ from tests.agents._runs_helpers import (
     assert_same_params,
     final_params,
     history,
+    membench,
     tiny_config,
 )
 
@@ -77,8 +78,8 @@ def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tup
     "command,sig",
     [
         ("train", signal.SIGINT),
-        # SIGTERM takes the path of SIGINT (runs.loop.STOP_SIGNALS); the default suite sends it to membench train
-        # in tests/agents/test_run_folders.py
+        # SIGTERM takes the path of SIGINT (runs.loop.STOP_SIGNALS): the default suite sends it to a suite run's
+        # worker pool in tests/agents/test_scorecard.py and to a run in this process in test_run_folders.py
         pytest.param("train", signal.SIGTERM, marks=pytest.mark.slow),
         # bench, certify and suite runs stop through one helper (cli._run_bench): the default suite stops a suite run
         # with runs queued in tests/agents/test_scorecard.py
@@ -122,8 +123,12 @@ def test_a_stop_with_runs_queued_ends_and_leaves_resumable_runs(tmp_path, comman
     assert "1 queued run(s) not started" in err and f"membench {command} --resume" in err
     run_dir = next(tmp_path.rglob("config.yaml")).parent
     cfg = run_config(run_dir)
-    kinds = sorted(loop.resume_point(cfg, s, run_dir / f"seed_{s}")[0] for s in cfg["seeds"])
-    assert kinds == ["checkpoint", "checkpoint", "fresh"]  # the queued seed is trained by --resume
+    points = [loop.resume_point(cfg, s, run_dir / f"seed_{s}") for s in cfg["seeds"]]
+    assert sorted(kind for kind, _ in points) == ["checkpoint", "checkpoint", "fresh"]  # --resume trains the queued
+    for kind, payload in points:
+        if kind == "checkpoint":  # saved when stopped (not only the one at step 0), at an iteration boundary
+            assert payload["global_step"] > 0 and payload["global_step"] % (8 * 16) == 0, payload["global_step"]
+            assert payload["env_state"] is not None
 
 
 @pytest.mark.slow
@@ -147,6 +152,20 @@ def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
     _seconds, err = _stop(proc, tmp_path / "out", signal.SIGTERM)
     assert proc.returncode == 130, err
     assert "queued run(s) not started" in err and "membench sweep --resume" in err
+
+
+def _stuck_workers(pid: int) -> int:
+    """How many worker processes of ``pid`` block SIGINT (Stuck-v0 does at its 41st step)."""
+    n = 0
+    for p in _python_children(pid):
+        try:
+            if b"spawn_main" not in (p / "cmdline").read_bytes():
+                continue
+            blocked = next(line for line in (p / "status").read_text().splitlines() if line.startswith("SigBlk:"))
+        except (OSError, StopIteration):
+            continue
+        n += bool(int(blocked.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return n
 
 
 def _python_children(pid: int) -> list[Path]:
@@ -273,8 +292,8 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
         env_extra=_with_test_envs(tmp_path),
     )
     try:
-        assert _wait_for(lambda: len(_started_seeds(tmp_path)) >= 2, 180), "the runs did not start"
-        time.sleep(3)  # both are stuck at step 41 by now
+        assert _wait_for(lambda: _stuck_workers(proc.pid) >= 2, 180), "the runs did not get stuck"
+        assert len(_started_seeds(tmp_path)) == 2
         proc.send_signal(signal.SIGINT)
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
@@ -292,27 +311,14 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
 def test_a_missing_gpu_is_refused_before_any_worker_starts(tmp_path):
+    """In this process: the refusal comes before the worker pool, so no new process is needed to see it."""
     run = tmp_path / "run"
-    proc = _start(
-        [
-            "train",
-            "--env",
-            TMAZE,
-            "--agent",
-            "ppo-mlp",
-            "--seeds",
-            "3",
-            "--jobs",
-            "2",
-            "--device",
-            "cuda",
-            "--run-dir",
-            str(run),
-        ]
+    args = ["--env", TMAZE, "--agent", "ppo-mlp", "--seeds", "3", "--jobs", "2", "--device", "cuda"]
+    out = membench("train", *args, "--run-dir", str(run), "--no-progress")
+    assert out.returncode == 2, out.stderr
+    assert (
+        out.stderr.strip().splitlines()[-1].startswith("membench: error: device 'cuda' was asked for but this machine")
     )
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 2, err
-    assert err.strip().splitlines()[-1].startswith("membench: error: device 'cuda' was asked for but this machine")
     assert not run.exists()
 
 
@@ -337,7 +343,7 @@ def _sac_config(**over):
     return resolve(
         TMAZE,
         "sac-gru",
-        steps=4 * 64,
+        steps=3 * 64,
         seeds=1,
         overrides=["env_kwargs.corridor_length=2", *sets, "sac.sequence_length=4"],
     ).config
@@ -353,6 +359,7 @@ def _dtqn_config():
         "dtqn.num_heads=2",
         "dtqn.num_layers=1",
         "dtqn.learning_starts=16",
+        "dtqn.train_frequency=2",
         "dtqn.buffer_size=2000",
         "dtqn.deterministic=true",
         "eval.episodes=4",
@@ -360,7 +367,7 @@ def _dtqn_config():
         "eval.every_steps=0",
         "checkpoint.every_iterations=1",
     ]
-    return resolve(TMAZE, "dtqn", steps=4 * 2 * 32, seeds=1, overrides=["env_kwargs.corridor_length=2", *sets]).config
+    return resolve(TMAZE, "dtqn", steps=3 * 2 * 32, seeds=1, overrides=["env_kwargs.corridor_length=2", *sets]).config
 
 
 class _StopAt:
