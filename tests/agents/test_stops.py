@@ -483,3 +483,23 @@ def test_a_stop_during_an_evaluation_is_prompt_and_resume_repeats_it(tmp_path, m
     loop.train_seed(cfg, 0, stopped, resume=True)
     assert history(straight) == history(stopped)
     assert_same_params(final_params(straight), final_params(stopped))
+
+
+def test_a_stop_names_a_few_queued_runs_and_counts_the_rest():
+    """A suite run can queue hundreds of runs: the stop's line names the first few and counts the others."""
+    from membench_agents.runs import workers
+
+    lines: list[str] = []
+
+    class Bar:
+        write = staticmethod(lines.append)
+
+    queued = [workers.Job(f"cell{i}/s0", {}, 0, "") for i in range(workers.NAMED_QUEUED + 3)]
+    workers._not_started(Bar(), queued)
+    workers._not_started(Bar(), queued[:2])
+    assert lines == [
+        f"{len(queued)} queued run(s) not started: "
+        + ", ".join(f"cell{i}/s0" for i in range(workers.NAMED_QUEUED))
+        + " and 3 more (resuming the folder trains them)",
+        "2 queued run(s) not started: cell0/s0, cell1/s0 (resuming the folder trains them)",
+    ]
