@@ -85,13 +85,13 @@ def test_writer_and_loader_round_trip_with_the_documented_shapes(small, env_id):
     assert item["action"].shape == (SHORT, 7) and item["reward"].dtype == torch.float32
     assert item["done"].dtype == torch.bool and bool(item["done"][-1])
     np.testing.assert_array_equal(item["joints"].numpy(), read_episode(h5_path, 1)["joints"])
-    windows = EpisodeDataset(h5_path, seq_len=3, stride=2, channels_first=True)
-    assert len(windows) == 2 * 2  # starts 0, 2 in each 6-step episode (4 would run past its end)
-    w = windows[3]  # episode 1, steps 2..4
-    assert w["rgb"].shape == (3, 6, 128, 128)
-    np.testing.assert_array_equal(w["action"].numpy(), read_episode(h5_path, 1)["action"][2:5])
+    windows = EpisodeDataset(h5_path, seq_len=4, stride=2, channels_first=True)
+    assert len(windows) == 2 * 2  # starts 0, 2 in each 6-step episode (the second ends on its last step)
+    w = windows[3]  # episode 1, steps 2..5
+    assert w["rgb"].shape == (4, 6, 128, 128)
+    np.testing.assert_array_equal(w["action"].numpy(), read_episode(h5_path, 1)["action"][2:6])
     batch = next(iter(torch.utils.data.DataLoader(windows, batch_size=4)))
-    assert batch["joints"].shape == (4, 3, 25)
+    assert batch["joints"].shape == (4, 4, 25)
 
 
 def test_the_episodes_replay_their_seed(small, recorder):
