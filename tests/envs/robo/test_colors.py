@@ -99,34 +99,38 @@ def _nearest_palette(colour: np.ndarray, candidates: list[int]) -> int:
 
 def test_each_cue_cube_is_seen_for_its_steps_in_order(robo_env):
     """In the base camera, each step of cue i shows a cube whose hue is that of seq[i]; the delay shows nothing
-    (SeqOfColors3; ChainOfColors shows its cue with the same code)."""
-    env = robo_env("MIKASA/SeqOfColors3-v0", obs_variant="partial")
-    n = 3
+    (SeqOfColors3 at 2 steps a cue and a 2-step delay: the phase steps at the default timing are
+    test_phases_step_exact's, from the state; ChainOfColors shows its cue with the same code)."""
+    n, d, delay = 3, 2, 2
+    env = robo_env("MIKASA/SeqOfColors3-v0", obs_variant="partial", step_duration=d, delta_time=delay)
     obs, info = env.reset(seed=2)
     seq = info["oracle"].tolist()
     frames = [obs["rgb"][..., :3]]
-    for _ in range(5 * n + 5):
+    for _ in range(d * n + delay):
         obs, *_ = env.step(ZERO)
         frames.append(obs["rgb"][..., :3])
-    empty = frames[5 * n + 2]
+    empty = frames[d * n + 1]
     distinct = [k for k in range(9) if k not in (6, 8)]  # maroon and teal share red's / cyan's hue
-    for t in range(5 * n):
+    for t in range(d * n):
         colour = _cube_colour(frames[t], empty)
         assert colour is not None, t
-        if seq[t // 5] in distinct:
-            assert _nearest_palette(colour, distinct) == seq[t // 5], (t, seq, colour)
-    for t in range(5 * n, 5 * n + 5):
+        if seq[t // d] in distinct:
+            assert _nearest_palette(colour, distinct) == seq[t // d], (t, seq, colour)
+    for t in range(d * n, d * n + delay):
         assert _cube_colour(frames[t], empty) is None, t
 
 
 def test_bunch_is_seen_together_then_gone(robo_env):
-    env = robo_env("MIKASA/BunchOfColors7-v0", obs_variant="partial")
+    """BunchOfColors7 at a 2-step cue and a 2-step delay (the default timing's phase steps: test_phases_step_exact):
+    7 cubes at once, then the empty table, then the selection."""
+    d, delay = 2, 2
+    env = robo_env("MIKASA/BunchOfColors7-v0", obs_variant="partial", step_duration=d, delta_time=delay)
     obs, _info = env.reset(seed=0)
     frames = [obs["rgb"][..., :3]]
-    for _ in range(10):
+    for _ in range(d + delay):
         obs, *_ = env.step(ZERO)
         frames.append(obs["rgb"][..., :3])
-    empty = frames[7]
+    empty = frames[d + delay - 1]
     diff = np.abs(frames[0].astype(np.int32) - empty.astype(np.int32)).sum(axis=-1) > 60
     # 7 separate cube blobs at t = 0: connected components of the changed pixels whose colour has a channel near 0
     # (every palette colour has one; the table and the robot, which settles a little meanwhile, do not)
@@ -135,11 +139,11 @@ def test_bunch_is_seen_together_then_gone(robo_env):
     labels, count = ndimage.label(diff)
     cubes = [j for j in range(1, count + 1) if (labels == j).sum() >= 10 and frames[0][labels == j].mean(0).min() < 30]
     assert len(cubes) == 7, count
-    for t in range(1, 5):
+    for t in range(1, d):
         assert _cube_colour(frames[t], empty) is not None, t
-    for t in range(5, 10):
+    for t in range(d, d + delay):
         assert _cube_colour(frames[t], empty) is None, t
-    assert _cube_colour(frames[10], empty) is not None  # the selection
+    assert _cube_colour(frames[d + delay], empty) is not None  # the selection
 
 
 # --------------------------------------------------------------------------------------------------------------

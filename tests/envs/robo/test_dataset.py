@@ -2,7 +2,9 @@
 sequences, an interrupted collection resumes with every episode exactly once, and bad input is one clear error.
 
 Episodes are cut to a few steps (``episode_steps``) to keep the default suite fast; the expert cannot finish the
-task in them, which the only-success tests use on purpose.
+task in them, which the only-success tests use on purpose. Every test that collects holds the cached recording env
+(:func:`recorder`): ``collect`` builds and closes its own env, and without another rendering env alive SAPIEN would
+start its renderer again for each collection.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import torch
 pytest.importorskip("mani_skill")
 
 from membench_envs.cli import main as envs_cli
+from membench_envs.robo import collect as collect_module
 from membench_envs.robo.collect import (
+    RECORD_KWARGS,
     CollectionError,
     DatasetLockedError,
     collect,
@@ -32,13 +36,20 @@ from membench_envs.robo.dataset import EpisodeDataset, read_episode
 
 pytestmark = [pytest.mark.robo, pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")]
 
-SHORT = 12  # steps per episode in these tests
+SHORT = 6  # steps per episode in these tests
 TASKS = {"MIKASA/RememberColor3-v0": (1, torch.int64), "MIKASA/InterceptSlow-v0": (3, torch.float32)}
 
 
+@pytest.fixture
+def recorder(robo_env):
+    """The RememberColor3 env as ``collect`` records it (a rendering env: it keeps the renderer alive)."""
+    return robo_env("MIKASA/RememberColor3-v0", **RECORD_KWARGS, episode_steps=SHORT)
+
+
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small(tmp_path_factory, robo_env):
     """2 episodes of each of 2 tasks (an integer and a float oracle)."""
+    robo_env("MIKASA/RememberColor3-v0", **RECORD_KWARGS, episode_steps=SHORT)  # the renderer stays alive
     out = tmp_path_factory.mktemp("datasets")
     for env_id in TASKS:
         collect(env_id, 2, out, episode_steps=SHORT, progress=False)
@@ -74,26 +85,19 @@ def test_writer_and_loader_round_trip_with_the_documented_shapes(small, env_id):
     assert item["action"].shape == (SHORT, 7) and item["reward"].dtype == torch.float32
     assert item["done"].dtype == torch.bool and bool(item["done"][-1])
     np.testing.assert_array_equal(item["joints"].numpy(), read_episode(h5_path, 1)["joints"])
-    windows = EpisodeDataset(h5_path, seq_len=5, stride=3, channels_first=True)
-    assert len(windows) == 2 * 3  # starts 0, 3, 6 in each 12-step episode
-    w = windows[4]  # episode 1, steps 3..7
-    assert w["rgb"].shape == (5, 6, 128, 128)
-    np.testing.assert_array_equal(w["action"].numpy(), read_episode(h5_path, 1)["action"][3:8])
+    windows = EpisodeDataset(h5_path, seq_len=4, stride=2, channels_first=True)
+    assert len(windows) == 2 * 2  # starts 0, 2 in each 6-step episode (the second ends on its last step)
+    w = windows[3]  # episode 1, steps 2..5
+    assert w["rgb"].shape == (4, 6, 128, 128)
+    np.testing.assert_array_equal(w["action"].numpy(), read_episode(h5_path, 1)["action"][2:6])
     batch = next(iter(torch.utils.data.DataLoader(windows, batch_size=4)))
-    assert batch["joints"].shape == (4, 5, 25)
+    assert batch["joints"].shape == (4, 4, 25)
 
 
-def test_the_episodes_replay_their_seed(small, robo_env):
+def test_the_episodes_replay_their_seed(small, recorder):
     """The stored first observation is what reset(seed) shows, and the two seeds differ."""
     h5_path, _, _ = dataset_paths(small, "MIKASA/RememberColor3-v0")
-    env = robo_env(
-        "MIKASA/RememberColor3-v0",
-        obs_variant="oracle",
-        control_mode="pd_ee_delta_pose",
-        reward_mode="normalized_dense",
-        terminate_on_success=False,
-        episode_steps=SHORT,
-    )
+    env = recorder
     with h5py.File(h5_path, "r") as f:
         for i in (0, 1):
             obs, _ = env.reset(seed=i)
@@ -120,7 +124,56 @@ def _collect_command(env_id, out) -> list[str]:
     ]
 
 
-def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys):
+class _Killed(BaseException):
+    """Stands in for SIGKILL inside this process (no ``except`` of the collector catches it)."""
+
+
+def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_path, capsys, monkeypatch, recorder):
+    """The collection dies while writing seed 1's part, leaving what SIGKILL leaves: a half-written temporary file and
+    the lock file (of a dead process); the same call then keeps seed 0, plays seeds 1 and 2, and a complete dataset
+    is not collected again. The real SIGKILL of a running ``membench-envs collect`` is the slow
+    ``test_a_real_sigkill_midway_and_the_same_command_continues``."""
+    env_id = "MIKASA/RememberColor3-v0"
+    h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
+    write = collect_module._write_h5
+
+    def dies_in_the_second_write(path, groups):
+        if path.name == "ep_1.h5":
+            path.with_name(path.name + ".tmp").write_bytes(b"half an HDF5 file")
+            raise _Killed
+        write(path, groups)
+
+    with monkeypatch.context() as m:
+        m.setattr(collect_module, "_write_h5", dies_in_the_second_write)
+        with pytest.raises(_Killed):
+            collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
+    h5_path.with_suffix(".lock").write_text("pid 999999\n")  # SIGKILL skips its removal; no process holds it
+    assert not h5_path.exists()
+    assert sorted(p.name for p in parts.glob("ep_*")) == ["ep_0.h5", "ep_1.h5.tmp"]
+    capsys.readouterr()
+    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
+    assert "resuming: 1 episodes kept from 1 seeds already tried" in capsys.readouterr().err
+    _check_the_three_episodes(h5_path, json_path, parts)
+    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)  # complete: nothing more is collected
+    assert len(json.loads(json_path.read_text())["episodes"]) == 3
+
+
+def _check_the_three_episodes(h5_path, json_path, parts) -> None:
+    """Seeds 0, 1, 2 once each, in order, with distinct first images; the parts are gone."""
+    index = json.loads(json_path.read_text())
+    assert [e["episode_seed"] for e in index["episodes"]] == [0, 1, 2]
+    with h5py.File(h5_path, "r") as f:
+        assert sorted(f) == ["traj_0", "traj_1", "traj_2"]
+        firsts = [f[f"traj_{i}/obs/rgb"][0] for i in range(3)]
+    assert not any(np.array_equal(firsts[a], firsts[b]) for a, b in ((0, 1), (0, 2), (1, 2)))
+    assert not parts.exists()
+
+
+@pytest.mark.slow
+def test_a_real_sigkill_midway_and_the_same_command_continues(tmp_path, capsys):
+    """A running ``membench-envs collect`` killed with SIGKILL after its first episode (a new Python process: ~20 s
+    of import and renderer start). The default suite guards the same resume with
+    ``test_a_collection_killed_midway_and_restarted_holds_each_episode_once`` (the kill simulated in-process)."""
     env_id = "MIKASA/RememberColor3-v0"
     h5_path, json_path, parts = dataset_paths(tmp_path, env_id)
     argv = _collect_command(env_id, tmp_path)
@@ -140,15 +193,7 @@ def test_a_collection_killed_midway_and_restarted_holds_each_episode_once(tmp_pa
     assert before and len(before) < 3, before
     collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)
     assert f"resuming: {len(before)} episodes kept from {len(before)} seeds already tried" in capsys.readouterr().err
-    index = json.loads(json_path.read_text())
-    assert [e["episode_seed"] for e in index["episodes"]] == [0, 1, 2]
-    with h5py.File(h5_path, "r") as f:
-        assert sorted(f) == ["traj_0", "traj_1", "traj_2"]
-        firsts = [f[f"traj_{i}/obs/rgb"][0] for i in range(3)]
-    assert not any(np.array_equal(firsts[a], firsts[b]) for a, b in ((0, 1), (0, 2), (1, 2)))
-    assert not parts.exists()
-    collect(env_id, 3, tmp_path, episode_steps=SHORT, progress=False)  # complete: nothing more is collected
-    assert len(json.loads(json_path.read_text())["episodes"]) == 3
+    _check_the_three_episodes(h5_path, json_path, parts)
 
 
 @pytest.mark.slow
@@ -192,7 +237,7 @@ def test_a_stop_says_what_was_kept_and_the_same_command_continues(tmp_path, sig)
     assert [e["episode_seed"] for e in json.loads(json_path.read_text())["episodes"]] == [0, 1, 2]
 
 
-def test_a_second_collector_of_the_same_dataset_is_one_clear_error(tmp_path, capsys):
+def test_a_second_collector_of_the_same_dataset_is_one_clear_error(tmp_path, capsys, recorder):
     """The lock is held with fcntl.flock (as a running collector holds it); collectors of other tasks may share the
     folder."""
     import fcntl
@@ -233,8 +278,8 @@ def test_a_second_collector_of_the_same_dataset_is_one_clear_error(tmp_path, cap
             )
 
 
-def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path, capsys):
-    """In 12 steps the RememberColor3 expert never reaches its cube (the choice opens at step 10)."""
+def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path, capsys, recorder):
+    """In 6 steps the RememberColor3 expert never reaches its cube (the choice opens at step 10)."""
     env_id = "MIKASA/RememberColor3-v0"
     with pytest.raises(CollectionError, match=r"only 0 of 1 successful episodes in 2 seeds"):
         collect(env_id, 1, tmp_path, only_success=True, max_attempts=2, episode_steps=SHORT, progress=False)
@@ -262,7 +307,7 @@ def test_only_success_skips_failed_seeds_and_says_when_too_few_succeed(tmp_path,
     assert "resuming: 0 episodes kept from 2 seeds already tried" in err
 
 
-def test_a_restart_with_other_settings_is_refused(tmp_path):
+def test_a_restart_with_other_settings_is_refused(tmp_path, recorder):
     env_id = "MIKASA/RememberColor3-v0"
     with pytest.raises(CollectionError):
         collect(env_id, 1, tmp_path, only_success=True, max_attempts=1, episode_steps=SHORT, progress=False)

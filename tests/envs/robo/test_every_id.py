@@ -79,4 +79,6 @@ def test_every_id_makes_resets_steps_and_passes_the_checker(robo_env, env_id):
     # the same seed: the same first state; seeds vary the task
     np.testing.assert_allclose(env.reset(seed=3)[0]["state"], first, rtol=0, atol=1e-6)
     assert len({tuple(env.reset(seed=s)[1]["oracle"]) for s in range(6)}) > 1
-    check_env(env, skip_render_check=True)  # includes: info values never alias between calls
+    # includes: info values never alias between calls. Its close check (a second env built, closed twice) is the
+    # base's close, shared by every ID: test_platform's checker run on the images keeps it.
+    check_env(env, skip_render_check=True, skip_close_check=True)

@@ -259,12 +259,12 @@ def _red(pixels: np.ndarray) -> np.ndarray:
 def test_ball_is_visible_in_the_base_camera_while_it_rolls(robo_env):
     """Wherever the ball projects into the base camera's image, the pixels there are ball-red (the ball is ~3 px
     across at this distance); a few steps later, when the ball has rolled on, the same pixel is not. The ball is never
-    hidden by the task."""
+    hidden by the task (16 rendered steps, ~0.25 s each: the ball rolls at 0.25-0.5 m/s)."""
     env = robo_env("MIKASA/InterceptGrabSlow-v0", obs_variant="partial")
     base = env.unwrapped
     obs, _ = env.reset(seed=0)
     frames, where = [obs["rgb"][..., :3]], []
-    for _ in range(30):
+    for _ in range(16):
         where.append(base.ball_position[0].numpy().copy())
         obs, *_ = env.step(ZERO)
         frames.append(obs["rgb"][..., :3])
@@ -279,7 +279,7 @@ def test_ball_is_visible_in_the_base_camera_while_it_rolls(robo_env):
         if later < len(frames) and np.linalg.norm(where[later] - p) > 0.06:
             assert not _red(frames[later][row, col]), t
         checked += 1
-    assert checked >= 10, checked  # the ball is in the image on most of these steps
+    assert checked >= 10, checked  # the ball is in the image on (nearly) all of these steps
 
 
 # --------------------------------------------------------------------------------------------------------------

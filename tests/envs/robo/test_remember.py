@@ -162,20 +162,23 @@ def _seed_with_target(env, colours: dict[int, str], key: int = 0):
     ],
 )
 def test_cue_in_pixels_at_t0_absent_during_the_delay_back_at_choice(robo_env, env_id, colours, key):
-    env = robo_env(env_id, obs_variant="partial")
+    """At a 2-step cue and a 2-step delay (the phase steps at every timing are the state test's; a rendered step
+    costs ~0.25 s): the cue in both cameras, then only the empty table, then the choice."""
+    cue, delay = 2, 2
+    env = robo_env(env_id, obs_variant="partial", time_offset=cue, delta_time=delay)
     torch.manual_seed(0)
     obs, colour = _seed_with_target(env, colours, key)
     base_cam, wrist_cam = obs["rgb"][..., :3], obs["rgb"][..., 3:]
     assert _count(base_cam, colour) >= 4 and _count(wrist_cam, colour) >= 4  # the cue, in both cameras
     counts = {}
-    for t in range(1, 11):
+    for t in range(1, cue + delay + 1):
         obs, *_ = env.step(ZERO)
         counts[t] = (_count(obs["rgb"][..., :3], colour), _count(obs["rgb"][..., 3:], colour))
-    for t in range(1, 5):
+    for t in range(1, cue):
         assert counts[t][0] >= 4, t
-    for t in range(5, 10):
+    for t in range(cue, cue + delay):
         assert counts[t] == (0, 0), (t, counts[t])  # empty table in both cameras
-    assert counts[10][0] >= 4 and counts[10][1] >= 4
+    assert counts[cue + delay][0] >= 4 and counts[cue + delay][1] >= 4
 
 
 # --- the episode draws ---------------------------------------------------------------------------------------------

@@ -283,11 +283,11 @@ def test_dense_reward_on_the_oracle_policys_episodes(robo_env, mode):
 @pytest.mark.parametrize(("mode", "steps"), [("Touch", 40), ("Push", 50), ("Pick", 55)])
 def test_a_random_cup_succeeds_exactly_when_it_is_the_balls_cup(robo_env, mode, steps):
     """Acting on a random mug succeeds exactly when it is the ball's mug (chance, 1/3, without memory: its rate is
-    measured in test_solvability, slow). Seeds 200-204 hold both cases."""
+    measured in test_solvability, slow). Seeds 200-202 hold both cases (two misses, then a hit) in every mode."""
     env = _ee(robo_env, mode)
     policy = ShellPolicy(env, "random", seed=7)
     hits = []
-    for s in range(5):
+    for s in range(3):
         info = episode(env, policy, 200 + s, max_steps=steps)
         hit = policy.target == int(info["oracle"][0])
         assert bool(info["success_once"]) == hit, (mode, s, policy.target, info["oracle"])

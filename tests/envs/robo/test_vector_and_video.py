@@ -54,9 +54,39 @@ def test_gpu_style_vector_env_same_step_autoreset_on_cpu():
 
 
 @pytest.mark.skipif(has_gpu(), reason="checks the CPU path")
-def test_make_vec_picks_async_cpu_envs_here_with_seed_plus_i(robo_env):
+def test_make_vec_picks_async_cpu_envs_here_with_seed_plus_i(robo_env, monkeypatch):
+    """In this process: the CPU path hands AsyncVectorEnv its gym.make thunks (pickled, as the workers get them), the
+    forkserver start method and SAME_STEP autoreset; those thunks, run in a SyncVectorEnv here, give env i the
+    episode of seed + i and autoreset on the same step. The real worker processes (~10 s to start them) are the slow
+    ``test_make_vec_runs_its_envs_in_worker_processes``."""
+    import pickle
+
+    from membench_envs.robo import vector
+
+    seen = {}
+
+    def in_this_process(fns, context, autoreset_mode):
+        seen.update(context=context, autoreset_mode=autoreset_mode)
+        return gym.vector.SyncVectorEnv([pickle.loads(pickle.dumps(fn)) for fn in fns], autoreset_mode=autoreset_mode)
+
+    monkeypatch.setattr(vector, "AsyncVectorEnv", in_this_process)
+    venv = make_vec("MIKASA/RememberColor9-v0", num_envs=2, obs_variant="full", episode_steps=3)
+    assert seen == {"context": "forkserver", "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    _check_seed_plus_i_and_same_step_autoreset(venv, robo_env)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(has_gpu(), reason="checks the CPU path")
+def test_make_vec_runs_its_envs_in_worker_processes(robo_env):
+    """The AsyncVectorEnv itself (2 forkserver workers, each importing ManiSkill). The default suite guards the same
+    thunks, context and autoreset in-process: ``test_make_vec_picks_async_cpu_envs_here_with_seed_plus_i``."""
     venv = make_vec("MIKASA/RememberColor9-v0", num_envs=2, obs_variant="full", episode_steps=3)
     assert isinstance(venv, gym.vector.AsyncVectorEnv)
+    _check_seed_plus_i_and_same_step_autoreset(venv, robo_env)
+
+
+def _check_seed_plus_i_and_same_step_autoreset(venv, robo_env) -> None:
+    """Env i of ``venv`` (2 RememberColor9 envs, 3-step episodes) plays seed 20 + i and autoresets on the same step."""
     obs, info = venv.reset(seed=20)
     single = robo_env("MIKASA/RememberColor9-v0", obs_variant="full", episode_steps=3)
     for i in range(2):
