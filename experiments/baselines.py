@@ -67,6 +67,16 @@ BASELINES = {
             "--agent", "ppo-mlp,ppo-lstm", "--certify", "--steps", "100000", "--seeds", "3",
         ),
     ),
+    "popgym-gtrxl-easy": Baseline(
+        "POPGym, Easy level: PPO with a GTrXL core",
+        "The 16 Easy POPGym IDs with `ppo-gtrxl` on `partial` at the `popgym` baseline's budget (3 seeds of 100k "
+        "steps), scored against that baseline's certificates (`--reference`): its normalised scores sit beside the "
+        "MLP, GRU and LSTM rows there. Needs `results/popgym/` (collect `popgym` first).",
+        (
+            "--ids", "POPGym/*Easy-v0", "--agent", "ppo-gtrxl", "--steps", "100000", "--seeds", "3",
+            "--reference", "{results}/popgym",
+        ),
+    ),
 }  # fmt: skip
 #: what `collect` copies from a finished suite run (membench_agents.analysis.scorecard and .certificate)
 SUMMARIES = (
@@ -88,16 +98,20 @@ def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
     """Continue the baseline's latest unfinished suite run, or start one; collect its summaries when done."""
     from membench_agents import cli
 
-    b = BASELINES[name]
     extra = [] if jobs is None else ["--jobs", str(jobs)]
     unfinished = [p for p in _folders(runs, name) if not (p / "scorecard.json").is_file()]
     if unfinished:
         code = cli.main(["bench", "--resume", str(unfinished[-1]), *extra])
     else:
-        code = cli.main(["bench", *b.args, "--out", str(runs / name), *extra])
+        code = cli.main(["bench", *_args(name, results), "--out", str(runs / name), *extra])
     if code == 0:
         collect(name, runs, results)
     return code
+
+
+def _args(name: str, results: Path) -> list[str]:
+    """The baseline's `membench bench` arguments, ``{results}`` standing for the results folder."""
+    return [a.format(results=results) for a in BASELINES[name].args]
 
 
 def _cpu_hours(folder: Path) -> float:
@@ -123,14 +137,16 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         shown = Path("runs", "baselines", name, "scorecard", folder.name)
     for f in SUMMARIES:
         src = folder / f
+        if not src.is_file():  # (a baseline without --certify has no certificates)
+            continue
         if f.endswith(".png"):
             shutil.copyfile(src, out / f)
         else:
             (out / f).write_text(src.read_text().replace(str(folder.resolve()), str(shown)))
     card = json.loads((folder / "scorecard.json").read_text())
-    table = json.loads((folder / "certificates.json").read_text())
+    certs = json.loads(t.read_text())["tasks"] if (t := folder / "certificates.json").is_file() else []
     verdicts: dict[str, int] = {}
-    for c in table["tasks"]:
+    for c in certs:
         verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
     b = BASELINES[name]
     git = card.get("git") or {}
@@ -140,16 +156,17 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         b.description,
         "",
         f"- regenerate: `python experiments/baselines.py run {name}` (resumable), which runs "
-        f"`{shlex.join(['membench', 'bench', *b.args])}`",
+        f"`{shlex.join(['membench', 'bench', *_args(name, Path('results'))])}`",
         f"- cost: {_cpu_hours(folder):.1f} CPU-hours of training (the runs' training time, one process and one "
         "torch thread each)",
-        f"- tasks: {len(table['tasks'])}; verdicts: " + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items())),
+        f"- tasks: {len({t['task'] for t in card['tasks']})}"
+        + ("; verdicts: " + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items())) if certs else ""),
         f"- code: membench commit {str(git.get('commit', 'unknown'))[:12]}"
         + (" (with uncommitted changes)" if git.get("dirty") else "")
         + f"; scorecard written {card.get('created', '?')}",
         "",
-        "Files: `certificates.md` / `.json` / `.png` (per task floor, memory, ceiling, gap, verdict), "
-        "`scorecard.md` / `.json` / `.png` (per task and across tasks, normalised by each task's certificate).",
+        "Files: `scorecard.md` / `.json` / `.png` (per task and across tasks, normalised scores)"
+        + (", `certificates.md` / `.json` / `.png` (per task floor, memory, ceiling, gap, verdict)." if certs else "."),
     ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     print(f"baselines: {name} collected into {out}", file=sys.stderr)
@@ -194,9 +211,10 @@ def docs(results: Path, out: Path) -> Path:
         d = results / name
         readme = (d / "README.md").read_text().splitlines()
         lines += ["#" + readme[0], *readme[1:], ""]
-        cert_md = (d / "certificates.md").read_text().splitlines()
-        lines += ["### Certificates", "", *cert_md[1:], ""]
-        lines += [f"![certificates of {name}]({rel / name / 'certificates.png'})", ""]
+        if (d / "certificates.md").is_file():
+            cert_md = (d / "certificates.md").read_text().splitlines()
+            lines += ["### Certificates", "", *cert_md[1:], ""]
+            lines += [f"![certificates of {name}]({rel / name / 'certificates.png'})", ""]
         lines += [
             "### Scorecard across tasks",
             "",
@@ -221,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{a.command} needs a baseline: {', '.join(BASELINES)}")
     if a.command == "list":
         for name, b in BASELINES.items():
-            print(f"{name}: {b.title}\n  membench bench {shlex.join(b.args)}")
+            print(f"{name}: {b.title}\n  membench bench {shlex.join(_args(name, a.results))}")
         return 0
     if a.command == "run":
         return run(a.name, a.runs, a.jobs, a.results)

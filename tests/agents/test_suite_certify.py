@@ -172,3 +172,12 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     page = baselines.docs(results, tmp_path / "results.md").read_text()
     assert f"| {TASK} | return | 512 x 2 |" in page and "![certificates of popgym](" in page
     assert "| ppo-lstm (partial) | normalised score | 1 | 2 |" in page
+    # a baseline without certificates (rows scored against another baseline's): only the scorecard
+    plain = runs / "popgym-gtrxl-easy" / "scorecard" / certified.name
+    shutil.copytree(folder, plain)
+    for f in plain.glob("certificates.*"):
+        f.unlink()
+    out = baselines.collect("popgym-gtrxl-easy", runs, results)
+    assert not list(out.glob("certificates.*")) and "verdicts" not in (out / "README.md").read_text()
+    page = baselines.docs(results, tmp_path / "results.md").read_text()
+    assert page.count("### Certificates") == 1 and "![scorecard of popgym-gtrxl-easy](" in page
