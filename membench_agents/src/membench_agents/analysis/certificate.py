@@ -72,7 +72,7 @@ from membench_agents.config.env_facts import obs_variants
 from membench_agents.config.resolve import Resolved, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
-from membench_agents.runs.folder import RunFolderError, git_info, versions
+from membench_agents.runs.folder import RunFolderError, git_info, versions, write_json
 
 ROLES = ("floor", "memory", "ceiling")
 CEILING_VARIANTS = ("oracle", "full")
@@ -512,12 +512,6 @@ def _provenance(settings: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
-
-
 def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
     """certificate.json and certificate.png of a finished certificate folder."""
     results = {role: load_results(d) for role, d in zip(ROLES, b.cell_dirs, strict=True)}
@@ -529,7 +523,7 @@ def write(b: bench.Bench, meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
         "spec": meta.get("spec"),
         "command": meta.get("command"),
     }
-    _write_json(b.path / CERTIFICATE, cert)
+    write_json(b.path / CERTIFICATE, cert)
     return cert, plot(b, cert)
 
 
@@ -554,7 +548,7 @@ def write_table(
         **_provenance(settings),
         "command": command,
     }
-    _write_json(path / TABLE, data)
+    write_json(path / TABLE, data)
     (path / TABLE_MARKDOWN).write_text(table_markdown(data) + "\n")
     return data, {
         "certificates": path / TABLE,

@@ -64,7 +64,7 @@ from membench_agents.analysis.report import (
 )
 from membench_agents.errors import ConfigError
 from membench_agents.runs import suite
-from membench_agents.runs.folder import RESULTS, RunFolderError, git_info, versions
+from membench_agents.runs.folder import RESULTS, RunFolderError, git_info, versions, write_json
 
 SCORECARD = "scorecard.json"
 MARKDOWN = "scorecard.md"
@@ -478,9 +478,7 @@ def write(
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
-    tmp = path / (SCORECARD + ".tmp")
-    tmp.write_text(json.dumps(card.data, indent=1))
-    tmp.replace(path / SCORECARD)
+    write_json(path / SCORECARD, card.data)
     (path / MARKDOWN).write_text(markdown(card) + "\n")
     files = {"json": path / SCORECARD, "markdown": path / MARKDOWN, **files}
     if card.aggregate is not None:

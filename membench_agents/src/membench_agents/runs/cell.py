@@ -8,7 +8,6 @@ actually trained with.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from membench_agents.runs.folder import (
     run_label,
     same_config,
     versions,
+    write_json,
 )
 from membench_agents.runs.loop import read_eval, resume_point
 from membench_agents.runs.stats import aggregate, episode_seeds
@@ -140,9 +140,7 @@ def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> 
     }
     if wall_time is not None:
         results["wall_time_s"] = wall_time
-    tmp = run_dir / (RESULTS + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1))
-    os.replace(tmp, run_dir / RESULTS)
+    write_json(run_dir / RESULTS, results)
     return results
 
 

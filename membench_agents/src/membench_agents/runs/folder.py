@@ -200,6 +200,15 @@ def read_json(path: str | os.PathLike, what: str, fix: str, keys: tuple[str, ...
     return data
 
 
+def write_json(path: str | os.PathLike, data: Any) -> None:
+    """Write ``data`` as JSON (indent 1) to ``path`` atomically: a reader sees the old file or the new one, never a
+    part (written to ``<name>.tmp``, then renamed)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
 def _strict_equal(a: Any, b: Any) -> bool:
     """Equal values of equal types, all the way down: ``10.0`` is not ``10`` and ``1`` is not ``True``."""
     if type(a) is not type(b):
@@ -312,4 +321,5 @@ __all__ = [
     "run_label",
     "same_config",
     "versions",
+    "write_json",
 ]

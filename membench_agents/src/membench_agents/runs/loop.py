@@ -46,7 +46,16 @@ from membench_agents.runs.checkpoint import (
     save_checkpoint,
 )
 from membench_agents.runs.evaluation import evaluate_trainer
-from membench_agents.runs.folder import ERROR_LOG, EVAL, RunFolderError, diff_text, locked, read_json, same_config
+from membench_agents.runs.folder import (
+    ERROR_LOG,
+    EVAL,
+    RunFolderError,
+    diff_text,
+    locked,
+    read_json,
+    same_config,
+    write_json,
+)
 from membench_agents.runs.stats import episode_seeds, run_metric
 
 if TYPE_CHECKING:
@@ -558,9 +567,7 @@ def _train_seed(cfg, seed, seed_dir: Path, resume, report, should_stop, stop_aft
         "eval": final,
         "config": cfg,
     }
-    tmp = eval_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=1))
-    os.replace(tmp, eval_path)
+    write_json(eval_path, summary)
     with contextlib.suppress(Exception):
         trainer.close()
     (seed_dir / ERROR_LOG).unlink(missing_ok=True)  # a failed earlier attempt's log
