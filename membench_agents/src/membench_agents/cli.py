@@ -968,7 +968,7 @@ def _new_suite_run(args, summary=None):
         ceilings=None if certify is None else _ceilings(specs, certify["floor"]),
     )
     if certify is not None:
-        _check_certificates(plan.cells, certify)
+        _check_certificates(plan, certify)
     print(f"suite run: {plan.description}", file=sys.stderr)
     total = 0
     for r in plan.cells:
@@ -1041,21 +1041,12 @@ def _ceilings(specs, floor: str) -> dict[str, tuple[str, str]]:
     return {s.id: (floor, ceiling_variant(s.id)) for s in specs}
 
 
-def _check_certificates(cells, certify: dict) -> None:
+def _check_certificates(plan, certify: dict) -> None:
     """Each ID's floor, memory and ceiling cells are a certificate (all else equal), before anything is written."""
     from membench_agents.analysis.certificate import check_cells
+    from membench_agents.runs.suite import certificate_roles
 
-    by_env: dict[str, dict[str, Any]] = {}
-    for r in cells:
-        c = r.config
-        role = (
-            "ceiling"
-            if c["obs_variant"] != "partial"
-            else {certify["floor"]: "floor", certify["memory"]: "memory"}.get(c["agent"])
-        )
-        if role is not None:
-            by_env.setdefault(c["env"], {})[role] = r
-    for env, roles in by_env.items():
+    for env, roles in certificate_roles(plan.cells, plan.configs, certify["floor"], certify["memory"]).items():
         try:
             check_cells([roles[k] for k in ("floor", "memory", "ceiling")])
         except ConfigError as e:

@@ -31,7 +31,7 @@ import fnmatch
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -40,6 +40,7 @@ from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
 from membench_agents.runs.folder import RunFolderError
 
+T = TypeVar("T")
 #: The scorecard's own file in its (bench) folder.
 META_FILE = "scorecard.yaml"
 KIND = "scorecard"
@@ -153,25 +154,20 @@ def plan(
 
 
 def certificate_roles(
-    cell_labels: Sequence[str], configs: Sequence[dict[str, Any]], floor: str, memory: str
-) -> dict[str, dict[str, str]]:
-    """{ID: {"floor": label, "memory": label, "ceiling": label}} of a suite run with certificates: per ID, the
-    floor agent's and the memory agent's partial cells and the floor agent's cell on another variant; one
-    :class:`ConfigError` for an ID that lacks one of them."""
-    roles: dict[str, dict[str, str]] = {}
-    for label, c in zip(cell_labels, configs, strict=True):
-        on_partial = c["obs_variant"] == "partial"
-        role = (
-            "floor"
-            if c["agent"] == floor and on_partial
-            else "memory"
-            if c["agent"] == memory and on_partial
-            else "ceiling"
-            if c["agent"] == floor
-            else None
-        )
+    cells: Sequence[T], configs: Sequence[dict[str, Any]], floor: str, memory: str
+) -> dict[str, dict[str, T]]:
+    """{ID: {"floor": cell, "memory": cell, "ceiling": cell}} of a suite run with certificates (``cells``: what
+    stands for each config, its label or its resolved cell): per ID, the floor agent's and the memory agent's
+    partial cells and the floor agent's cell on another variant; one :class:`ConfigError` for an ID that lacks one
+    of them."""
+    roles: dict[str, dict[str, T]] = {}
+    for cell, c in zip(cells, configs, strict=True):
+        if c["obs_variant"] != "partial":
+            role = "ceiling" if c["agent"] == floor else None
+        else:
+            role = {floor: "floor", memory: "memory"}.get(c["agent"])
         if role is not None:
-            roles.setdefault(c["env"], {})[role] = label
+            roles.setdefault(c["env"], {})[role] = cell
     for env, r in roles.items():
         if set(r) != {"floor", "memory", "ceiling"}:
             raise ConfigError(f"{env}: a certificate needs a floor, a memory and a ceiling cell, found {sorted(r)}")
