@@ -106,9 +106,9 @@ def load_references(paths: Sequence[str | Path]) -> dict[str, Reference]:
     """The certificates of ``paths`` (``membench certify`` folders or their certificate.json; suite runs with
     certificates or their certificates.json: one per task), by task (the ID and its kwargs); one
     :class:`ConfigError` for a path that is not a certificate or two certificates of one task."""
-    from membench_agents.analysis.certificate import CERTIFICATE, TABLE, TABLE_KIND
+    from membench_agents.analysis.certificate import CERTIFICATE, TABLE
 
-    out: dict[str, Reference] = {}
+    found: list[Reference] = []
     for p in paths:
         p = Path(p)
         file = next((p / f for f in (CERTIFICATE, TABLE) if (p / f).is_file()), p / CERTIFICATE) if p.is_dir() else p
@@ -119,32 +119,49 @@ def load_references(paths: Sequence[str | Path]) -> dict[str, Reference]:
             )
         try:
             data = json.loads(file.read_text())
-            is_table = isinstance(data, dict) and data.get("certificates") == TABLE_KIND
-            certs = data["tasks"] if is_table else [data]
-            refs = [
-                Reference(
-                    task_name(c),
-                    str(c["metric"]),
-                    float(c["floor"]["value"]),
-                    float(c["ceiling"]["value"]),
-                    str(file if is_table else file.parent),
-                    int(c["total_steps"]),
-                )
-                for c in certs
-            ]
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):
+            data = None
+        found += references_of(data, file)
+    return _by_task(found)
+
+
+def references_of(data: Any, file: Path) -> list[Reference]:
+    """The references in a certificate's JSON, or in a suite run's table of them, read from ``file``; one
+    :class:`ConfigError` for anything else or a floor or ceiling that is not a finite number."""
+    from membench_agents.analysis.certificate import TABLE_KIND
+
+    try:
+        is_table = isinstance(data, dict) and data.get("certificates") == TABLE_KIND
+        refs = [
+            Reference(
+                task_name(c),
+                str(c["metric"]),
+                float(c["floor"]["value"]),
+                float(c["ceiling"]["value"]),
+                str(file if is_table else file.parent),
+                int(c["total_steps"]),
+            )
+            for c in (data["tasks"] if is_table else [data])
+        ]
+    except (ValueError, KeyError, TypeError):
+        raise ConfigError(
+            f"--reference {file} is not a certificate (JSON with env, metric, total_steps and the floor's and "
+            "ceiling's values, or a table of them)"
+        ) from None
+    for ref in refs:
+        if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling)):
+            raise ConfigError(f"--reference {file}: floor and ceiling must be finite numbers")
+    return refs
+
+
+def _by_task(refs: Sequence[Reference]) -> dict[str, Reference]:
+    out: dict[str, Reference] = {}
+    for ref in refs:
+        if ref.task in out:
             raise ConfigError(
-                f"--reference {file} is not a certificate (JSON with env, metric, total_steps and the floor's and "
-                "ceiling's values, or a table of them)"
-            ) from None
-        for ref in refs:
-            if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling)):
-                raise ConfigError(f"--reference {file}: floor and ceiling must be finite numbers")
-            if ref.task in out:
-                raise ConfigError(
-                    f"two reference certificates of {ref.task}: {out[ref.task].path} and {ref.path}; pass one"
-                )
-            out[ref.task] = ref
+                f"two reference certificates of {ref.task}: {out[ref.task].path} and {ref.path}; pass one"
+            )
+        out[ref.task] = ref
     return out
 
 
@@ -454,11 +471,11 @@ def write(
     if certify:
         from membench_agents.analysis.certificate import TABLE, write_table
 
-        _table, files = write_table(path, certify, meta.get("command"))
+        table, files = write_table(path, certify, meta.get("command"))
     if references is not None:
         refs = load_references(references)
     elif certify:
-        refs = load_references([path / TABLE])
+        refs = _by_task(references_of(table, path / TABLE))
     else:
         refs = load_references(meta["references"])
     skipped = [(s["env"], s["extra"]) for s in meta["skipped"]]
@@ -575,6 +592,7 @@ __all__ = [
     "compute",
     "load_references",
     "markdown",
+    "references_of",
     "rows",
     "write",
 ]
