@@ -116,6 +116,14 @@ def membench(*args: str, fresh: bool = False, timeout: float = 300) -> subproces
     return subprocess.CompletedProcess(["membench", *args], code, out.getvalue(), err.getvalue())
 
 
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    """The one ``membench: error:`` line of a command that must fail with exit status 2 (asserted)."""
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("membench: error:")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
 class TupleActionEnv(gym.Env):
     """A valid gymnasium env whose action space no agent here supports."""
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from membench_agents.errors import ConfigError
 from membench_agents.runs import loop
 
 from membench_agents import cli
-from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, membench
+from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, membench, one_error_line
 from tests.agents.test_stops import _start, _stop
 
 TMAZE = "MIKASA/TMazePassiveDense-v0"
@@ -258,16 +257,9 @@ TINY = [
 ]  # fmt: skip
 
 
-def _run(capsys, *args):
-    """``membench ARGS`` in this process: (returncode, stdout, stderr) like a finished subprocess."""
-    code = cli.main(list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
-
-
-def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path, capsys):
+def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path):
     """The command in this process (--jobs 1: no worker processes); test_cli runs the CLI as a program."""
-    out = _run(capsys, "certify", "--env", TMAZE, "--jobs", "1", "--out", str(tmp_path), *TINY)
+    out = membench("certify", "--env", TMAZE, "--jobs", "1", "--out", str(tmp_path), *TINY)
     assert out.returncode == 0, out.stderr
     folder = next((tmp_path / "certify").iterdir())
     assert {p.name for p in folder.iterdir()} >= {
@@ -313,7 +305,7 @@ def test_certify_end_to_end_writes_the_certificate_and_resumes(tmp_path, capsys)
     for f in ("ppo-lstm/results.json", "certificate.json", "certificate.png"):
         (folder / f).unlink()
     before = json.loads((folder / "ppo-mlp" / "results.json").read_text())["per_run"]
-    out = _run(capsys, "certify", "--resume", str(folder), "--no-progress", "--jobs", "1")
+    out = membench("certify", "--resume", str(folder), "--no-progress", "--jobs", "1")
     assert out.returncode == 0, out.stderr
     assert f"resuming {folder}" in out.stderr
     again = json.loads((folder / "certificate.json").read_text())
@@ -339,18 +331,9 @@ def test_a_stop_with_runs_queued_ends_with_checkpoints_saved(tmp_path):
     assert not (folder / cert.CERTIFICATE).exists()
 
 
-def _main(capsys, *args):
-    code = cli.main(list(args))
-    return code, capsys.readouterr().err
-
-
-def test_certify_errors_are_one_line(tmp_path, capsys):
+def test_certify_errors_are_one_line(tmp_path):
     def error(*args):
-        code, err = _main(capsys, "certify", *args)
-        assert code == 2, err
-        lines = [line for line in err.splitlines() if line.startswith("membench: error:")]
-        assert len(lines) == 1, err
-        return lines[0]
+        return one_error_line(membench("certify", *args))
 
     assert "has no memory" in error("--env", TMAZE, "--memory", "ppo-mlp")
     assert "cannot be combined with --spec" in error("--spec", "x.yaml", "--env", TMAZE)

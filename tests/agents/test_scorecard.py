@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shlex
 import signal
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from membench_agents.errors import ConfigError
 from membench_agents.runs import loop, suite
 
 from membench_agents import cli
-from tests.agents._runs_helpers import LONG_TRAINING_SETS
+from tests.agents._runs_helpers import LONG_TRAINING_SETS, membench, one_error_line
 from tests.agents.test_stops import _start, _stop
 
 TMAZE = "MIKASA/TMazeClassic-v0"  # success rate
@@ -206,14 +205,8 @@ TINY = [
 SUITE = ["--suite", "MIKASA-Base", "--ids", "MIKASA/TMazeClassic*"]
 
 
-def _run(capsys, *args):
-    code = cli.main(list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
-
-
-def test_a_suite_run_end_to_end_writes_the_scorecard_rebuilds_and_resumes(tmp_path, capsys):
-    out = _run(capsys, "bench", *SUITE, "--out", str(tmp_path), *TINY)
+def test_a_suite_run_end_to_end_writes_the_scorecard_rebuilds_and_resumes(tmp_path):
+    out = membench("bench", *SUITE, "--out", str(tmp_path), *TINY)
     assert out.returncode == 0, out.stderr
     folder = next((tmp_path / "scorecard").iterdir())
     cells = [f"MIKASA__{t}__{a}" for t in ("TMazeClassic-v0", "TMazeClassicDense-v0") for a in ("ppo-mlp", "ppo-lstm")]
@@ -246,7 +239,7 @@ def test_a_suite_run_end_to_end_writes_the_scorecard_rebuilds_and_resumes(tmp_pa
     # report --scorecard rebuilds it from the folder
     table = (folder / sc.MARKDOWN).read_text()
     (folder / sc.MARKDOWN).unlink()
-    out = _run(capsys, "report", str(folder), "--scorecard")
+    out = membench("report", str(folder), "--scorecard")
     assert out.returncode == 0, out.stderr
     assert (folder / sc.MARKDOWN).read_text() == table
 
@@ -254,7 +247,7 @@ def test_a_suite_run_end_to_end_writes_the_scorecard_rebuilds_and_resumes(tmp_pa
     (folder / cells[1] / "seed_0" / "eval.json").unlink()
     for f in (f"{cells[1]}/results.json", sc.SCORECARD, sc.MARKDOWN):
         (folder / f).unlink()
-    out = _run(capsys, "bench", "--resume", str(folder), "--no-progress", "--jobs", "1")
+    out = membench("bench", "--resume", str(folder), "--no-progress", "--jobs", "1")
     assert out.returncode == 0, out.stderr
     assert f"resuming {folder}" in out.stderr and (folder / sc.SCORECARD).is_file()
     assert json.loads((folder / sc.SCORECARD).read_text())["rows"][0] == data["rows"][0]
@@ -277,28 +270,23 @@ def test_a_stop_with_runs_queued_ends_with_checkpoints_saved(tmp_path):
     assert not (folder / sc.SCORECARD).exists()
 
 
-def _error(capsys, *args):
-    code = cli.main(["bench", *args])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    lines = [line for line in err.splitlines() if line.startswith("membench: error:")]
-    assert len(lines) == 1, err
-    return lines[0]
+def _error(*args):
+    return one_error_line(membench("bench", *args))
 
 
 def test_suite_run_errors_are_one_line(tmp_path, capsys, monkeypatch):
-    assert "unknown suite 'Nope'; valid: MEM, MIKASA-Base" in _error(capsys, "--suite", "Nope")
-    assert "--ids pattern(s) 'X*' match no ID of suite POPGym" in _error(capsys, "--suite", "POPGym", "--ids", "X*,P*")
-    assert "unknown memory type 'colour'" in _error(capsys, "--memory-type", "colour")
-    assert "--env cannot be combined with --suite" in _error(capsys, "--suite", "POPGym", "--env", TMAZE)
-    assert "--dry-run belong to a suite run" in _error(capsys, "--dry-run")
-    assert "--agent takes one agent outside a suite run" in _error(capsys, "--agent", "ppo-mlp,ppo-lstm")
-    assert "--suite cannot be combined with --resume" in _error(capsys, "--resume", str(tmp_path), "--suite", "POPGym")
+    assert "unknown suite 'Nope'; valid: MEM, MIKASA-Base" in _error("--suite", "Nope")
+    assert "--ids pattern(s) 'X*' match no ID of suite POPGym" in _error("--suite", "POPGym", "--ids", "X*,P*")
+    assert "unknown memory type 'colour'" in _error("--memory-type", "colour")
+    assert "--env cannot be combined with --suite" in _error("--suite", "POPGym", "--env", TMAZE)
+    assert "--dry-run belong to a suite run" in _error("--dry-run")
+    assert "--agent takes one agent outside a suite run" in _error("--agent", "ppo-mlp,ppo-lstm")
+    assert "--suite cannot be combined with --resume" in _error("--resume", str(tmp_path), "--suite", "POPGym")
     # a missing extra: every such ID named, nothing written; --skip-missing names what it skips
     import membench_envs._deps as deps
 
     monkeypatch.setattr(deps, "installed", lambda extra: extra != "popgym")
-    line = _error(capsys, "--ids", "POPGym/RepeatFirst*,MIKASA/TMazeClassic-v0", "--out", str(tmp_path))
+    line = _error("--ids", "POPGym/RepeatFirst*,MIKASA/TMazeClassic-v0", "--out", str(tmp_path))
     assert line == (
         "membench: error: 3 ID(s) need an extra that is not installed: POPGym/RepeatFirstEasy-v0, "
         "POPGym/RepeatFirstMedium-v0, POPGym/RepeatFirstHard-v0 (pip install 'membench-envs[popgym]'); install "

@@ -6,7 +6,6 @@ certificates is a --reference like a certificate folder; and the errors."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 import yaml
@@ -16,6 +15,7 @@ from membench_agents.errors import ConfigError
 from membench_agents.runs import suite
 
 from membench_agents import cli
+from tests.agents._runs_helpers import membench, one_error_line
 
 TASK = "POPGym/RepeatPreviousEasy-v0"
 TINY = [
@@ -23,12 +23,6 @@ TINY = [
     "--set", "ppo.num_envs=8", "--set", "ppo.num_steps=16", "--set", "ppo.hidden_size=16",
     "--set", "ppo.num_minibatches=2", "--set", "eval.episodes=10", "--set", "eval.every_steps=0",
 ]  # fmt: skip
-
-
-def _run(capsys, *args):
-    code = cli.main(list(args))
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +63,15 @@ def test_the_certificates_come_from_the_runs_own_cells_and_normalise_the_scoreca
         assert t["normalisation"]["source"].startswith(f"certificate {certified / cert.TABLE}")
 
 
-def test_a_table_of_certificates_is_a_reference_and_a_scorecard_folder_roundtrips(certified, capsys):
+def test_a_table_of_certificates_is_a_reference_and_a_scorecard_folder_roundtrips(certified):
     refs = sc.load_references([certified])
     assert list(refs) == [TASK] and refs[TASK].path == str(certified / cert.TABLE)
     (certified / cert.TABLE_MARKDOWN).unlink()
-    out = _run(capsys, "report", str(certified), "--scorecard")
+    out = membench("report", str(certified), "--scorecard")
     assert out.returncode == 0, out.stderr
     assert (certified / cert.TABLE_MARKDOWN).is_file()
     html = certified.parent / "page.html"
-    out = _run(capsys, "report", str(certified), "--html", str(html))
+    out = membench("report", str(certified), "--html", str(html))
     assert out.returncode == 0, out.stderr
     assert "Memory-improvability certificates: 1 task(s)" in html.read_text()
 
@@ -113,27 +107,22 @@ def test_the_roles_of_each_id_and_a_missing_role_is_an_error():
     }
 
 
-def _error(capsys, *args):
-    code = cli.main(["bench", *args])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    lines = [line for line in err.splitlines() if line.startswith("membench: error:")]
-    assert len(lines) == 1, err
-    return lines[0]
+def _error(*args):
+    return one_error_line(membench("bench", *args))
 
 
-def test_certify_errors_are_one_line_and_a_dry_run_lists_the_ceilings(tmp_path, capsys):
+def test_certify_errors_are_one_line_and_a_dry_run_lists_the_ceilings(tmp_path):
     ids = ["--ids", TASK, "--out", str(tmp_path)]
     assert "--certify needs ppo-mlp (the floor) and ppo-lstm (memory) among --agent; add ppo-lstm" in _error(
-        capsys, *ids, "--certify", "--agent", "ppo-mlp,ppo-gru"
+        *ids, "--certify", "--agent", "ppo-mlp,ppo-gru"
     )
     assert "--certify normalises each task by its own certificate" in _error(
-        capsys, *ids, "--certify", "--reference", str(tmp_path)
+        *ids, "--certify", "--reference", str(tmp_path)
     )
-    assert "--certify needs the agents on partial" in _error(capsys, *ids, "--certify", "--obs-variant", "oracle")
-    assert "--certify belong to a suite run" in _error(capsys, "--certify", "--out", str(tmp_path))
-    assert "--certify cannot be combined with --resume" in _error(capsys, "--resume", str(tmp_path), "--certify")
-    out = _run(capsys, "bench", *ids, "--certify", "--agent", "ppo-mlp,ppo-gru,ppo-lstm", "--dry-run", *TINY[:4])
+    assert "--certify needs the agents on partial" in _error(*ids, "--certify", "--obs-variant", "oracle")
+    assert "--certify belong to a suite run" in _error("--certify", "--out", str(tmp_path))
+    assert "--certify cannot be combined with --resume" in _error("--resume", str(tmp_path), "--certify")
+    out = membench("bench", *ids, "--certify", "--agent", "ppo-mlp,ppo-gru,ppo-lstm", "--dry-run", *TINY[:4])
     assert out.returncode == 0, out.stderr
     assert (
         "3 agent(s) (ppo-mlp, ppo-gru, ppo-lstm) on partial, and a certificate's ceiling cell on 1 ID(s)" in out.stderr
