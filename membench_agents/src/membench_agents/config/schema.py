@@ -29,14 +29,11 @@ import re
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from membench_agents.algos.registry import AGENTS, ALGORITHMS, AgentInfo, check_agent
 from membench_agents.config.env_facts import check_env_id, obs_variants
 from membench_agents.errors import ConfigError, close_matches
-
-if TYPE_CHECKING:
-    from membench_agents.algos.ppo import PPOConfig
 
 #: Fields of an algorithm's config dataclass that come from the run, not from its config section.
 SET_BY_RUN = ("core", "seed", "total_steps", "device")
@@ -565,8 +562,9 @@ class RunConfig:
         return AGENTS[self.agent]
 
     @property
-    def ppo(self) -> PPOConfig | None:
-        """The PPO section (membench PPO agents), else None."""
+    def ppo(self) -> Any:
+        """The PPO section (membench PPO agents: a ``PPOConfig``), else None. Typed ``Any``: the config layer
+        sits below the algorithms and never imports them, not even for type checking."""
         return self.algo if self.agent_info.kind == "ppo" else None
 
     @property
@@ -580,7 +578,7 @@ class RunConfig:
             raise ConfigError(f"agent {self.agent!r} is a stable-baselines3 agent: it has no membench algorithm config")
         return dataclasses.replace(self.algo, seed=seed)
 
-    def ppo_config(self, seed: int) -> PPOConfig:
+    def ppo_config(self, seed: int) -> Any:
         """The PPOConfig of the run with training seed ``seed`` (membench PPO agents only)."""
         if self.ppo is None:
             raise ConfigError(f"agent {self.agent!r} is not a membench PPO agent")
