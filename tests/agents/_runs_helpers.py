@@ -161,3 +161,42 @@ def register_test_envs() -> None:
     for name, cls in (("TupleAction-v0", TupleActionEnv), ("NestedDictObs-v0", NestedDictObsEnv)):
         if f"membench-test/{name}" not in gym.registry:
             gym.register(f"membench-test/{name}", entry_point=cls)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p.name))
+    return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def worker_processes(pid: int) -> tuple[list[int], list[int]]:
+    """The run workers of the membench process ``pid`` and their worker servers (Linux, from /proc): the
+    children of its multiprocessing forkserver, or (spawned workers) its own ``spawn_main`` children."""
+    workers, servers = [], []
+    for c in _children(pid):
+        if b"forkserver" in _cmdline(c):
+            servers.append(c)
+            workers += _children(c)
+        elif b"spawn_main" in _cmdline(c):
+            workers.append(c)
+    return workers, servers
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not; Linux)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -28,7 +28,7 @@ from membench_agents.runs import cell, envstate, loop
 from membench_agents.runs.checkpoint import CheckpointError, load_checkpoint
 from membench_agents.runs.folder import RunFolderError, locked
 
-from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, tiny_config
+from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, alive, tiny_config, worker_processes
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -378,28 +378,6 @@ def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
         assert kind == "checkpoint" and payload["env_state"] is not None
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                stat = (p / "stat").read_text()
-                cmd = (p / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in cmd:
-                out.append(int(p.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_the_parent_killed_during_start_up(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -423,12 +401,13 @@ def test_workers_die_with_the_parent_killed_during_start_up(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        assert _wait_for(lambda: len(_children(proc.pid)) == 2, 120), "no workers started"
-        workers = _children(proc.pid)
+        assert _wait_for(lambda: len(worker_processes(proc.pid)[0]) == 2, 120), "no workers started"
+        workers, servers = worker_processes(proc.pid)
     finally:
         proc.kill()
         proc.wait()
-    assert _wait_for(lambda: not any(_alive(w) for w in workers), 60), "workers outlived the parent"
+    assert _wait_for(lambda: not any(alive(w) for w in workers), 60), "workers outlived the parent"
+    assert _wait_for(lambda: not any(alive(s) for s in servers), 10), "the worker server outlived the parent"
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing.forkserver
 import subprocess
 
 import numpy as np
@@ -236,14 +237,17 @@ def test_without_the_bar_progress_is_one_plain_line_per_evaluation_and_per_inter
 
 
 def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tmp_path, monkeypatch):
+    """In worker processes, which take the environment variables of the parent as they are when they start."""
     pytest.importorskip("wandb")
     from membench_agents.runs.tracking import Tracking, run_id
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    monkeypatch.setenv("WANDB_MODE", "offline")
+    if workers._context().get_start_method() == "forkserver":  # the variables below are set after it started
+        multiprocessing.forkserver.ensure_running()
+    monkeypatch.setenv("WANDB_MODE", "offline")  # without it, W&B refuses to run without an account
     monkeypatch.setenv("WANDB_SILENT", "true")
-    cfg = tiny_config("ppo-mlp", iterations=2)
-    cell.train(cfg, tmp_path, progress=False, tracking=Tracking(project="membench-test"))
+    cfg = tiny_config("ppo-mlp", iterations=2, seeds=[0, 1])
+    cell.train(cfg, tmp_path, workers=2, progress=False, tracking=Tracking(project="membench-test"))
     seed_dir = tmp_path / "seed_0"
     acc = EventAccumulator(str(seed_dir))
     acc.Reload()

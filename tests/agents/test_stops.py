@@ -24,11 +24,13 @@ from tests.agents._runs_helpers import (
     LONG_TRAINING_SETS,
     ROOT,
     TMAZE,
+    alive,
     assert_same_params,
     final_params,
     history,
     membench,
     tiny_config,
+    worker_processes,
 )
 
 _BOUND_S = 60  # from the signal to the command's exit
@@ -157,28 +159,14 @@ def test_a_stop_of_a_sweep_with_runs_queued_ends(tmp_path):
 def _stuck_workers(pid: int) -> int:
     """How many worker processes of ``pid`` block SIGINT (Stuck-v0 does at its 41st step)."""
     n = 0
-    for p in _python_children(pid):
+    for w in worker_processes(pid)[0]:
         try:
-            if b"spawn_main" not in (p / "cmdline").read_bytes():
-                continue
-            blocked = next(line for line in (p / "status").read_text().splitlines() if line.startswith("SigBlk:"))
+            status = Path(f"/proc/{w}/status").read_text().splitlines()
+            blocked = next(line for line in status if line.startswith("SigBlk:"))
         except (OSError, StopIteration):
             continue
         n += bool(int(blocked.split()[1], 16) & (1 << (signal.SIGINT - 1)))
     return n
-
-
-def _python_children(pid: int) -> list[Path]:
-    out = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                stat = (p / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(p)
-    return out
 
 
 _CRASHY = '''
@@ -294,6 +282,7 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
     try:
         assert _wait_for(lambda: _stuck_workers(proc.pid) >= 2, 180), "the runs did not get stuck"
         assert len(_started_seeds(tmp_path)) == 2
+        workers = worker_processes(proc.pid)[0]
         proc.send_signal(signal.SIGINT)
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
@@ -305,7 +294,7 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
             proc.communicate()
     assert proc.returncode == 130, err
     assert time.monotonic() - t0 < 15
-    assert not _python_children(proc.pid)
+    assert not any(alive(w) for w in workers)  # killed after the grace period, not left behind
     assert all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1))
 
 

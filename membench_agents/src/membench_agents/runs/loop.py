@@ -94,14 +94,14 @@ SLOW_ITERATION_S = 5.0
 
 class StopFlag:
     """Polled by the training loop and, inside an iteration or an evaluation, by the trainer. True after
-    SIGINT / SIGTERM, or (``parent_pid`` set) once the process that started this one is gone."""
+    SIGINT / SIGTERM, or (``parent_gone`` given) once it says the process that started this one is gone."""
 
-    def __init__(self, parent_pid: int | None = None) -> None:
+    def __init__(self, parent_gone: Callable[[], bool] | None = None) -> None:
         self.count = 0
-        self.parent_pid = parent_pid
+        self.parent_gone = parent_gone
 
     def __call__(self) -> bool:
-        if self.parent_pid is not None and os.getppid() != self.parent_pid:
+        if self.parent_gone is not None and self.parent_gone():
             return True
         return self.count > 0
 
