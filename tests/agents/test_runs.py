@@ -246,8 +246,8 @@ def test_the_config_is_in_tensorboard_and_track_mirrors_every_scalar_to_wandb(tm
         multiprocessing.forkserver.ensure_running()
     monkeypatch.setenv("WANDB_MODE", "offline")  # without it, W&B refuses to run without an account
     monkeypatch.setenv("WANDB_SILENT", "true")
-    cfg = tiny_config("ppo-mlp", iterations=2, seeds=[0, 1])
-    cell.train(cfg, tmp_path, workers=2, progress=False, tracking=Tracking(project="membench-test"))
+    cfg = tiny_config("ppo-mlp", iterations=2)
+    cell.train(cfg, tmp_path, workers=2, progress=False, tracking=Tracking(project="membench-test"))  # 1 worker
     seed_dir = tmp_path / "seed_0"
     acc = EventAccumulator(str(seed_dir))
     acc.Reload()
