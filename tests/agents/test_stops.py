@@ -484,8 +484,8 @@ def test_a_stop_names_a_few_queued_runs_and_counts_the_rest():
         write = staticmethod(lines.append)
 
     queued = [workers.Job(f"cell{i}/s0", {}, 0, "") for i in range(workers.NAMED_QUEUED + 3)]
-    workers._not_started(Bar(), queued)
-    workers._not_started(Bar(), queued[:2])
+    workers.report_not_started(Bar(), queued)
+    workers.report_not_started(Bar(), queued[:2])
     assert lines == [
         f"{len(queued)} queued run(s) not started: "
         + ", ".join(f"cell{i}/s0" for i in range(workers.NAMED_QUEUED))

@@ -44,6 +44,7 @@ from membench_agents.config.env_facts import env_score
 from membench_agents.config.resolve import resolve
 from membench_agents.runs import cell, folder, loop, stats
 from membench_agents.runs.evaluation import evaluate_trainer
+from membench_agents.runs.executors import Executor
 from membench_agents.runs.folder import RESULTS
 from membench_agents.runs.tracking import Tracking
 
@@ -64,10 +65,14 @@ def train(
     progress: bool = True,
     tracking: Tracking | None = None,
     resume: str | os.PathLike | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> Run:
     """Train a cell and return its :class:`Run` (``membench train``). ``overrides`` are ``--set`` items
     (``"ppo.learning_rate=1e-3"``); ``jobs``: seeds trained at once in worker processes (1: in this process);
-    ``resume``: continue that run folder with its own config (then give nothing else)."""
+    ``resume``: continue that run folder with its own config (then give nothing else); ``executor``, ``address``:
+    where the seeds train, as ``--executor`` and ``--address`` (``"ray"``: tasks of a Ray cluster)."""
+    where = Executor(executor, address)
     if resume is not None:
         run_dir = Path(resume)
         cfg = cell.run_config(run_dir)
@@ -84,7 +89,9 @@ def train(
             device=device,
         ).config
         run_dir = Path(run_dir) if run_dir is not None else folder.new_run_dir(out, cfg)
-    cell.train(cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking)
+    cell.train(
+        cfg, run_dir, workers=jobs, resume=resume is not None, progress=progress, tracking=tracking, executor=where
+    )
     plot_run(run_dir)
     return Run(run_dir)
 

@@ -58,6 +58,17 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default=0,
         help="runs trained in parallel processes, 1 torch thread each (default 0: min(CPUs, runs))",
     )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs train: local (this machine's worker processes, the default) or ray (each run a task on "
+        "a Ray cluster; extra: membench-agents[ray]; run folders on storage every node sees)",
+    )
+    p.add_argument(
+        "--address",
+        help="the Ray cluster for --executor ray (default: RAY_ADDRESS if set, else a new local cluster)",
+    )
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--device", help="cpu, cuda or auto (default: the config's, cpu)")
@@ -367,6 +378,23 @@ def _workers(requested: int, n_jobs: int) -> int:
     return max(1, min(os.cpu_count() or 1, n_jobs))
 
 
+def _executor(args):
+    """The executor of ``--executor``/``--address`` (one clear error for a backend whose extra is missing)."""
+    from membench_agents.runs.executors import Executor
+
+    return Executor(args.executor, args.address)
+
+
+def _at_a_time(args, n_jobs: int) -> tuple[int, str]:
+    """``workers`` for :func:`~membench_agents.runs.workers.run_jobs` and the line that says where the runs train."""
+    if args.executor == "local":
+        n = _workers(args.jobs, n_jobs)
+        return n, f"{n_jobs} training runs, {n} at a time"
+    where = args.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+    limit = f"{args.jobs} at a time" if args.jobs else "as many at a time as the cluster schedules"
+    return args.jobs, f"{n_jobs} training runs on Ray ({where}), {limit}"
+
+
 def _flags_given(args, names: tuple[str, ...]) -> list[str]:
     """The flags among ``names`` (argparse dests) given on the command line, as typed: ``--run-dir``."""
     return [f"--{k.replace('_', '-')}" for k in names if getattr(args, k) is not None]
@@ -425,6 +453,7 @@ def cmd_train(args) -> int:
     from membench_agents.runs import cell, folder, workers
 
     tracking = _tracking(args)
+    executor = _executor(args)
     if args.resume:
         run_dir = Path(args.resume)
         cfg = _resume_config(args, run_dir)
@@ -450,10 +479,11 @@ def cmd_train(args) -> int:
         results = cell.train(
             cfg,
             run_dir,
-            workers=_workers(args.jobs, len(cfg["seeds"])),
+            workers=_at_a_time(args, len(cfg["seeds"]))[0],
             resume=bool(args.resume),
             progress=not args.no_progress,
             tracking=tracking,
+            executor=executor,
         )
     except KeyboardInterrupt:
         print(f"\ninterrupted: checkpoints saved; continue with\n  membench train --resume {run_dir}", file=sys.stderr)
@@ -724,6 +754,7 @@ def cmd_sweep(args) -> int:
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
+    executor = _executor(args)
     if args.resume:
         given = _flags_given(args, ("spec", "steps", "seeds", "out", "device"))
         given += ["--dry-run"] if args.dry_run else []
@@ -755,15 +786,15 @@ def cmd_sweep(args) -> int:
         jobs = sweep.prepare(spec, cells, sweep_dir)
         meta = sweep.read_sweep(sweep_dir)
         print(f"sweep folder: {sweep_dir}", file=sys.stderr)
-    n_workers = _workers(args.jobs, len(jobs))
-    print(f"{len(jobs)} training runs, {n_workers} at a time", file=sys.stderr)
+    n_workers, where = _at_a_time(args, len(jobs))
+    print(where, file=sys.stderr)
     with contextlib.ExitStack() as held:
         for c in cells:  # one writer per run folder
             held.enter_context(folder.locked(sweep_dir / "cells" / c.name))
         try:
             for job in jobs:
                 job.tracking = tracking
-            workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress)
+            workers.run_jobs(jobs, workers=n_workers, progress=not args.no_progress, executor=executor)
         except KeyboardInterrupt:
             print(
                 f"\ninterrupted: checkpoints saved; continue with\n  membench sweep --resume {sweep_dir}",
@@ -802,15 +833,15 @@ def cmd_list(args) -> int:
 # ------------------------------------------------------------------------------------------------------
 # bench
 # ------------------------------------------------------------------------------------------------------
-def _run_bench(b, args, tracking, command: str) -> bool:
+def _run_bench(b, args, tracking, executor, command: str) -> bool:
     """Train a bench folder's runs (``args.jobs`` workers); False when Ctrl-C or SIGTERM stopped them (checkpoints
     saved, the resume command printed). A failed run raises with ``membench <command> --resume`` as its fix."""
     from membench_agents.runs import bench, workers
 
-    n_workers = _workers(args.jobs, len(b.jobs))
-    print(f"{len(b.jobs)} training runs, {n_workers} at a time", file=sys.stderr)
+    n_workers, where = _at_a_time(args, len(b.jobs))
+    print(where, file=sys.stderr)
     try:
-        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking)
+        bench.run(b, workers=n_workers, progress=not args.no_progress, tracking=tracking, executor=executor)
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: checkpoints saved; continue with\n  membench {command} --resume {b.path}", file=sys.stderr
@@ -828,6 +859,7 @@ def cmd_bench(args) -> int:
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
+    executor = _executor(args)
     suite_run = any(v is not None for v in (args.suite, args.ids, args.memory_type))
     if args.resume:
         names = ("env", "agent", "spec", "steps", "seeds", "out", "device", "suite", "ids", "memory_type")
@@ -864,7 +896,7 @@ def cmd_bench(args) -> int:
             return 0
     else:
         b = _new_bench(args)
-    if not _run_bench(b, args, tracking, "bench"):
+    if not _run_bench(b, args, tracking, executor, "bench"):
         return 130
     if suite_run:
         return _write_scorecard(b, t0, summary)
@@ -1074,6 +1106,7 @@ def cmd_certify(args) -> int:
 
     t0 = time.perf_counter()
     tracking = _tracking(args)
+    executor = _executor(args)
     if args.resume:
         names = ("env", "floor", "memory", "ceiling_variant", "spec", "steps", "seeds", "out", "device", "tolerance")
         given = _flags_given(args, names) + (["--set"] if args.set else [])
@@ -1111,7 +1144,7 @@ def cmd_certify(args) -> int:
         b = certificate.create(plan, args.out or DEFAULT_OUT, tolerance=tolerance, spec=args.spec, overrides=args.set)
         meta = certificate.read_meta(b.path)
         print(f"certificate folder: {b.path}", file=sys.stderr)
-    if not _run_bench(b, args, tracking, "certify"):
+    if not _run_bench(b, args, tracking, executor, "certify"):
         return 130
     cert, plot = certificate.write(b, meta)
     print(certificate.text(cert))

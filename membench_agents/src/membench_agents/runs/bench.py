@@ -30,6 +30,7 @@ from membench_agents.algos.trainer import preflight
 from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, parse_override, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell
+from membench_agents.runs.executors import Executor
 from membench_agents.runs.folder import RunFolderError, folder_name, locked, run_label
 from membench_agents.runs.tracking import Tracking
 from membench_agents.runs.workers import Job, run_jobs
@@ -292,8 +293,15 @@ def resume(path: str | Path) -> Bench:
     return Bench(path, cell_labels, configs, jobs, meta.get("title"), meta.get("expect") or {})
 
 
-def run(bench: Bench, workers: int = 1, progress: bool = True, tracking: Tracking | None = None) -> None:
+def run(
+    bench: Bench,
+    workers: int = 1,
+    progress: bool = True,
+    tracking: Tracking | None = None,
+    executor: Executor | None = None,
+) -> None:
     """Train every job of the bench (each cell folder locked: one writer), then write each cell's results.json.
+    ``executor``: where the runs train (:mod:`membench_agents.runs.executors`; None: this machine).
 
     A stop (Ctrl-C, SIGTERM) raises :class:`KeyboardInterrupt`, a failed run
     :class:`~membench_agents.runs.workers.RunFailed`, with every checkpoint saved: :func:`resume` continues."""
@@ -302,7 +310,7 @@ def run(bench: Bench, workers: int = 1, progress: bool = True, tracking: Trackin
             held.enter_context(locked(d))
         for job in bench.jobs:
             job.tracking = tracking
-        run_jobs(bench.jobs, workers=workers, progress=progress)
+        run_jobs(bench.jobs, workers=workers, progress=progress, executor=executor)
         for d in bench.cell_dirs:
             cell.finalize_run(d)
 

@@ -17,6 +17,7 @@ from membench_agents.algos.trainer import check_device_available, preflight
 from membench_agents.config.env_facts import env_score
 from membench_agents.config.resolve import dump
 from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
+from membench_agents.runs.executors import Executor
 from membench_agents.runs.folder import (
     CONFIG,
     RESULTS,
@@ -152,12 +153,14 @@ def train(
     resume: bool = False,
     progress: bool = True,
     tracking: Tracking | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Train every seed of one cell into ``run_dir``, evaluate, write results.json.
 
     ``resume``: continue the folder's run; ``cfg`` must be the config its seeds were trained with. The
     folder is locked for the whole call (a second process gets one error). ``tracking``: mirror each seed's
-    scalars to Weights & Biases (:mod:`membench_agents.runs.tracking`)."""
+    scalars to Weights & Biases (:mod:`membench_agents.runs.tracking`). ``executor``: where the seeds train
+    (:mod:`membench_agents.runs.executors`; None: this machine, ``workers`` processes)."""
     run_dir = Path(run_dir)
     t0 = time.perf_counter()
     if not resume:
@@ -180,7 +183,7 @@ def train(
             jobs = prepare_run(cfg, run_dir)
         for job in jobs:
             job.tracking = tracking
-        run_jobs(jobs, workers=workers, progress=progress)
+        run_jobs(jobs, workers=workers, progress=progress, executor=executor)
         return finalize_run(run_dir, wall_time=time.perf_counter() - t0)
 
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from membench_agents.algos.registry import AGENTS
 from membench_agents.errors import ConfigError
@@ -34,6 +34,9 @@ from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.runs.folder import ERROR_LOG, EVAL
 from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 from membench_agents.runs.tracking import Tracking
+
+if TYPE_CHECKING:
+    from membench_agents.runs.executors import Executor
 
 
 @dataclasses.dataclass
@@ -159,7 +162,7 @@ def plain_line(label: str, msg: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def _job_steps_done(job: Job) -> int:
+def steps_done(job: Job) -> int:
     """Steps already trained (for the progress bar of a resumed run)."""
     d = Path(job.seed_dir)
     if (d / EVAL).is_file():
@@ -224,7 +227,7 @@ def _watch_parent(parent_pid: int) -> Callable[[], bool]:
     return lambda: bool(select.select([fd], [], [], 0)[0])  # a pidfd turns readable when its process exits
 
 
-def _failure(job: Job, error: BaseException) -> str:
+def failure_line(job: Job, error: BaseException) -> str:
     """The one line that names a failed run: its label, the error's message and the seed's log (if written)."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     what = lines[-1] if lines else type(error).__name__
@@ -262,13 +265,17 @@ def _worker(job: Job, queue, parent_pid: int, environ: dict[str, str]) -> None:
         except KeyboardInterrupt:
             queue.put(("interrupted", job.label, "aborted (second signal); the last periodic checkpoint remains"))
         except BaseException as e:  # every failure becomes one line (train_seed wrote the traceback to the log)
-            queue.put(("error", job.label, _failure(job, e)))
+            queue.put(("error", job.label, failure_line(job, e)))
     for sig in STOP_SIGNALS:  # the result is sent: a late stop request must not break the exit
         signal.signal(sig, signal.SIG_IGN)
 
 
-def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[str, dict[str, Any]]:
-    """Run the jobs, ``workers`` at a time (1: in this process). Returns the summaries by job label.
+def run_jobs(
+    jobs: list[Job], workers: int = 1, progress: bool = True, executor: Executor | None = None
+) -> dict[str, dict[str, Any]]:
+    """Run the jobs, ``workers`` at a time (1: in this process) on this machine, or on the ``executor``'s cluster
+    (:mod:`membench_agents.runs.executors`; ``workers`` 0 there: as many at a time as it schedules). Returns the
+    summaries by job label.
 
     After a stop signal (Ctrl-C, SIGTERM) or a failed job, no queued job starts: every running job saves a
     checkpoint at its next consistent point and stops, and this returns as soon as they have. A second
@@ -278,10 +285,12 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
     """
     bar = Progress(jobs, enabled=progress)
     for j in jobs:
-        bar.start(j, _job_steps_done(j))
+        bar.start(j, steps_done(j))
     results: dict[str, dict[str, Any]] = {}
     try:
-        if workers <= 1:
+        if executor is not None and executor.name != "local":
+            executor.runner(jobs, workers, bar, results).run()
+        elif workers <= 1:
             _run_inline(jobs, bar, results)
         else:
             _Pool(jobs, workers, bar, results).run()
@@ -294,7 +303,8 @@ def run_jobs(jobs: list[Job], workers: int = 1, progress: bool = True) -> dict[s
 NAMED_QUEUED = 6
 
 
-def _not_started(bar: Progress, queued: list[Job]) -> None:
+def report_not_started(bar: Progress, queued: list[Job]) -> None:
+    """The line that names the queued runs a stop or a failure left unstarted (none: nothing)."""
     if queued:
         names = ", ".join(j.label for j in queued[:NAMED_QUEUED])
         more = len(queued) - NAMED_QUEUED
@@ -320,35 +330,59 @@ def _run_inline(jobs: list[Job], bar: Progress, results: dict[str, dict[str, Any
                 )
             except Interrupted as e:
                 bar.write(f"[{job.label}] {e}")
-                _not_started(bar, jobs[i + 1 :])
+                report_not_started(bar, jobs[i + 1 :])
                 raise KeyboardInterrupt from None
             except ConfigError:  # bad input met inside the run (a checkpoint that does not fit, ...): one line
-                _not_started(bar, jobs[i + 1 :])
+                report_not_started(bar, jobs[i + 1 :])
                 raise
             except KeyboardInterrupt:
                 raise
             except Exception as e:
-                _not_started(bar, jobs[i + 1 :])
-                raise RunFailed([_failure(job, e)]) from None
+                report_not_started(bar, jobs[i + 1 :])
+                raise RunFailed([failure_line(job, e)]) from None
             bar.finish(job)
 
 
-class _Pool:
-    """Jobs in worker processes, ``workers`` at a time, the most costly first (:func:`run_jobs`): the workers'
-    messages, stop signals forwarded to them, and every exit accounted for."""
+class JobRunner:
+    """Jobs that run elsewhere (worker processes here, tasks on a cluster: :mod:`membench_agents.runs.executors`),
+    ``workers`` at a time (0: all at once, as the cluster schedules them), the most costly first: the jobs'
+    messages, stop signals forwarded to them, and every end accounted for (:func:`run_jobs`).
+
+    A subclass starts a job (:meth:`launch`), takes the jobs' messages and notices ended ones (:meth:`poll`,
+    which hands each message to :meth:`handle` and each job that ended without a result to :meth:`lost`),
+    asks the running jobs to checkpoint and stop (:meth:`ask_to_stop`) and ends them at once (:meth:`abort`).
+    A job's messages: ``("progress", label, msg)``, ``("done", label, summary)``, ``("interrupted", label,
+    text)``, ``("error", label, one line)``."""
 
     def __init__(self, jobs: list[Job], workers: int, bar: Progress, results: dict[str, dict[str, Any]]) -> None:
-        self.ctx = _context()
-        self.q = self.ctx.Queue()
-        self.workers, self.bar, self.results = workers, bar, results
+        self.workers = workers if workers > 0 else len(jobs)
+        self.bar, self.results = bar, results
         self.pending = sorted(jobs, key=lambda j: -j.cost)
         self.by_label = {j.label: j for j in jobs}
-        self.running: dict[str, Any] = {}
+        self.running: dict[str, Any] = {}  # label -> the subclass's handle of the running job
         self.failures: list[str] = []  # one line per failed run
         self.failed: set[str] = set()
         self.interrupted: list[str] = []
         self.stop = StopFlag()
 
+    # -- what a subclass provides ----------------------------------------------------------------------------
+    def launch(self, job: Job) -> Any:
+        """Start the job; its handle."""
+        raise NotImplementedError
+
+    def poll(self) -> None:
+        """Handle the messages that arrived (waiting half a second at most) and the jobs that ended."""
+        raise NotImplementedError
+
+    def ask_to_stop(self) -> None:
+        """Ask every running job that has not answered yet to checkpoint at its next consistent point and stop."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """End the jobs still running (the loop ended early: a second signal, an error here) within seconds."""
+        raise NotImplementedError
+
+    # -- the loop --------------------------------------------------------------------------------------------
     def run(self) -> None:
         """Run every job unless stopped or one fails; then :class:`RunFailed` or :class:`KeyboardInterrupt`."""
         previous = [(s, signal.signal(s, self.forward)) for s in STOP_SIGNALS]
@@ -365,8 +399,9 @@ class _Pool:
         finally:
             for s, h in previous:
                 signal.signal(s, h)
-            _abort(self.running)
-        _not_started(self.bar, self.pending)
+            if self.running:
+                self.abort()
+        report_not_started(self.bar, self.pending)
         if self.failures:
             raise RunFailed(self.failures)
         if self.stop.count or self.interrupted:
@@ -379,24 +414,10 @@ class _Pool:
     def start_jobs(self) -> None:
         while self.pending and len(self.running) < self.workers and self.may_start():
             job = self.pending.pop(0)
-            p = self.ctx.Process(
-                target=_worker, args=(job, self.q, os.getpid(), dict(os.environ)), name=f"membench-{job.label}"
-            )
-            p.start()
-            self.running[job.label] = p
-
-    def poll(self) -> None:
-        """Handle one message (waiting half a second at most), then account for the workers that exited."""
-        try:
-            self.handle(*self.q.get(timeout=0.5))
-        except Empty:
-            pass
-        for label, p in list(self.running.items()):
-            if p.exitcode is not None:
-                self.reap(label, p)
+            self.running[job.label] = self.launch(job)
 
     def handle(self, kind: str, label: str, payload: Any) -> None:
-        """One message from a worker: progress, its final summary, an interruption or an error."""
+        """One message from a job: progress, its final summary, an interruption or an error."""
         if kind == "progress":
             self.bar.update(self.by_label[label], payload)
         elif kind == "done":
@@ -414,14 +435,17 @@ class _Pool:
         """Whether the job has sent no result yet (no summary, interruption or error)."""
         return label not in self.results and label not in self.interrupted and label not in self.failed
 
-    def ask_to_stop(self) -> None:
-        for label, p in self.running.items():
-            if self.unanswered(label):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGINT)
+    def lost(self, label: str, why: str) -> None:
+        """The job ended without sending a result (``why``: what ended it): a failure naming its log or folder."""
+        d = Path(self.by_label[label].seed_dir)
+        log = d / ERROR_LOG
+        where = f"its log: {log}" if log.is_file() else f"its folder: {d}"
+        self.failed.add(label)
+        self.failures.append(f"{label}: {why}; {where}")
+        self.bar.write(f"failed: {self.failures[-1]}")
 
     def forward(self, signum, frame) -> None:
-        """The handler of a stop signal: the first asks the workers to stop, a second aborts."""
+        """The handler of a stop signal: the first asks the jobs to stop, a second aborts."""
         self.stop.count += 1
         if self.stop.count == 1:
             self.bar.write(
@@ -431,6 +455,31 @@ class _Pool:
         self.ask_to_stop()
         if self.stop.count > 1:
             raise KeyboardInterrupt
+
+
+class _Pool(JobRunner):
+    """Jobs in worker processes of this machine (see the module docstring)."""
+
+    def __init__(self, jobs: list[Job], workers: int, bar: Progress, results: dict[str, dict[str, Any]]) -> None:
+        super().__init__(jobs, workers, bar, results)
+        self.ctx = _context()
+        self.q = self.ctx.Queue()
+
+    def launch(self, job: Job) -> Any:
+        p = self.ctx.Process(
+            target=_worker, args=(job, self.q, os.getpid(), dict(os.environ)), name=f"membench-{job.label}"
+        )
+        p.start()
+        return p
+
+    def poll(self) -> None:
+        try:
+            self.handle(*self.q.get(timeout=0.5))
+        except Empty:
+            pass
+        for label, p in list(self.running.items()):
+            if p.exitcode is not None:
+                self.reap(label, p)
 
     def reap(self, label: str, p) -> None:
         """A worker has exited: take what it sent before it did, then account for it."""
@@ -442,15 +491,18 @@ class _Pool:
         p.join()
         del self.running[label]
         if self.unanswered(label):
-            d = Path(self.by_label[label].seed_dir)
-            log = d / ERROR_LOG
-            where = f"its log: {log}" if log.is_file() else f"its folder: {d}"
-            self.failed.add(label)
-            self.failures.append(
-                f"{label}: the worker process exited with code {p.exitcode} without a result "
-                f"(killed, or out of memory?); {where}"
+            self.lost(
+                label, f"the worker process exited with code {p.exitcode} without a result (killed, or out of memory?)"
             )
-            self.bar.write(f"failed: {self.failures[-1]}")
+
+    def ask_to_stop(self) -> None:
+        for label, p in self.running.items():
+            if self.unanswered(label):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGINT)
+
+    def abort(self) -> None:
+        _abort(self.running)
 
 
 def _abort(running: dict[str, Any], grace_s: float = 5.0) -> None:
