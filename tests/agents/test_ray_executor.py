@@ -8,6 +8,7 @@ stopped driver are ``slow``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -45,7 +46,7 @@ def test_an_unknown_executor_a_missing_extra_and_an_address_without_ray_are_one_
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray cluster of 2 CPUs that the executor attaches to (and leaves running between tests)."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield
     ray.shutdown()
 
@@ -99,10 +100,10 @@ def _ray_start(*args: str, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-@pytest.fixture(scope="module")
-def two_nodes(tmp_path_factory):
-    """A head and a second node of one CPU each, on loopback, with a token of their own; the driver's environment
-    (``RAY_ADDRESS``, the token) while the module runs."""
+@contextlib.contextmanager
+def _cluster(temp: Path):
+    """A head and a second node of one CPU each, on loopback, with a token of their own: (the driver's environment
+    with ``RAY_ADDRESS`` and the token, the second node's ``ray start`` process)."""
     port = _free_port()
     env = dict(
         os.environ,
@@ -111,9 +112,7 @@ def two_nodes(tmp_path_factory):
         RAY_ADDRESS=f"127.0.0.1:{port}",
         OMP_NUM_THREADS="1",
     )
-    temp = tmp_path_factory.mktemp("ray")
-    head = _ray_start("--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp}", env=env)
-    nodes = [head]
+    nodes = [_ray_start("--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp}", env=env)]
     try:
         probe = (
             "import ray; ray.init(logging_level='ERROR'); import time\n"
@@ -126,15 +125,23 @@ def two_nodes(tmp_path_factory):
         nodes.append(_ray_start(f"--address=127.0.0.1:{port}", env=env))
         out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
         assert out.stdout.strip() == "2", out.stderr
-        yield env
+        yield env, nodes[1]
     finally:
         for p in reversed(nodes):
-            p.send_signal(signal.SIGTERM)
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
         for p in reversed(nodes):
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory):
+    """The driver's environment while the module's tests share one cluster of two nodes."""
+    with _cluster(tmp_path_factory.mktemp("ray")) as (env, _second):
+        yield env
 
 
 def _membench(env: dict[str, str], *args: str, **kw) -> subprocess.Popen:
@@ -251,3 +258,40 @@ def test_ctrl_c_stops_the_runs_on_the_cluster_at_a_checkpoint_and_a_rerun_resume
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert all(len(_attempts(run / f"seed_{s}")) == 2 for s in (0, 1))
+
+
+@pytest.mark.slow
+def test_a_node_that_dies_mid_run_has_its_run_retried_elsewhere_and_it_ends_equal(tmp_path_factory, tmp_path):
+    """Two seeds, one per node; the second node is killed (all its processes) once both have checkpointed."""
+    cfg = tiny_config("ppo-mlp", iterations=150, seeds=[0, 1])
+    ref = cell.train(cfg, tmp_path / "here", workers=1, progress=False)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(json.dumps(cfg))
+    run = tmp_path / "ray"
+    with _cluster(tmp_path_factory.mktemp("ray")) as (env, second):
+        proc = _membench(env, "train", "--config", str(path), "--executor", "ray", "--run-dir", str(run))
+        try:
+            end = time.monotonic() + 180
+            while time.monotonic() < end and proc.poll() is None:
+                with contextlib.suppress(Exception):
+                    if all(
+                        load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] >= 8 * 16 * 20
+                        for s in (0, 1)
+                    ):
+                        break
+                time.sleep(0.1)
+            pids = {s: _attempts(run / f"seed_{s}")[0]["pid"] for s in (0, 1)}
+            os.killpg(second.pid, signal.SIGKILL)  # the node: its raylet, its workers, its `ray start`
+            second.wait()
+            _, err = proc.communicate(timeout=600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err
+    victims = [s for s in (0, 1) if len(_attempts(run / f"seed_{s}")) == 2]
+    assert len(victims) == 1, [_attempts(run / f"seed_{s}") for s in (0, 1)]
+    first, again = _attempts(run / f"seed_{victims[0]}")
+    assert first["pid"] == pids[victims[0]] and again["node_id"] != first["node_id"] and again["from_step"] > 0
+    assert json.loads((run / "results.json").read_text())["per_run"] == ref["per_run"]
+    for s in (0, 1):
+        assert_same_params(final_params(tmp_path / "here" / f"seed_{s}"), final_params(run / f"seed_{s}"))

@@ -67,7 +67,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--address",
-        help="the Ray cluster for --executor ray (default: RAY_ADDRESS if set, else a new local cluster)",
+        help="the Ray cluster for --executor ray (default: RAY_ADDRESS if set, else the one `ray start` runs on this "
+        "machine, else a new local one)",
     )
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -390,7 +391,7 @@ def _at_a_time(args, n_jobs: int) -> tuple[int, str]:
     if args.executor == "local":
         n = _workers(args.jobs, n_jobs)
         return n, f"{n_jobs} training runs, {n} at a time"
-    where = args.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+    where = args.address or os.environ.get("RAY_ADDRESS") or "this machine"
     limit = f"{args.jobs} at a time" if args.jobs else "as many at a time as the cluster schedules"
     return args.jobs, f"{n_jobs} training runs on Ray ({where}), {limit}"
 

@@ -27,7 +27,7 @@ BACKENDS: dict[str, tuple[str, str, str] | None] = {
 @dataclasses.dataclass(frozen=True)
 class Executor:
     """A backend and where it runs: ``address`` is the Ray cluster to attach to (None: ``RAY_ADDRESS`` if set,
-    else a new local cluster)."""
+    else the cluster `ray start` runs on this machine, else a new local one)."""
 
     name: str = "local"
     address: str | None = None

@@ -134,10 +134,7 @@ class Runner(JobRunner):
         super().__init__(jobs, workers, bar, results)
         self.started_ray = not ray.is_initialized()
         if self.started_ray:
-            if address is None and not os.environ.get("RAY_ADDRESS"):  # a new local cluster, no dashboard
-                ray.init(logging_level=logging.ERROR, include_dashboard=False)
-            else:
-                ray.init(address=address, logging_level=logging.ERROR)
+            ray.init(address=address, logging_level=logging.ERROR)  # None: RAY_ADDRESS, this machine's, or a new one
         self.hub = Hub.remote()  # type: ignore[attr-defined]
         self.task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(run_task)
 
