@@ -24,13 +24,12 @@ import pytest
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell, executors, workers
 from membench_agents.runs.checkpoint import load_checkpoint
-from membench_agents.runs.executors import Executor
+from membench_agents.runs.executors import ATTEMPTS, Executor
 from membench_agents.runs.folder import LOCK
 
 from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, assert_same_params, final_params, tiny_config
 
 ray = pytest.importorskip("ray")
-from membench_agents.runs.ray_executor import ATTEMPTS  # noqa: E402 (needs ray)
 
 
 def test_an_unknown_executor_a_missing_extra_and_an_address_without_ray_are_one_clear_error(monkeypatch):
