@@ -44,7 +44,7 @@ $(STAMP): Makefile membench_envs/pyproject.toml membench_agents/pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q $(PINS) $(LINT_PINS) pytest pytest-xdist==3.8.0
 	$(PIP) install -q --no-deps $(REFERENCE_NODEPS)
-	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad,mujoco]' -e './membench_agents[sb3,wandb,video,ray]'
+	$(PIP) install -q -e './membench_envs[popgym,minigrid,robo,atari,vizdoom,memory-maze,numpad,mujoco]' -e './membench_agents[sb3,wandb,video,ray,slurm]'
 	touch $(STAMP)
 
 # Debian, as root: Vulkan (lavapipe) from bookworm-backports: SAPIEN needs Mesa >= 24.3, even in state mode.

@@ -67,12 +67,14 @@ def train(
     resume: str | os.PathLike | None = None,
     executor: str = "local",
     address: str | None = None,
+    slurm: Iterable[str] = (),
 ) -> Run:
     """Train a cell and return its :class:`Run` (``membench train``). ``overrides`` are ``--set`` items
     (``"ppo.learning_rate=1e-3"``); ``jobs``: seeds trained at once in worker processes (1: in this process);
-    ``resume``: continue that run folder with its own config (then give nothing else); ``executor``, ``address``:
-    where the seeds train, as ``--executor`` and ``--address`` (``"ray"``: tasks of a Ray cluster)."""
-    where = Executor(executor, address)
+    ``resume``: continue that run folder with its own config (then give nothing else); ``executor``, ``address``,
+    ``slurm``: where the seeds train, as ``--executor``, ``--address`` and ``--slurm`` (``"ray"``: tasks of a Ray
+    cluster; ``"slurm"``: Slurm jobs)."""
+    where = Executor(executor, address, tuple(slurm))
     if resume is not None:
         run_dir = Path(resume)
         cfg = cell.run_config(run_dir)

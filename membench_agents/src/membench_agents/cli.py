@@ -60,15 +60,24 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=("local", "ray", "slurm"),
         default="local",
-        help="where the runs train: local (this machine's worker processes, the default) or ray (each run a task on "
-        "a Ray cluster; extra: membench-agents[ray]; run folders on storage every node sees)",
+        help="where the runs train: local (this machine's worker processes, the default), ray (each run a task on "
+        "a Ray cluster; extra: membench-agents[ray]) or slurm (each run a Slurm job; extra: membench-agents[slurm]); "
+        "on a cluster, run folders must be on storage every node sees",
     )
     p.add_argument(
         "--address",
         help="the Ray cluster for --executor ray (default: RAY_ADDRESS if set, else the one `ray start` runs on this "
         "machine, else a new local one)",
+    )
+    p.add_argument(
+        "--slurm",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Slurm job parameter for --executor slurm, in submitit's names (slurm_partition=gpu, timeout_min=600, "
+        "mem_gb=16, slurm_account=..., cluster=local to try the submissions on this machine); repeatable",
     )
     p.add_argument("--out", help=f"root folder for new runs (default: {DEFAULT_OUT}/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -383,7 +392,7 @@ def _executor(args):
     """The executor of ``--executor``/``--address`` (one clear error for a backend whose extra is missing)."""
     from membench_agents.runs.executors import Executor
 
-    return Executor(args.executor, args.address)
+    return Executor(args.executor, args.address, tuple(args.slurm))
 
 
 def _at_a_time(args, n_jobs: int) -> tuple[int, str]:
@@ -391,8 +400,10 @@ def _at_a_time(args, n_jobs: int) -> tuple[int, str]:
     if args.executor == "local":
         n = _workers(args.jobs, n_jobs)
         return n, f"{n_jobs} training runs, {n} at a time"
-    where = args.address or os.environ.get("RAY_ADDRESS") or "this machine"
     limit = f"{args.jobs} at a time" if args.jobs else "as many at a time as the cluster schedules"
+    if args.executor == "slurm":
+        return args.jobs, f"{n_jobs} training runs as Slurm jobs, {limit}"
+    where = args.address or os.environ.get("RAY_ADDRESS") or "this machine"
     return args.jobs, f"{n_jobs} training runs on Ray ({where}), {limit}"
 
 

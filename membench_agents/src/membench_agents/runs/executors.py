@@ -1,6 +1,7 @@
-"""Where a multi-run command trains its runs: ``local`` (this machine's worker processes, the default) or
-``ray`` (each run a task on a Ray cluster). One backend is one module with a :class:`~membench_agents.runs.
-workers.JobRunner` subclass; :data:`BACKENDS` names it and the extra that installs what it needs.
+"""Where a multi-run command trains its runs: ``local`` (this machine's worker processes, the default), ``ray``
+(each run a task on a Ray cluster) or ``slurm`` (each run a Slurm job, through submitit). One backend is one
+module with a ``Runner`` (a :class:`~membench_agents.runs.workers.JobRunner`); :data:`BACKENDS` names it and the
+extra that installs what it needs; on the nodes, every cluster backend runs :func:`run_on_node`.
 
 Whatever the backend, the run folder is the unit of truth: a run resumes from its folder (its checkpoint, its
 done marker), so a run that a backend retries or re-submits continues where it stopped, and a finished run is
@@ -41,36 +42,44 @@ ATTEMPTS = "attempts.jsonl"
 BACKENDS: dict[str, tuple[str, str, str] | None] = {
     "local": None,
     "ray": ("membench_agents.runs.ray_executor", "ray", "ray"),
+    "slurm": ("membench_agents.runs.slurm_executor", "slurm", "submitit"),
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Executor:
     """A backend and where it runs: ``address`` is the Ray cluster to attach to (None: ``RAY_ADDRESS`` if set,
-    else the cluster `ray start` runs on this machine, else a new local one)."""
+    else the cluster `ray start` runs on this machine, else a new local one); ``options`` are Slurm job
+    parameters, ``KEY=VALUE`` (:mod:`membench_agents.runs.slurm_executor`)."""
 
     name: str = "local"
     address: str | None = None
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.name not in BACKENDS:
             raise ConfigError(f"unknown executor {self.name!r}; choose one of: {', '.join(BACKENDS)}")
         spec = BACKENDS[self.name]
+        if self.address is not None and self.name != "ray":
+            raise ConfigError("--address names a Ray cluster: it needs --executor ray")
+        if self.options and self.name != "slurm":
+            raise ConfigError("--slurm sets Slurm job parameters: it needs --executor slurm")
         if spec is None:
-            if self.address is not None:
-                raise ConfigError("--address names a cluster: it needs --executor ray")
             return
-        _module, extra, library = spec
+        module, extra, library = spec
         if importlib.util.find_spec(library) is None:
             raise ConfigError(
                 f"--executor {self.name} needs the {library!r} package: pip install 'membench-agents[{extra}]'"
             )
+        if self.name == "slurm":  # its parameters and Slurm itself, before a command writes anything
+            importlib.import_module(module).check(self.options)
 
     def runner(self, jobs: list, workers: int, bar: Any, results: dict[str, dict[str, Any]]) -> Any:
         """The backend's :class:`~membench_agents.runs.workers.JobRunner` for these jobs."""
         spec = BACKENDS[self.name]
         assert spec is not None, "the local executor runs in membench_agents.runs.workers"
-        return importlib.import_module(spec[0]).Runner(jobs, workers, bar, results, address=self.address)
+        where = {"address": self.address} if self.name == "ray" else {"options": self.options}
+        return importlib.import_module(spec[0]).Runner(jobs, workers, bar, results, **where)
 
 
 def _watch(stopped: Callable[[], bool], stop: StopFlag, done: threading.Event) -> None:
