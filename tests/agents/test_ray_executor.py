@@ -155,30 +155,45 @@ def _membench(env: dict[str, str], *args: str, **kw) -> subprocess.Popen:
     )
 
 
+SWEEP = """
+name: two-nodes
+env: MIKASA/TMazePassive-v0
+seeds: 2
+steps: 384
+episodes: 10
+set: [eval.num_envs=10, ppo.num_envs=8, ppo.num_steps=16, ppo.num_minibatches=2, ppo.update_epochs=2,
+      ppo.hidden_size=16, ppo.deterministic=true]
+designs:
+  - design: vary_length
+    agents: [ppo-mlp]
+    lengths: [2, 3]
+"""
+
+
 @pytest.mark.slow
 def test_a_sweep_of_runs_lands_on_both_nodes_and_equals_the_local_runs(two_nodes, tmp_path):
-    cfg = tiny_config("ppo-mlp", iterations=3, seeds=[0, 1, 2, 3])
-    here = cell.train(cfg, tmp_path / "here", workers=1, progress=False)
-    path = tmp_path / "cfg.yaml"
-    path.write_text(json.dumps(cfg))
-    proc = _membench(
-        two_nodes,
-        "train",
-        "--config",
-        str(path),
-        "--executor",
-        "ray",
-        "--run-dir",
-        str(tmp_path / "ray"),
-        "--no-progress",
+    spec = tmp_path / "two-nodes.yaml"
+    spec.write_text(SWEEP)
+    here = _membench(two_nodes, "sweep", str(spec), "--jobs", "1", "--no-progress", "--out", str(tmp_path / "here"))
+    there = _membench(
+        two_nodes, "sweep", str(spec), "--executor", "ray", "--no-progress", "--out", str(tmp_path / "ray")
     )
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    assert json.loads((tmp_path / "ray" / "results.json").read_text())["per_run"] == here["per_run"]
-    nodes = {_attempts(tmp_path / "ray" / f"seed_{s}")[0]["node_id"] for s in range(4)}
-    assert len(nodes) == 2, nodes
-    for s in range(4):
-        assert_same_params(final_params(tmp_path / "here" / f"seed_{s}"), final_params(tmp_path / "ray" / f"seed_{s}"))
+    for proc in (here, there):
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    (a,) = (tmp_path / "here" / "sweeps" / "two-nodes").iterdir()
+    (b,) = (tmp_path / "ray" / "sweeps" / "two-nodes").iterdir()
+    nodes = set()
+    for cell_dir in sorted((a / "cells").iterdir()):
+        other = b / "cells" / cell_dir.name
+        assert (
+            json.loads((cell_dir / "results.json").read_text())["per_run"]
+            == json.loads((other / "results.json").read_text())["per_run"]
+        )
+        for s in (0, 1):
+            assert_same_params(final_params(cell_dir / f"seed_{s}"), final_params(other / f"seed_{s}"))
+            nodes |= {attempt["node_id"] for attempt in _attempts(other / f"seed_{s}")}
+    assert len(nodes) == 2, nodes  # 4 runs of 1 CPU each on two nodes of 1 CPU
 
 
 def _kill_when_checkpointed(seed_dir: Path, after_step: int, proc: subprocess.Popen) -> int | None:
