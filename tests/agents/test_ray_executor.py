@@ -42,12 +42,26 @@ def test_an_unknown_executor_a_missing_extra_and_an_address_without_ray_are_one_
         Executor("ray")
 
 
+def test_a_command_that_starts_ray_itself_leaves_no_cluster_and_the_signal_handlers_as_they_were(tmp_path):
+    """(First in the module: the cluster of the tests below is not up yet in this process.)"""
+    assert not ray.is_initialized()
+    handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
+    cfg = tiny_config("ppo-mlp", iterations=1)
+    cell.train(cfg, tmp_path / "run", workers=0, progress=False, executor=Executor("ray"))
+    assert (tmp_path / "run" / "seed_0" / "eval.json").is_file()
+    assert not ray.is_initialized()
+    assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == handlers  # ray.init replaces SIGTERM's
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray cluster of 2 CPUs that the executor attaches to (and leaves running between tests)."""
+    handlers = [(s, signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM)]
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield
     ray.shutdown()
+    for s, h in handlers:  # ray.init replaced SIGTERM's handler for the rest of the process
+        signal.signal(s, h)
 
 
 def _attempts(seed_dir: Path) -> list[dict]:

@@ -68,8 +68,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--address",
-        help="the Ray cluster for --executor ray (default: RAY_ADDRESS if set, else the one `ray start` runs on this "
-        "machine, else a new local one)",
+        help="the Ray cluster for --executor ray, host:port, or auto for the one `ray start` runs on this machine "
+        "(default: RAY_ADDRESS if set, else a new local cluster)",
     )
     p.add_argument(
         "--slurm",
@@ -403,7 +403,7 @@ def _at_a_time(args, n_jobs: int) -> tuple[int, str]:
     limit = f"{args.jobs} at a time" if args.jobs else "as many at a time as the cluster schedules"
     if args.executor == "slurm":
         return args.jobs, f"{n_jobs} training runs as Slurm jobs, {limit}"
-    where = args.address or os.environ.get("RAY_ADDRESS") or "this machine"
+    where = args.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
     return args.jobs, f"{n_jobs} training runs on Ray ({where}), {limit}"
 
 

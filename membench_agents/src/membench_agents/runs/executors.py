@@ -48,8 +48,8 @@ BACKENDS: dict[str, tuple[str, str, str] | None] = {
 
 @dataclasses.dataclass(frozen=True)
 class Executor:
-    """A backend and where it runs: ``address`` is the Ray cluster to attach to (None: ``RAY_ADDRESS`` if set,
-    else the cluster `ray start` runs on this machine, else a new local one); ``options`` are Slurm job
+    """A backend and where it runs: ``address`` is the Ray cluster to attach to (``auto``: the one ``ray start``
+    runs on this machine; None: ``RAY_ADDRESS`` if set, else a new local cluster); ``options`` are Slurm job
     parameters, ``KEY=VALUE`` (:mod:`membench_agents.runs.slurm_executor`)."""
 
     name: str = "local"

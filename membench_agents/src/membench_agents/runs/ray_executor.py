@@ -1,9 +1,9 @@
 """The ``ray`` executor: each run a Ray task on a cluster (``--executor ray``).
 
-The driver (the ``membench`` command) attaches to the cluster named by ``--address`` or ``RAY_ADDRESS`` (else to
-the one ``ray start`` runs on this machine, else it starts a local one) and submits one task per run with the
-resources its config needs (1 CPU, and 1 GPU for a ``device: cuda`` run); ``--jobs N`` caps the runs in flight
-(0: every run is submitted and the cluster schedules them). A task is
+The driver (the ``membench`` command) attaches to the cluster named by ``--address`` or ``RAY_ADDRESS``
+(``auto``: the one ``ray start`` runs on this machine), else starts a local one of its own, and submits one task
+per run with the resources its config needs (1 CPU, and 1 GPU for a ``device: cuda`` run); ``--jobs N`` caps the
+runs in flight (0: every run is submitted and the cluster schedules them). A task is
 :func:`~membench_agents.runs.executors.run_on_node`: it trains its seed in the run folder, which must be on
 storage every node sees.
 
@@ -19,11 +19,14 @@ storage every node sees.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from typing import Any
 
 import ray
 
 from membench_agents.runs.executors import RETRIES, run_on_node
+from membench_agents.runs.loop import STOP_SIGNALS
 from membench_agents.runs.workers import Job, JobRunner, Progress
 
 
@@ -79,8 +82,13 @@ class Runner(JobRunner):
     ) -> None:
         super().__init__(jobs, workers, bar, results)
         self.started_ray = not ray.is_initialized()
+        self.handlers = [(s, signal.getsignal(s)) for s in STOP_SIGNALS]  # ray.init replaces SIGTERM's for good
         if self.started_ray:
-            ray.init(address=address, logging_level=logging.ERROR)  # None: RAY_ADDRESS, this machine's, or a new one
+            if address is None and not os.environ.get("RAY_ADDRESS"):
+                # a new local cluster: never a stale one that `ray start` left in /tmp/ray (ray.init's default)
+                ray.init(address="local", logging_level=logging.ERROR, include_dashboard=False)
+            else:
+                ray.init(address=address, logging_level=logging.ERROR)  # "auto": the one `ray start` runs here
         self.hub = Hub.remote()  # type: ignore[attr-defined]
         self.task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(run_task)
 
@@ -90,6 +98,8 @@ class Runner(JobRunner):
         finally:
             if self.started_ray:
                 ray.shutdown()
+                for s, h in self.handlers:
+                    signal.signal(s, h)
 
     def launch(self, job: Job) -> Any:
         gpus = 1 if job.cfg.get("device") == "cuda" else 0
