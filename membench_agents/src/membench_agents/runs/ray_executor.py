@@ -24,6 +24,7 @@ import signal
 from typing import Any
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from membench_agents.runs.executors import RETRIES, run_on_node
 from membench_agents.runs.loop import STOP_SIGNALS
@@ -89,7 +90,9 @@ class Runner(JobRunner):
                 ray.init(address="local", logging_level=logging.ERROR, include_dashboard=False)
             else:
                 ray.init(address=address, logging_level=logging.ERROR)  # "auto": the one `ray start` runs here
-        self.hub = Hub.remote()  # type: ignore[attr-defined]
+        # on the driver's node: a hub on another node would die with it, and the driver with the hub
+        here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+        self.hub = Hub.options(scheduling_strategy=here).remote()  # type: ignore[attr-defined]
         self.task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)(run_task)
 
     def run(self) -> None:
