@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from queue import Empty
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from membench_agents.algos.registry import AGENTS
 from membench_agents.errors import ConfigError
@@ -34,9 +34,6 @@ from membench_agents.runs.checkpoint import CHECKPOINT, load_checkpoint
 from membench_agents.runs.folder import ERROR_LOG, EVAL
 from membench_agents.runs.loop import STOP_SIGNALS, Interrupted, StopFlag, train_seed
 from membench_agents.runs.tracking import Tracking
-
-if TYPE_CHECKING:
-    from membench_agents.runs.executors import Executor
 
 
 @dataclasses.dataclass
@@ -271,11 +268,11 @@ def _worker(job: Job, queue, parent_pid: int, environ: dict[str, str]) -> None:
 
 
 def run_jobs(
-    jobs: list[Job], workers: int = 1, progress: bool = True, executor: Executor | None = None
+    jobs: list[Job], workers: int = 1, progress: bool = True, executor: Any = None
 ) -> dict[str, dict[str, Any]]:
     """Run the jobs, ``workers`` at a time (1: in this process) on this machine, or on the ``executor``'s cluster
-    (:mod:`membench_agents.runs.executors`; ``workers`` 0 there: as many at a time as it schedules). Returns the
-    summaries by job label.
+    (an :class:`membench_agents.runs.executors.Executor`, typed ``Any``: that module imports this one; ``workers``
+    0 there: as many at a time as it schedules). Returns the summaries by job label.
 
     After a stop signal (Ctrl-C, SIGTERM) or a failed job, no queued job starts: every running job saves a
     checkpoint at its next consistent point and stops, and this returns as soon as they have. A second
