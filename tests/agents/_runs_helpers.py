@@ -200,3 +200,22 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def interrupt_once_started(proc: subprocess.Popen, run: Path, seeds=(0, 1), wait_s: float = 180) -> str:
+    """SIGINT to a `membench train` process once every seed of ``run`` has logged (then 2 s more); its stderr
+    after it exited (killed if it outlives 120 s)."""
+    import signal
+    import time
+
+    try:
+        end = time.monotonic() + wait_s
+        while not all((run / f"seed_{s}" / "metrics.jsonl").is_file() for s in seeds) and time.monotonic() < end:
+            time.sleep(0.2)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return err

@@ -27,7 +27,14 @@ from membench_agents.runs.checkpoint import load_checkpoint
 from membench_agents.runs.executors import ATTEMPTS, Executor, run_on_node
 from membench_agents.runs.folder import LOCK
 
-from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, assert_same_params, final_params, tiny_config
+from tests.agents._runs_helpers import (
+    LONG_TRAINING_SETS,
+    ROOT,
+    assert_same_params,
+    final_params,
+    interrupt_once_started,
+    tiny_config,
+)
 
 ray = pytest.importorskip("ray")
 
@@ -248,16 +255,7 @@ def test_ctrl_c_stops_the_runs_on_the_cluster_at_a_checkpoint_and_a_rerun_resume
         "ray",
     ]
     proc = _membench(two_nodes, *args, "--run-dir", str(run))
-    try:
-        end = time.monotonic() + 180
-        while not all((run / f"seed_{s}" / "metrics.jsonl").is_file() for s in (0, 1)) and time.monotonic() < end:
-            time.sleep(0.2)
-        time.sleep(2)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = interrupt_once_started(proc, run, wait_s=180)
     assert proc.returncode == 130, err
     assert f"membench train --resume {run}" in err
     steps = [load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]

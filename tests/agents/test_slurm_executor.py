@@ -19,7 +19,15 @@ from membench_agents.runs.checkpoint import load_checkpoint
 from membench_agents.runs.executors import ATTEMPTS, Executor
 from membench_agents.runs.folder import LOCK
 
-from tests.agents._runs_helpers import ROOT, assert_same_params, final_params, membench, one_error_line, tiny_config
+from tests.agents._runs_helpers import (
+    ROOT,
+    assert_same_params,
+    final_params,
+    interrupt_once_started,
+    membench,
+    one_error_line,
+    tiny_config,
+)
 
 pytest.importorskip("submitit")
 
@@ -124,16 +132,7 @@ def test_ctrl_c_stops_the_jobs_at_a_checkpoint_and_a_rerun_resumes_them(tmp_path
     run = tmp_path / "jobs"
     slurm = ["--executor", "slurm", "--slurm", "cluster=local", "--no-progress"]
     proc = _driver("train", "--config", str(path), *slurm, "--run-dir", str(run))
-    try:
-        end = time.monotonic() + 120
-        while not all((run / f"seed_{s}" / "metrics.jsonl").is_file() for s in (0, 1)) and time.monotonic() < end:
-            time.sleep(0.2)
-        time.sleep(2)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = interrupt_once_started(proc, run, wait_s=120)
     assert proc.returncode == 130, err
     assert f"membench train --resume {run}" in err
     steps = [load_checkpoint(run / f"seed_{s}" / "checkpoint.pt")["global_step"] for s in (0, 1)]
