@@ -1,4 +1,6 @@
-"""Memory cores: the interface, hidden-state hygiene (episode starts, batch isolation) and truncated BPTT."""
+"""Memory cores: the interface, hidden-state hygiene (episode starts, batch isolation) and truncated BPTT, on every
+recurrent core through each of its sequence paths (the linear-recurrent cores' scan itself:
+tests/agents/test_linear_cores.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,12 @@ import torch
 from membench_agents.nets.actor_critic import ActorCritic
 from membench_agents.nets.memory import CORES, GRUCore, LSTMCore, MemoryCore, MLPCore, make_core
 
-RECURRENT = ["lstm", "gru"]
-ALL = ["mlp", "lstm", "gru"]
+RNN = ["lstm", "gru"]
+LINEAR = ["ffm", "mingru", "lru"]
+RECURRENT = [*RNN, *LINEAR]
+ALL = ["mlp", *RECURRENT]
+#: each recurrent core's whole-sequence path ("sequence") and its step-by-step reference ("loop")
+PATHS = {"lstm": "padded", "gru": "padded", "ffm": "scan", "mingru": "scan", "lru": "scan"}
 T, B, F, H = 12, 5, 6, 16
 
 
@@ -53,7 +59,7 @@ def test_the_interface_is_initial_state_forward_and_step():
 
 
 def test_registry_and_factory():
-    assert set(CORES) == {"mlp", "lstm", "gru", "gtrxl"}
+    assert set(CORES) == {"mlp", "lstm", "gru", "gtrxl", "ffm", "mingru", "lru"}
     assert isinstance(make_core("mlp", F, H), MLPCore)
     assert isinstance(make_core("LSTM", F, H), LSTMCore)
     assert isinstance(make_core("gru", F, H), GRUCore)
@@ -93,13 +99,14 @@ def test_bad_shapes_are_rejected(name):
 @pytest.mark.parametrize("name", RECURRENT)
 @pytest.mark.parametrize("p_start", [0.0, 0.15, 0.5])
 def test_whole_sequence_equals_step_by_step(name, p_start):
-    """The padded-segment and masked-loop sequence paths and T single steps give the same features and state."""
+    """The whole-sequence path (the RNNs' padded segments, the linear cores' scan), the masked step loop and T
+    single steps give the same features and state."""
     core = make_core(name, F, H)
     x = _inputs(1)
     es = torch.rand(T, B, generator=torch.Generator().manual_seed(2)) < p_start
     state = _random_state(core, B)
     results = {}
-    for mode in ("padded", "loop"):
+    for mode in (PATHS[name], "loop"):
         core.sequence_mode = mode
         results[mode] = core(x, state, es)
     s, outs = state, []
@@ -114,7 +121,7 @@ def test_whole_sequence_equals_step_by_step(name, p_start):
             torch.testing.assert_close(a, b, msg=mode)
 
 
-@pytest.mark.parametrize("name", RECURRENT)
+@pytest.mark.parametrize("name", RNN)
 def test_auto_mode_falls_back_to_the_loop_when_padding_is_wasteful(name):
     """One long segment next to many short ones: auto must still be exact (whichever path it takes)."""
     core = make_core(name, F, H)
@@ -152,12 +159,12 @@ def test_episode_start_resets_to_the_initial_state(name):
 
 
 @pytest.mark.parametrize("name", ALL)
-@pytest.mark.parametrize("mode", ["padded", "loop", "step"])
+@pytest.mark.parametrize("mode", ["sequence", "loop", "step"])
 def test_no_leak_between_environments(name, mode):
     """Changing env 0's inputs, state and episode starts changes nothing in the other environments."""
     core = make_core(name, F, H)
     if mode != "step" and core.recurrent:
-        core.sequence_mode = mode
+        core.sequence_mode = PATHS[name] if mode == "sequence" else mode
     x = _inputs(5)
     es = torch.rand(T, B, generator=torch.Generator().manual_seed(6)) < 0.3
     state = _random_state(core, B, seed=9)
@@ -223,10 +230,10 @@ def _grad_wrt_inputs(core, x, es, state=None):
 
 
 @pytest.mark.parametrize("name", RECURRENT)
-@pytest.mark.parametrize("mode", ["padded", "loop"])
+@pytest.mark.parametrize("mode", ["sequence", "loop"])
 def test_gradient_reaches_the_chunk_start(name, mode):
     core = make_core(name, F, H)
-    core.sequence_mode = mode
+    core.sequence_mode = PATHS[name] if mode == "sequence" else mode
     es = torch.zeros(T, B, dtype=torch.bool)
     es[0] = True
     grad = _grad_wrt_inputs(core, _inputs(10), es)
@@ -238,8 +245,10 @@ def test_gradient_reaches_the_chunk_start(name, mode):
     assert all(torch.all(s.grad.abs().sum(-1) > 0) for s in state)
 
 
-@pytest.mark.parametrize("name", RECURRENT)
-@pytest.mark.parametrize("mode", ["padded", "loop", "auto"])
+@pytest.mark.parametrize(
+    ("name", "mode"),
+    [(n, m) for n in RNN for m in ("padded", "loop", "auto")] + [(n, m) for n in LINEAR for m in ("scan", "loop")],
+)
 def test_gradient_does_not_cross_an_episode_start(name, mode):
     core = make_core(name, F, H)
     core.sequence_mode = mode

@@ -53,13 +53,18 @@ def _train_tmaze(core: str, seed: int, fast_cpu: str = "auto") -> tuple[float, l
 
 
 # the fast path (lstm) in the default suite; the readable path, which tests/agents/test_ppo_fast_cpu.py holds equal to
-# it, learns in `make test-all`
-@pytest.mark.parametrize("core, fast_cpu", [("lstm", "on"), pytest.param("gru", "off", marks=pytest.mark.slow)])
+# it, learns in `make test-all`, as do the linear-recurrent cores (their mechanics: tests/agents/test_linear_cores.py)
+@pytest.mark.parametrize(
+    "core, fast_cpu",
+    [("lstm", "on"), pytest.param("gru", "off", marks=pytest.mark.slow)]
+    + [pytest.param(c, "auto", marks=pytest.mark.slow) for c in ("ffm", "mingru", "lru")],
+)
 def test_recurrent_ppo_solves_passive_tmaze(core, fast_cpu):
     # Deterministic on one machine. Measured here: the LSTM solves it with each of seeds 0-4, the GRU with
-    # seeds 1-4 (seed 0 stays at 0.47). Seed 2 is run only if seed 0 does not solve it (a guard against float
-    # drift across CPUs and against one unlucky seed, not a retry on noise: each run is deterministic).
-    # The LSTM trains through the CPU fast path, the GRU through the readable path (ppo.py alone).
+    # seeds 1-4 (seed 0 stays at 0.47), FFM, minGRU and LRU with seeds 0 and 2 (1.00 each). Seed 2 is run only if
+    # seed 0 does not solve it (a guard against float drift across CPUs and against one unlucky seed, not a retry
+    # on noise: each run is deterministic). The LSTM trains through the CPU fast path, the others through the
+    # readable path (ppo.py alone).
     for seed in (0, 2):
         success, history = _train_tmaze(core, seed, fast_cpu)
         if success >= 0.95:
@@ -340,12 +345,12 @@ def test_torch_env_outputs_stay_tensors():
 
 
 # -- determinism and resumption ---------------------------------------------------------------------------------
-def _small_ppo(seed: int = 0, **kw) -> PPO:
+def _small_ppo(seed: int = 0, core: str = "lstm", **kw) -> PPO:
     cfg = PPOConfig(
         num_envs=4,
         num_steps=16,
         total_steps=10_000,
-        core="lstm",
+        core=core,
         hidden_size=16,
         num_minibatches=2,
         bptt_length=8,
@@ -370,9 +375,10 @@ def test_same_seed_same_run_and_different_seed_differs(fast_cpu):
     assert a != c
 
 
-@pytest.mark.parametrize("fast_cpu", ["on", "off"])
-def test_state_dict_resumes_exactly(fast_cpu):
-    ppo = _small_ppo(3, fast_cpu=fast_cpu)
+@pytest.mark.parametrize("core, fast_cpu", [("lstm", "on"), ("lstm", "off"), ("lru", "auto")])
+def test_state_dict_resumes_exactly(core, fast_cpu):
+    """(LRU: a complex state, kept as real tensors, through the checkpoint.)"""
+    ppo = _small_ppo(3, core, fast_cpu=fast_cpu)
     for _ in range(2):
         ppo.train_iteration()
     buf = io.BytesIO()
@@ -380,7 +386,7 @@ def test_state_dict_resumes_exactly(fast_cpu):
     torch.save(to_plain({"ppo": ppo.state_dict(), "envs": envstate.capture(ppo.envs)}), buf)
     continued = [_strip(ppo.train_iteration()) for _ in range(2)]
 
-    other = _small_ppo(99, fast_cpu=fast_cpu)  # a different seed: everything must come from the checkpoint
+    other = _small_ppo(99, core, fast_cpu=fast_cpu)  # a different seed: everything must come from the checkpoint
     buf.seek(0)
     saved = from_plain(torch.load(buf, weights_only=True))
     other.load_state_dict(saved["ppo"])

@@ -107,7 +107,7 @@ def _recurrent_batch(core: str, burn_in: int = 3, seq: int = 4):
     return algo, batch
 
 
-@pytest.mark.parametrize("core", ["lstm", "gru"])
+@pytest.mark.parametrize("core", ["lstm", "gru", "ffm"])
 def test_recurrent_burn_in_gets_no_gradient(core):
     algo, batch = _recurrent_batch(core)
     b = algo.config.burn_in
@@ -121,7 +121,7 @@ def test_recurrent_burn_in_gets_no_gradient(core):
     assert torch.all(obs.grad[b:-1].abs().sum((0, 2)) > 0), "a loss step of some window received no gradient"
 
 
-@pytest.mark.parametrize("core", ["lstm", "gru"])
+@pytest.mark.parametrize("core", ["lstm", "gru", "ffm"])
 def test_recurrent_burn_in_warms_the_state(core):
     """Features at the first loss step depend on the window's first slot, unless an episode starts between."""
     algo, batch = _recurrent_batch(core)
@@ -137,7 +137,7 @@ def test_recurrent_burn_in_warms_the_state(core):
     assert torch.equal(moved, warmed)
 
 
-@pytest.mark.parametrize("core", ["lstm", "gru"])
+@pytest.mark.parametrize("core", ["lstm", "gru", "ffm"])
 def test_recurrent_state_resets_at_episode_starts(core):
     algo, batch = _recurrent_batch(core, burn_in=2, seq=6)
     es = batch["episode_start"]

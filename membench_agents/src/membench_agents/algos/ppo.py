@@ -1,4 +1,4 @@
-"""PPO with any memory core (mlp, lstm, gru, gtrxl), discrete or continuous actions, truncated BPTT.
+"""PPO with any memory core (mlp, lstm, gru, gtrxl, ffm, mingru, lru), discrete or continuous actions, truncated BPTT.
 
 This file is the reference implementation, to be read top to bottom like CleanRL's ``ppo_atari_lstm.py``:
 :meth:`PPO._rollout`, :meth:`PPO._advantages` (GAE), :meth:`PPO._update` (the op-by-op loss of

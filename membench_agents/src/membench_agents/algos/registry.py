@@ -91,7 +91,7 @@ class AgentInfo:
     @property
     def recurrent(self) -> bool:
         """Whether the agent carries a state between steps (a recurrent or transformer-memory core)."""
-        return self.core in ("lstm", "gru", "gtrxl") or self.sb3_algo == "RecurrentPPO"
+        return (self.core is not None and self.core != "mlp") or self.sb3_algo == "RecurrentPPO"
 
     @property
     def memory(self) -> bool:
@@ -107,6 +107,13 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("ppo-lstm", "ppo", core="lstm", description="membench PPO with an LSTM core (truncated BPTT)"),
         AgentInfo("ppo-gru", "ppo", core="gru", description="membench PPO with a GRU core (truncated BPTT)"),
         AgentInfo("ppo-gtrxl", "ppo", core="gtrxl", description="membench PPO with a GTrXL core (gated transformer)"),
+        AgentInfo(
+            "ppo-ffm", "ppo", core="ffm", description="membench PPO with an FFM core (Fast and Forgetful Memory)"
+        ),
+        AgentInfo(
+            "ppo-mingru", "ppo", core="mingru", description="membench PPO with a minGRU core (linear recurrence)"
+        ),
+        AgentInfo("ppo-lru", "ppo", core="lru", description="membench PPO with an LRU core (Linear Recurrent Unit)"),
         AgentInfo("sac", "sac", core="mlp", description="membench SAC (Box or Discrete actions), no memory"),
         AgentInfo("sac-lstm", "sac", core="lstm", description="membench SAC, LSTM cores (sequence replay, burn-in)"),
         AgentInfo("sac-gru", "sac", core="gru", description="membench SAC, GRU cores (sequence replay, burn-in)"),

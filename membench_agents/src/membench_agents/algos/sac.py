@@ -119,7 +119,8 @@ class SACConfig:
     so alpha grows (0.98); 0.5 keeps alpha small but, at this budget, learns slowest. 0.5 stays an option
     (``--set sac.target_entropy_scale=0.5``)"""
     core: str = "mlp"
-    """memory core of actor and critics: "mlp" (none), "lstm", "gru"."""
+    """memory core of actor and critics: "mlp" (none) or a recurrent core of
+    :data:`membench_agents.nets.memory.CORES` ("lstm", "gru", "ffm", "mingru", "lru", ...)"""
     hidden_size: int = ranged(256, at_least=1)
     """width of the two hidden layers of every MLP head (and of the memory core)"""
     encoder_size: int = ranged(0, at_least=0)

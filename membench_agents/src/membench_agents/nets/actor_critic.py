@@ -150,7 +150,7 @@ class ActorCritic(nn.Module):
 
     Args:
         observation_space, action_space: the single-environment spaces.
-        core: memory core name ("mlp", "lstm", "gru", "gtrxl").
+        core: memory core name (a key of :data:`membench_agents.nets.memory.CORES`: "mlp", "lstm", "gru", ...).
         hidden_size: width of the memory core (its output features).
         norm_obs: normalise float vector observations with running statistics (updated by the caller with
             :meth:`update_obs_stats`; PPO freezes them during a rollout so act and update agree).
