@@ -8,6 +8,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.membench-setup
+TORCHRL_VENV  := .venv-torchrl
+TORCHRL_STAMP := $(TORCHRL_VENV)/.membench-setup
 
 # Versions measured together on the 2-core CPU reference machine (see docs in README). moviepy: the tests of
 # gymnasium's RecordVideo on our IDs (membench-envs itself does not depend on it).
@@ -82,8 +84,18 @@ bench: setup
 	$(PY) -m membench_agents.cli bench $(if $(ENV),--env $(ENV)) $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(SEEDS),--seeds $(SEEDS)) $(if $(STEPS),--steps $(STEPS))
 
-bench-perf: setup
+bench-perf: setup $(TORCHRL_STAMP)
 	$(PY) experiments/perf.py
+
+# TorchRL, for the "cores" section's reference rows only: its own venv on top of .venv's packages (a .pth adds them),
+# the same torch (a constraint keeps pip from fetching another).
+$(TORCHRL_STAMP): $(STAMP)
+	test -x $(TORCHRL_VENV)/bin/python || $(PYTHON) -m venv $(TORCHRL_VENV)
+	echo "import site; site.addsitedir('$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')')" \
+		> "$$($(TORCHRL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/membench-venv.pth"
+	$(PY) -c "import torch; print('torch==' + torch.__version__)" > $(TORCHRL_VENV)/constraints.txt
+	$(TORCHRL_VENV)/bin/pip install -q torchrl==0.14.1 tensordict==0.14.3 -c $(TORCHRL_VENV)/constraints.txt
+	touch $(TORCHRL_STAMP)
 
 # Lint (ruff: pyflakes, pycodestyle, isort, bugbear, pyupgrade, complexity <= 15, ruff's own rules), the format,
 # and the types of both packages (mypy, default strictness). The same as .pre-commit-config.yaml.
@@ -105,4 +117,4 @@ pictures: setup
 readme: docs
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TORCHRL_VENV) .pytest_cache .ruff_cache
