@@ -204,7 +204,8 @@ def docs(results: Path, out: Path) -> Path:
         "more seeds or steps are needed.",
         "",
     ]
-    names = sorted(p.name for p in results.iterdir() if (p / "README.md").is_file()) if results.is_dir() else []
+    # the baselines only: results/ holds other experiments' summaries too (results/horizon-probe/)
+    names = [n for n in sorted(BASELINES) if (results / n / "README.md").is_file()]
     if not names:
         lines.append("No baseline has been collected yet.")
     for name in names:

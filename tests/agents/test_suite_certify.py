@@ -170,3 +170,7 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     assert not list(out.glob("certificates.*")) and "verdicts" not in (out / "README.md").read_text()
     page = baselines.docs(results, tmp_path / "results.md").read_text()
     assert page.count("### Certificates") == 1 and "![scorecard of popgym-gtrxl-easy](" in page
+    # results/ holds other experiments' summaries too: the page is the baselines'
+    (results / "horizon-probe").mkdir()
+    (results / "horizon-probe" / "README.md").write_text("# Another experiment\n")
+    assert "Another experiment" not in baselines.docs(results, tmp_path / "results.md").read_text()
