@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from membench_agents.algos.registry import AGENTS, ALGORITHMS, SB3_TRAINER, load
 from membench_agents.config.env_facts import make_kwargs
 from membench_agents.errors import ConfigError
-
-if TYPE_CHECKING:
-    from membench_agents.algos.sb3 import SB3Trainer
 
 
 @runtime_checkable
@@ -205,10 +202,20 @@ def budget_notes(cfg: dict[str, Any]) -> list[str]:
     return notes
 
 
-def trainer_class(agent: str) -> type[AlgoTrainer] | type[SB3Trainer]:
+class TrainerClass(Protocol):
+    """What the run layer asks of a Trainer class (:class:`AlgoTrainer`'s subclasses, the SB3 reference trainer):
+    the run's :class:`Budget` before anything is built, then ``cls(cfg, seed)``; an optional classmethod
+    ``check(cfg, observation_space, action_space)`` is looked up by :func:`preflight`."""
+
+    def __call__(self, cfg: dict[str, Any], seed: int) -> Trainer: ...
+
+    def budget(self, cfg: dict[str, Any]) -> Budget: ...
+
+
+def trainer_class(agent: str) -> TrainerClass:
     """The Trainer class of an agent: its algorithm's (``registry.ALGORITHMS``), or the SB3 reference trainer."""
     kind = AGENTS[agent].kind
-    return load(SB3_TRAINER) if kind == "sb3" else ALGORITHMS[kind].trainer_class()
+    return cast(TrainerClass, load(SB3_TRAINER) if kind == "sb3" else ALGORITHMS[kind].trainer_class())
 
 
 def make_trainer(cfg: dict[str, Any], seed: int) -> Trainer:
