@@ -8,8 +8,8 @@ Adam at 2.5e-4, clip 0.2, entropy 0.01, value 0.5, gradient norm 0.5, gamma 0.99
 pieces: ``GymWrapper`` around one gymnasium vector env of the 16 T-Mazes (autoreset off: TorchRL resets ended
 environments itself; a ``SerialEnv`` of 16 wrapped envs collected at half the speed here), ``InitTracker`` and the
 RNN's state primer, ``LSTMModule`` / ``GRUModule``, ``ProbabilisticActor`` and ``ValueOperator`` over the shared
-RNN, ``Collector``, ``GAE`` and ``ClipPPOLoss`` in recurrent mode. Its losses run the shared RNN once for the actor and once for the critic (the
-library's way with two operators); membench runs it once for both heads.
+RNN, ``Collector``, ``GAE`` and ``ClipPPOLoss`` in recurrent mode. Its losses run the shared RNN once for the
+actor and once for the critic (the library's way with two operators); membench runs it once for both heads.
 
 Prints one JSON line: steps, training seconds (collection + updates), SPS, the updates' share of the seconds
 (advantages, epochs), peak memory (max RSS, MiB).
