@@ -117,6 +117,11 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("sac", "sac", core="mlp", description="membench SAC (Box or Discrete actions), no memory"),
         AgentInfo("sac-lstm", "sac", core="lstm", description="membench SAC, LSTM cores (sequence replay, burn-in)"),
         AgentInfo("sac-gru", "sac", core="gru", description="membench SAC, GRU cores (sequence replay, burn-in)"),
+        AgentInfo("sac-ffm", "sac", core="ffm", description="membench SAC, FFM cores (sequence replay, burn-in)"),
+        AgentInfo(
+            "sac-mingru", "sac", core="mingru", description="membench SAC, minGRU cores (sequence replay, burn-in)"
+        ),
+        AgentInfo("sac-lru", "sac", core="lru", description="membench SAC, LRU cores (sequence replay, burn-in)"),
         AgentInfo("dtqn", "dtqn", description="DTQN: Q-learning, causal transformer over the last K observations"),
         AgentInfo("sb3-ppo", "sb3", sb3_algo="PPO", description="stable-baselines3 PPO (reference, no memory)"),
         AgentInfo(

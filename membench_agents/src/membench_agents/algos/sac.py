@@ -681,7 +681,8 @@ def _copy_iteration(it: dict[str, Any] | None, device=None) -> dict[str, Any] | 
 # the run layer's interface (membench_agents.algos.trainer.Trainer)
 # ---------------------------------------------------------------------------------------------------------
 class SACTrainer(AlgoTrainer):
-    """A membench SAC run (one seed): agents ``sac`` (no memory), ``sac-lstm``, ``sac-gru``."""
+    """A membench SAC run (one seed): agents ``sac`` (no memory), ``sac-lstm``, ``sac-gru``, ``sac-ffm``,
+    ``sac-mingru``, ``sac-lru``."""
 
     kind = "sac"
     check_spaces = staticmethod(check_spaces)
