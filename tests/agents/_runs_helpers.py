@@ -202,18 +202,40 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def interrupt_once_started(proc: subprocess.Popen, run: Path, seeds=(0, 1), wait_s: float = 180) -> str:
-    """SIGINT to a `membench train` process once every seed of ``run`` has logged (then 2 s more); its stderr
-    after it exited (killed if it outlives 120 s)."""
+def wait_for(predicate, timeout: float) -> bool:
+    """Poll ``predicate`` every 0.1 s until it holds (True) or ``timeout`` seconds pass (False)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def interrupt_once_started(
+    proc: subprocess.Popen,
+    run: Path,
+    seeds=(0, 1),
+    wait_s: float = 180,
+    *,
+    marker: str = "metrics.jsonl",
+    settle_s: float = 2.0,
+    sig: int | None = None,
+    must_start: bool = False,
+) -> str:
+    """``sig`` (default SIGINT) to a `membench train` process once every seed of ``run`` has written ``marker``
+    (then ``settle_s`` more seconds); its stderr after it exited (killed if it outlives 120 s). ``must_start``:
+    fail (and kill it) when the seeds have not started within ``wait_s``, instead of signalling anyway."""
     import signal
     import time
 
     try:
-        end = time.monotonic() + wait_s
-        while not all((run / f"seed_{s}" / "metrics.jsonl").is_file() for s in seeds) and time.monotonic() < end:
-            time.sleep(0.2)
-        time.sleep(2)
-        proc.send_signal(signal.SIGINT)
+        started = wait_for(lambda: all((run / f"seed_{s}" / marker).is_file() for s in seeds), wait_s)
+        assert started or not must_start, "the runs did not start"
+        time.sleep(settle_s)
+        proc.send_signal(signal.SIGINT if sig is None else sig)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,15 @@ from membench_agents.algos.trainer import make_trainer
 from membench_agents.runs import cell, checkpoint, loop
 
 from membench_agents import errors
-from tests.agents._runs_helpers import ROOT, assert_same_params, final_params, history, membench, tiny_config
+from tests.agents._runs_helpers import (
+    ROOT,
+    assert_same_params,
+    final_params,
+    history,
+    interrupt_once_started,
+    membench,
+    tiny_config,
+)
 
 
 def _uninterrupted(cfg, tmp_path: Path, name: str = "a") -> Path:
@@ -103,15 +109,6 @@ def test_resume_refuses_a_different_config(tmp_path):
         loop.train_seed(other, 0, tmp_path, resume=True)
 
 
-def _wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.mark.slow  # the stop of parallel runs: tests/agents/test_stops.py; exact resume: the tests above
 def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
     """A real SIGINT to `membench train` (2 runs in 2 worker processes): both runs stop at an iteration
@@ -154,15 +151,7 @@ def test_ctrl_c_checkpoints_every_parallel_run_and_resume_matches(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        started = _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
-        assert started, "the runs did not start"
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = interrupt_once_started(proc, run, wait_s=120, marker="checkpoint.pt", settle_s=0.2, must_start=True)
     if proc.returncode == 0:
         pytest.skip("the runs finished before the interrupt arrived (machine too fast for this budget)")
     assert proc.returncode == 130, err

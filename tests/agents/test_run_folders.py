@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -28,7 +27,15 @@ from membench_agents.runs import cell, envstate, loop
 from membench_agents.runs.checkpoint import CheckpointError, load_checkpoint
 from membench_agents.runs.folder import RunFolderError, locked
 
-from tests.agents._runs_helpers import LONG_TRAINING_SETS, ROOT, alive, tiny_config, worker_processes
+from tests.agents._runs_helpers import (
+    LONG_TRAINING_SETS,
+    ROOT,
+    alive,
+    interrupt_once_started,
+    tiny_config,
+    wait_for,
+    worker_processes,
+)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -311,15 +318,6 @@ def test_sigterm_stops_like_ctrl_c_in_process(tmp_path):
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
 
 
-def _wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 _CELL = ROOT / "membench_agents/src/membench_agents/config/cells/MIKASA/TMazePassiveDense-v0/ppo-mlp.yaml"
 _LONG = [
     "--config",
@@ -359,14 +357,9 @@ def test_sigterm_to_membench_train_leaves_resumable_checkpoints(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        assert _wait_for(lambda: all((run / f"seed_{s}" / "checkpoint.pt").is_file() for s in (0, 1)), 120)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    err = interrupt_once_started(
+        proc, run, wait_s=120, marker="checkpoint.pt", settle_s=1.0, sig=signal.SIGTERM, must_start=True
+    )
     if proc.returncode == 0:
         pytest.skip("the runs finished before the signal arrived")
     assert proc.returncode == 130, err
@@ -401,13 +394,13 @@ def test_workers_die_with_the_parent_killed_during_start_up(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        assert _wait_for(lambda: len(worker_processes(proc.pid)[0]) == 2, 120), "no workers started"
+        assert wait_for(lambda: len(worker_processes(proc.pid)[0]) == 2, 120), "no workers started"
         workers, servers = worker_processes(proc.pid)
     finally:
         proc.kill()
         proc.wait()
-    assert _wait_for(lambda: not any(alive(w) for w in workers), 60), "workers outlived the parent"
-    assert _wait_for(lambda: not any(alive(s) for s in servers), 10), "the worker server outlived the parent"
+    assert wait_for(lambda: not any(alive(w) for w in workers), 60), "workers outlived the parent"
+    assert wait_for(lambda: not any(alive(s) for s in servers), 10), "the worker server outlived the parent"
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from tests.agents._runs_helpers import (
     history,
     membench,
     tiny_config,
+    wait_for,
     worker_processes,
 )
 
@@ -48,15 +49,6 @@ def _start(args: list[str], env_extra: dict[str, str] | None = None) -> subproce
     )
 
 
-def _wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def _started_seeds(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob("seed_*/checkpoint.pt"))
 
@@ -64,7 +56,7 @@ def _started_seeds(root: Path) -> list[Path]:
 def _stop(proc: subprocess.Popen, root: Path, sig: int, started: int = 2) -> tuple[float, str]:
     """Wait until ``started`` runs have a checkpoint, send ``sig``; seconds until exit and stderr."""
     try:
-        assert _wait_for(lambda: len(_started_seeds(root)) >= started, 180), "the runs did not start"
+        assert wait_for(lambda: len(_started_seeds(root)) >= started, 180), "the runs did not start"
         time.sleep(0.5)
         proc.send_signal(sig)
         t0 = time.monotonic()
@@ -280,7 +272,7 @@ def test_a_second_signal_aborts_at_once_even_when_the_runs_cannot_stop(tmp_path)
         env_extra=_with_test_envs(tmp_path),
     )
     try:
-        assert _wait_for(lambda: _stuck_workers(proc.pid) >= 2, 180), "the runs did not get stuck"
+        assert wait_for(lambda: _stuck_workers(proc.pid) >= 2, 180), "the runs did not get stuck"
         assert len(_started_seeds(tmp_path)) == 2
         workers = worker_processes(proc.pid)[0]
         proc.send_signal(signal.SIGINT)
