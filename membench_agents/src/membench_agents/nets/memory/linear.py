@@ -74,15 +74,21 @@ class _LinearRecurrentCore(MemoryCore):
         raise NotImplementedError
 
     # -- the interface --------------------------------------------------------------------------------
+    @property
+    def stored_shape(self) -> tuple[int, ...]:
+        """The stored state per environment: ``state_shape``, plus the (real, imaginary) dim of a complex state."""
+        return (*self.state_shape, 2) if self.complex_state else self.state_shape
+
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         p = next(self.parameters())
-        shape = (batch_size, *self.state_shape, *((2,) if self.complex_state else ()))
-        return (torch.zeros(shape, device=p.device if device is None else device, dtype=p.dtype),)
+        return (
+            torch.zeros((batch_size, *self.stored_shape), device=p.device if device is None else device, dtype=p.dtype),
+        )
 
     def forward(self, x: Tensor, state: State, episode_start: Tensor) -> tuple[Tensor, State]:
         """See :class:`MemoryCore`: the whole chunk in one scan (or step by step with ``sequence_mode="loop"``)."""
         es = check_sequence(x, episode_start)
-        want = (x.shape[1], *self.state_shape, *((2,) if self.complex_state else ()))
+        want = (x.shape[1], *self.stored_shape)
         if len(state) != 1 or tuple(state[0].shape) != want:
             raise ValueError(
                 f"{type(self).__name__} state must be one tensor of shape {list(want)}, "
