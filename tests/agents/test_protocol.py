@@ -13,8 +13,9 @@ from membench_agents.analysis import aggregate, report
 from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
-from membench_agents.ltm.plan import LENGTH_RULES, agent_context, plan_cell, task_xi, with_context
+from membench_agents.ltm.plan import agent_context, length_rule, plan_cell, task_xi, with_context
 from membench_agents.ltm.sweep import expand, parse_spec
+from membench_envs.catalogue.popgym import constructor_kwargs
 
 import membench_envs
 from tests.agents._runs_helpers import membench
@@ -77,6 +78,11 @@ def test_xi_follows_the_env_kwargs():
         task_xi("POPGym/RepeatPreviousEasy-v0", {"difficulty": "Hard"})
         == membench_envs.info("POPGym/RepeatPreviousHard-v0").xi
     )
+    assert task_xi("POPGym/RepeatFirstEasy-v0", {"num_decks": 4}) == (2, 207)  # a POPGym family's horizon kwarg
+    assert (
+        task_xi("POPGym/RepeatFirstEasy-v0", {"difficulty": "Hard"})
+        == membench_envs.info("POPGym/RepeatFirstHard-v0").xi
+    )
     with pytest.raises(ConfigError, match=r"cannot derive the correlation horizons .* max_steps=50"):
         task_xi("MIKASA/MiniGridMemoryS23-v0", {"max_steps": 50})
     with pytest.raises(ConfigError, match="corridor_length must be an integer >= 1"):
@@ -86,13 +92,18 @@ def test_xi_follows_the_env_kwargs():
 
 
 def test_length_rules_agree_with_every_registered_id():
-    checked = 0
+    checked = set()
     for spec in membench_envs.all_tasks():
-        rule = LENGTH_RULES.get(spec.entry_point)
+        rule = length_rule(spec.id)
         if rule is not None:
-            assert rule.xi(spec.kwargs[rule.kwarg]) == spec.xi, spec.id
-            checked += 1
-    assert checked >= 10
+            if spec.source == "POPGym":  # the kwarg's default is the difficulty's preset
+                value = constructor_kwargs(spec.kwargs["family"], spec.kwargs["difficulty"], {})[rule.kwarg]
+            else:
+                value = spec.kwargs[rule.kwarg]
+            assert rule.xi(value) == spec.xi, spec.id
+            checked.add(spec.id)
+    assert len(checked) >= 10 and {"POPGym/RepeatFirstEasy-v0", "POPGym/RepeatFirstHard-v0"} <= checked
+    assert length_rule("POPGym/RepeatPreviousEasy-v0") is None  # the POPGym wrapper's rules are per family
 
 
 def test_plan_warns_on_a_variable_horizon_task_and_on_an_oracle_variant():

@@ -132,6 +132,24 @@ def test_repeat_first_oracle_solves_partial_is_at_chance():
     assert _mean_return(env_id, "partial", lambda o, i: int(np.argmax(o[:4]))) < -0.2
 
 
+def test_repeat_first_num_decks_sets_the_horizon_and_keeps_the_spaces():
+    """RepeatFirst's horizon kwarg: popgym's num_decks overrides the difficulty's preset (None keeps it), so an
+    episode lasts 52 n - 1 steps and the first suit still pays at every step; the spaces do not change, so a policy
+    trained at one value acts at another."""
+    easy = gym.make("POPGym/RepeatFirstEasy-v0")
+    assert easy.unwrapped.inner.deck.num_cards == 52
+    assert gym.make("POPGym/RepeatFirstEasy-v0", num_decks=None).unwrapped.inner.deck.num_cards == 52
+    assert gym.make("POPGym/RepeatFirstHard-v0").unwrapped.inner.deck.num_cards == 16 * 52
+    env = gym.make("POPGym/RepeatFirstEasy-v0", num_decks=3, obs_variant="oracle")
+    assert env.observation_space == gym.make("POPGym/RepeatFirstEasy-v0", obs_variant="oracle").observation_space
+    episode = play(env, lambda obs, episode: int(np.argmax(obs[-4:])), seed=3)  # the oracle's first suit
+    assert episode.t == 3 * 52 - 1 and sum(episode.rewards) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="num_decks=0 is not allowed"):
+        gym.make("POPGym/RepeatFirstEasy-v0", num_decks=0)
+    with pytest.raises(TypeError, match="unknown kwarg 'num_decks'"):
+        gym.make("POPGym/RepeatPreviousEasy-v0", num_decks=2)  # its deck count sizes its oracle
+
+
 def test_repeat_previous_oracle_solves_partial_is_at_chance_and_xi_is_k():
     env_id = "POPGym/RepeatPreviousEasy-v0"  # k = 4
     assert _mean_return(env_id, "oracle", lambda o, i: int(np.argmax(o[9:13]))) == pytest.approx(1.0)

@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from membench_envs.catalogue.popgym import HORIZON_KWARGS
+
 from membench_agents.algos.registry import AGENTS, CONTEXT_KEYS, AgentInfo, context_field
 from membench_agents.errors import ConfigError
 
@@ -51,9 +53,14 @@ class LengthRule:
     text: str
 
 
-#: Closed forms of Ξ for the families whose horizon is one kwarg, keyed by the catalogue's entry point. They
-#: restate the catalogue's ``xi_note`` (``test_protocol`` checks them against every registered ID).
+_POPGYM = "membench_envs.envs.backends.popgym:POPGymTask"
+
+#: Closed forms of Ξ for the families whose horizon is one kwarg, keyed by the catalogue's entry point (and, for
+#: the POPGym wrapper, which serves every popgym family, by ``<entry point>/<family>``). The native tasks' rules
+#: restate the catalogue's ``xi_note``; POPGym's are the catalogue's ``HORIZON_KWARGS`` (``test_protocol`` checks
+#: every rule against every registered ID).
 LENGTH_RULES: dict[str, LengthRule] = {
+    **{f"{_POPGYM}/{family}": LengthRule(h.name, h.xi, frozenset(), h.text) for family, h in HORIZON_KWARGS.items()},
     "membench_envs.envs.native.tmaze:TMazePassive": LengthRule(
         "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
     ),
@@ -91,7 +98,12 @@ def _full_kwargs(spec, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def length_rule(env_id: str) -> LengthRule | None:
     """The length rule of the ID's family, or None when its horizon is not one kwarg."""
-    return LENGTH_RULES.get(_spec(env_id).entry_point)
+    return _rule(_spec(env_id))
+
+
+def _rule(spec) -> LengthRule | None:
+    rule = LENGTH_RULES.get(spec.entry_point)
+    return rule if rule is not None else LENGTH_RULES.get(f"{spec.entry_point}/{spec.kwargs.get('family')}")
 
 
 def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[int, int]:
@@ -109,7 +121,7 @@ def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[i
         )
     base, wanted = _full_kwargs(spec, {}), _full_kwargs(spec, kwargs)
     changed = {k for k in wanted if wanted.get(k) != base.get(k)}
-    rule = LENGTH_RULES.get(spec.entry_point)
+    rule = _rule(spec)
     if rule is not None:
         other = changed - rule.neutral - {rule.kwarg}
         if not other:
@@ -320,7 +332,7 @@ def plan_cell(
     else:
         recs.append("LTM: only K = 1 is LTM-only on this task (K̄ = 1)")
     recs.append(f"STM: K >= max Ξ = {hi}")
-    rule = LENGTH_RULES.get(_spec(env_id).entry_point)
+    rule = length_rule(env_id)
     if rule is not None:
         recs.append(f"or hold K and sweep {rule.kwarg} across K ({rule.text}): `membench sweep`")
     if lo != hi:

@@ -17,6 +17,10 @@ quoted in ``xi_note``; it is one step longer than the code (see the notes of Rep
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from membench_envs.catalogue import TaskSpec
 from membench_envs.envs.core.params import OBS_VARIANT, Param
 
@@ -90,6 +94,54 @@ DIFFICULTY_KWARGS: dict[str, dict[str, dict]] = {
         lv: {"maze_dims": (d, d), "episode_length": 1024} for lv, d in zip(LEVELS, (10, 14, 18), strict=True)
     },
 }
+
+
+@dataclass(frozen=True)
+class HorizonKwarg:
+    """An integer constructor argument of a popgym family that sets how long its memory must hold and leaves its
+    spaces alone: a kwarg of the family's IDs (its default is the level's preset), so a policy trained at one
+    value can be evaluated at another (the horizon probe, ``length_generalization`` in ``membench sweep``)."""
+
+    name: str
+    high: int
+    episode_length: Callable[[int], int]
+    """T as a function of the value"""
+    xi: Callable[[int], tuple[int, int]]
+    """(min Ξ, max Ξ) as a function of the value; the catalogue's Ξ of each level is this at its preset"""
+    text: str
+    """the rule in words"""
+
+
+#: family -> its horizon kwarg. RepeatFirst deals ``num_decks`` decks of 52 cards, one per step after the first,
+#: and pays for the first card's suit at every step: T = 52 n - 1 and Ξ = [2, T]. (The other card games' deck
+#: counts also size their spaces or their oracle: a policy trained on one could not act on another.)
+HORIZON_KWARGS: dict[str, HorizonKwarg] = {
+    "RepeatFirst": HorizonKwarg(
+        "num_decks", 64, lambda n: 52 * n - 1, lambda n: (2, 52 * n - 1), "Ξ = [2, 52 num_decks - 1]"
+    ),
+}
+
+
+def params(family: str) -> tuple[Param, ...]:
+    """The kwargs of a family's IDs: :data:`PARAMS` and the family's horizon kwarg, if it has one (None, its
+    default, means the difficulty's preset)."""
+    h = HORIZON_KWARGS.get(family)
+    if h is None:
+        return PARAMS
+    presets = " / ".join(str(DIFFICULTY_KWARGS[family][lv][h.name]) for lv in LEVELS)
+    doc = f"popgym's {h.name}; default: the difficulty's preset ({presets}); sets the horizon: {h.text}"
+    return (*PARAMS, Param(h.name, "int", None, low=1, high=h.high, none_ok=True, doc=doc))
+
+
+def constructor_kwargs(family: str, difficulty: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """popgym's constructor arguments of ``family`` at ``difficulty`` with the checked ``kwargs`` of the ID: the
+    difficulty's preset, with the family's horizon kwarg where it is given."""
+    out = dict(DIFFICULTY_KWARGS[family][difficulty])
+    h = HORIZON_KWARGS.get(family)
+    if h is not None and kwargs.get(h.name) is not None:
+        out[h.name] = kwargs[h.name]
+    return out
+
 
 #: family -> (E, M, H) episode length T in steps (measured with popgym 1.0.7; a cap for early-ending tasks).
 EPISODE_LENGTH: dict[str, tuple[int, int, int]] = {
@@ -287,7 +339,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         source="POPGym",
         extra="popgym",
         kwargs={"family": family, "difficulty": level},
-        params=PARAMS,
+        params=params(family),
         oracle_keys=ORACLE_KEYS[family],
         xi_note=xi_note,
         xi_paper=xi_paper,

@@ -1,9 +1,9 @@
 """POPGym (Morad et al., ICLR 2023) tasks behind ``POPGym/<Task><Easy|Medium|Hard>-v0``.
 
 The wrapper instantiates popgym 1.0.7's environment class with the difficulty's constructor arguments
-(``catalogue.popgym.DIFFICULTY_KWARGS``) and owns it; popgym's bare ``popgym-*`` IDs are never used. Every
-variant is one flat float32 ``Box`` (discrete parts one-hot, as RLlib's preprocessor fed them to the paper's
-models):
+(``catalogue.popgym.DIFFICULTY_KWARGS``; a family's horizon kwarg, ``HORIZON_KWARGS``, overrides its preset) and
+owns it; popgym's bare ``popgym-*`` IDs are never used. Every variant is one flat float32 ``Box`` (discrete parts
+one-hot, as RLlib's preprocessor fed them to the paper's models):
 
 - ``partial``: the paper's experiment observation, ``Antialias(PreviousAction(env))``:
   ``[popgym observation | previous action | is_t0]``. The previous action at reset is the null action
@@ -63,7 +63,7 @@ import numpy as np
 
 from membench_envs._deps import require
 from membench_envs.catalogue import get as catalogue_entry
-from membench_envs.catalogue.popgym import DIFFICULTY_KWARGS, PARAMS, POPGYM_CLASSES, env_id
+from membench_envs.catalogue.popgym import HORIZON_KWARGS, POPGYM_CLASSES, constructor_kwargs, env_id, params
 from membench_envs.envs.core import draw
 from membench_envs.envs.core.native import check_can_step, check_render_mode
 from membench_envs.envs.core.params import check_kwargs, check_seed
@@ -92,8 +92,9 @@ class POPGymTask(gym.Env):
     observation_space: gym.spaces.Box  # every variant is one flat float32 vector
 
     def __init__(self, family: str, difficulty: str, render_mode: str | None = None, **kwargs: Any):
-        """``family`` and ``difficulty`` are set by the ID's registration; ``kwargs``: ``obs_variant``."""
-        p = check_kwargs("POPGymTask", PARAMS, {"family": family, "difficulty": difficulty, **kwargs})
+        """``family`` and ``difficulty`` are set by the ID's registration; ``kwargs``: ``obs_variant`` and the
+        family's horizon kwarg (``catalogue.popgym.HORIZON_KWARGS``: RepeatFirst's ``num_decks``)."""
+        p = check_kwargs("POPGymTask", params(family), {"family": family, "difficulty": difficulty, **kwargs})
         self.obs_variant = p["obs_variant"]
         self.render_mode = check_render_mode(render_mode, ("rgb_array",))
         self.family, self.difficulty = family, difficulty
@@ -107,7 +108,8 @@ class POPGymTask(gym.Env):
         module, cls = POPGYM_CLASSES[family].split(":")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # the mazes' "solvable without memory" warning
-            self.inner = getattr(importlib.import_module(module), cls)(**DIFFICULTY_KWARGS[family][difficulty])
+            ctor = constructor_kwargs(family, difficulty, p)
+            self.inner = getattr(importlib.import_module(module), cls)(**ctor)
 
         inner = self.inner
         self.action_space = inner.action_space
@@ -138,7 +140,9 @@ class POPGymTask(gym.Env):
         self._started = False
         self._done = False
         self._maze_rng: np.random.Generator | None = None
-        self._t, self._horizon = 0, catalogue_entry(self.env_id).episode_length or 1  # for render()'s time bar
+        horizon = HORIZON_KWARGS.get(family)
+        T = horizon.episode_length(ctor[horizon.name]) if horizon else catalogue_entry(self.env_id).episode_length
+        self._t, self._horizon = 0, T or 1  # for render()'s time bar
         self._last_obs: Any = None
         self._last_success: bool | None = None
 
