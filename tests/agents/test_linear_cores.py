@@ -82,3 +82,14 @@ def test_mingru_candidates_are_positive_and_g_is_continuous():
     core = make_core("mingru", 4, 8)
     a, b, _ = core._recurrence(torch.randn(3, 2, 4))
     assert torch.all((a > 0) & (a < 1)) and torch.all(b > 0)
+
+
+def test_mingru_gate_starts_long_lived_and_zero_bias_is_the_papers_init():
+    """The gate's bias starts at -3: at initialisation the mean decay 1 - z is near 1 - σ(-3) ≈ 0.95 (the default
+    nn.Linear bias, the paper's, gives ≈ 0.5)."""
+    torch.manual_seed(0)
+    x = torch.randn(64, 16, 4)
+    decay = make_core("mingru", 4, 32)._recurrence(x)[0].mean().item()
+    paper = make_core("mingru", 4, 32, gate_bias=0.0)._recurrence(x)[0].mean().item()
+    assert abs(decay - (1 - torch.sigmoid(torch.tensor(-3.0)).item())) < 0.03
+    assert abs(paper - 0.5) < 0.05
