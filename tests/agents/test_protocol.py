@@ -14,7 +14,7 @@ from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
 from membench_agents.ltm.plan import agent_context, length_rule, plan_cell, task_xi, with_context
-from membench_agents.ltm.sweep import expand, parse_spec
+from membench_agents.ltm.sweep import expand, generalization_figure, parse_spec
 from membench_envs.catalogue.popgym import constructor_kwargs
 
 import membench_envs
@@ -438,6 +438,24 @@ designs:
     train_lengths: [2, 3]
     eval_lengths: [2, 3, 4]
 """
+
+
+def test_generalization_panels_share_one_colour_scale():
+    """One colour scale for every agent's panel (and the colour bar): the range of all values for a return, [0, 1]
+    for a success rate."""
+
+    def out(metric, values):
+        rows = [
+            {"agent": agent, "K": None, "train_length": 1, "eval_length": e, "metric": metric, "mean": m, "sem": 0.0}
+            for agent, pair in values.items()
+            for e, m in zip((1, 2), pair, strict=True)
+        ]
+        return {"length_kwarg": "num_decks", "generalization": rows, "spec": {"env": "POPGym/RepeatFirstEasy-v0"}}
+
+    fig = generalization_figure(out("return", {"ppo-lstm": (0.99, 1.0), "ppo-ffm": (0.04, -0.1)}))
+    assert {ax.images[0].get_clim() for ax in fig.axes if ax.images} == {(-0.1, 1.0)}
+    fig = generalization_figure(out("success_rate", {"ppo-lstm": (0.2, 0.3), "ppo-ffm": (0.4, 0.5)}))
+    assert {ax.images[0].get_clim() for ax in fig.axes if ax.images} == {(0.0, 1.0)}
 
 
 def test_sweep_command_writes_the_heatmap_and_the_results_table(tmp_path, capsys):

@@ -777,6 +777,14 @@ def results_table(out: dict[str, Any], markdown: bool = False) -> str:
 
 def plot_generalization(out: dict[str, Any], path: str | os.PathLike) -> Path:
     """Heatmap of the metric over (train length, eval length), one panel per agent (and K)."""
+    path = Path(path)
+    generalization_figure(out).savefig(path, dpi=110)
+    return path
+
+
+def generalization_figure(out: dict[str, Any]):
+    """The figure of :func:`plot_generalization`. Every panel shares one colour scale (and the colour bar): [0, 1]
+    for a success rate, the range of all panels' values for a return."""
     from matplotlib.figure import Figure
 
     kwarg = out["length_kwarg"]
@@ -788,6 +796,10 @@ def plot_generalization(out: dict[str, Any], path: str | os.PathLike) -> Path:
     axes = np.atleast_1d(fig.subplots(1, n))
     metric = {g["metric"] for g in out["generalization"]}
     success = metric == {"success_rate"}
+    values = [g["mean"] for g in out["generalization"]]
+    lo, hi = (0.0, 1.0) if success else (min(values), max(values))
+    if hi <= lo:  # one value everywhere
+        lo, hi = lo - 0.5, hi + 0.5
     image = None
     for ax, (name, rows) in zip(axes, groups.items(), strict=True):
         trains = sorted({r["train_length"] for r in rows})
@@ -797,13 +809,12 @@ def plot_generalization(out: dict[str, Any], path: str | os.PathLike) -> Path:
         for r in rows:
             i, j = trains.index(r["train_length"]), evals.index(r["eval_length"])
             grid[i, j], errs[i, j] = r["mean"], r["sem"]
-        kw = {"vmin": 0.0, "vmax": 1.0} if success else {}
-        image = ax.imshow(grid, cmap="viridis", origin="lower", aspect="auto", **kw)
+        image = ax.imshow(grid, cmap="viridis", origin="lower", aspect="auto", vmin=lo, vmax=hi)
         for i, tl in enumerate(trains):
             for j, el in enumerate(evals):
                 if np.isnan(grid[i, j]):
                     continue
-                bright = success and grid[i, j] > 0.6
+                bright = (grid[i, j] - lo) / (hi - lo) > 0.6  # viridis is light there: black text
                 ax.text(
                     j,
                     i,
@@ -824,9 +835,7 @@ def plot_generalization(out: dict[str, Any], path: str | os.PathLike) -> Path:
         "the training length; right of it: extrapolation)",
         fontsize=10,
     )
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    return path
+    return fig
 
 
 def plot_sweep(out: dict[str, Any], path: str | os.PathLike) -> Path:
@@ -887,6 +896,7 @@ __all__ = [
     "evaluate_on_length",
     "expand",
     "finish",
+    "generalization_figure",
     "load_spec",
     "new_sweep_dir",
     "parse_spec",
