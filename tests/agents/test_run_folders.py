@@ -720,6 +720,13 @@ _ENV_IDS = [
     "FrozenLake-v1",
     "MIKASA/MiniGridMemoryS7-v0",
     "POPGym/RepeatPreviousEasy-v0",
+    # the POPGym wrapper's per-family state: a mine hit, arm statistics, cards seen, the maze generator; HigherLower
+    # holds a dict keyed by numpy strings
+    "POPGym/MineSweeperEasy-v0",
+    "POPGym/HigherLowerEasy-v0",
+    "POPGym/MultiarmedBanditEasy-v0",
+    "POPGym/ConcentrationEasy-v0",
+    "POPGym/LabyrinthEscapeEasy-v0",
     # the Atari emulator's state is saved through StoriEnv's external-state methods
     "STORI/Breakout-Type1-v0",
     "STORI/Breakout-5C-v0",  # Boxing-Type3: a run resumes exactly in test_resume.py's test_a_stori_run_resumes_exactly
@@ -786,6 +793,15 @@ class _LockedEnv(gym.Env):
 class _Phase(enum.Enum):
     CUE = 1
     RECALL = 2
+
+
+def test_numpy_scalar_dict_keys_are_saved_as_their_python_values_and_other_objects_refused():
+    state = {np.str_("a"): 1, np.int64(3): 2, (np.str_("b"), 4): 3, None: 4}
+    saved = envstate.capture(state)
+    assert list(saved["__dict__"]) == ["a", 3, ("b", 4), None]
+    assert all(type(k) in (str, int, tuple, type(None)) for k in saved["__dict__"])
+    with pytest.raises(envstate.NotCapturable, match="has a key 'x' of type _Label"):
+        envstate.capture({_Label("x"): 1})
 
 
 class _Label(str):

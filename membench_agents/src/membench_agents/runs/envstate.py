@@ -178,12 +178,13 @@ def _capture_container(x: Any, path: str, seen: dict[int, str]) -> dict[str, Any
         seen[id(x)] = path
         out = {}
         for k, v in x.items():
-            if not _plain_key(k):
+            key = _plain_key(k)
+            if key is _NOT_PLAIN:
                 raise NotCapturable(
                     f"{path} has a key {k!r} of type {type(k).__name__}, which is not plain data "
                     "(keys must be numbers, strings, bytes, None or tuples of them)"
                 )
-            out[k] = _capture(v, f"{path}[{k!r}]", seen)
+            out[key] = _capture(v, f"{path}[{k!r}]", seen)
         return {"__dict__": out}
     return None
 
@@ -219,11 +220,20 @@ def _declared(cls: type) -> set[str]:
     return out
 
 
-def _plain_key(k: Any) -> bool:
-    """A dict key a checkpoint can hold as it is (and read back without building any object)."""
+#: what :func:`_plain_key` returns for a key a checkpoint cannot hold (None is a plain key)
+_NOT_PLAIN = object()
+
+
+def _plain_key(k: Any) -> Any:
+    """The dict key ``k`` as a checkpoint holds it (and reads back without building any object), or
+    :data:`_NOT_PLAIN`: a plain key as it is, a numpy scalar key (popgym's ``np.str_`` card names) as its Python
+    value, which is equal to it and hashes alike, so a restored dict finds the same entries."""
     if isinstance(k, tuple):
-        return all(_plain_key(v) for v in k)
-    return type(k) in _SCALARS
+        items = tuple(_plain_key(v) for v in k)
+        return _NOT_PLAIN if any(v is _NOT_PLAIN for v in items) else items
+    if isinstance(k, np.generic) and type(k.item()) in _SCALARS:
+        return k.item()
+    return k if type(k) in _SCALARS else _NOT_PLAIN
 
 
 def _external(x: Any) -> tuple[str, ...]:

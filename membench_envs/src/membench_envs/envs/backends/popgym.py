@@ -90,6 +90,11 @@ class POPGymTask(gym.Env):
     # not a ClassVar: gymnasium's Env declares metadata per instance
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 4}  # noqa: RUF012
     observation_space: gym.spaces.Box  # every variant is one flat float32 vector
+    # per-family state, set by reset or step (declared, so a checkpoint's copy restores into a fresh env)
+    _hit_mine: bool  # MineSweeper: the last step hit a mine
+    _pulls: np.ndarray  # MultiarmedBandit: pulls per arm
+    _payouts: np.ndarray  # MultiarmedBandit: payouts per arm
+    _seen: np.ndarray  # Concentration: cards ever face up
 
     def __init__(self, family: str, difficulty: str, render_mode: str | None = None, **kwargs: Any):
         """``family`` and ``difficulty`` are set by the ID's registration; ``kwargs``: ``obs_variant`` and the
@@ -184,6 +189,9 @@ class POPGymTask(gym.Env):
             self._payouts = np.zeros(self.inner.num_bandits, dtype=np.float64)
         elif self.family == "Concentration":  # the oracle's cards ever face up
             self._seen = np.zeros(self.inner.deck.num_cards, dtype=bool)
+            # popgym's step sets an unused `hand = []` after each pair; set here too, the checkpoint of a stepped
+            # env restores into a fresh one (which restores only attributes the target has)
+            self.inner.hand = []
         self._started, self._done = True, False
         self._t, self._last_obs, self._last_success = 0, obs, None
         oracle = self._oracle()
