@@ -28,6 +28,8 @@ class Baseline:
     title: str
     description: str
     args: tuple[str, ...]  #: the `membench bench` arguments (a suite run with --certify)
+    paper: str | None = None
+    """a published table to set beside it: a file of ``experiments/reference/`` (see :func:`beside_the_paper`)"""
 
 
 BASELINES = {
@@ -42,6 +44,7 @@ BASELINES = {
             "--suite", "POPGym", "--agent", "ppo-mlp,ppo-gru,ppo-lstm", "--certify",
             "--steps", "100000", "--seeds", "3",
         ),
+        paper="popgym_paper_mmer.json",
     ),
     "mikasa-base-vector": Baseline(
         "MIKASA-Base's native vector tasks: each ID's certificate",
@@ -202,6 +205,72 @@ def _section(markdown: str, title: str) -> list[str]:
     return lines
 
 
+def _winner(values: dict[str, float]) -> str:
+    """The model with the highest value, or the tied ones joined by '='."""
+    best = max(values.values())
+    return " = ".join(m for m, v in values.items() if round(v, 3) == round(best, 3))
+
+
+def beside_the_paper(card: dict, paper: dict) -> list[str]:
+    """Markdown lines setting a scorecard's ``partial`` rows beside a published table (``experiments/reference/``
+    JSON: ``source``, ``models`` mapping the paper's model names to membench agents, and per ID each model's
+    [mean, std]): per ID both sets of values and each one's best model, then how often the best model agrees and
+    each model's mean over the IDs both hold."""
+    models = paper["models"]
+    ours: dict[str, dict[str, float]] = {}
+    for t in card["tasks"]:
+        if t["obs_variant"] == "partial" and t["agent"] in models.values():
+            ours.setdefault(t["env"], {})[t["agent"]] = sum(t["per_run"]) / len(t["per_run"])
+    ids = [i for i in paper["tasks"] if set(ours.get(i, {})) == set(models.values())]
+    if not ids:
+        return []
+    names = list(models)
+    head = [
+        "ID",
+        *(f"paper {m}" for m in names),
+        "paper's best",
+        *(f"membench {models[m]}" for m in names),
+        "best here",
+    ]
+    lines = [
+        "### Beside the paper",
+        "",
+        f"Source: {paper['source']} membench: the final return of each agent (the protocol's evaluation), mean "
+        "over this baseline's seeds, at its budget. Different budgets and metrics (the paper's MMER is the best "
+        "point of training): compare which model wins, not the numbers.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    agree, wins_paper, wins_ours = 0, dict.fromkeys(names, 0), dict.fromkeys(names, 0)
+    for i in ids:
+        theirs = {m: paper["tasks"][i][m][0] for m in names}
+        here = {m: ours[i][models[m]] for m in names}
+        w_paper, w_ours = _winner(theirs), _winner(here)
+        agree += w_paper == w_ours
+        for w, wins in ((w_paper, wins_paper), (w_ours, wins_ours)):
+            if " = " not in w:
+                wins[w] += 1
+        cells = [i, *(f"{theirs[m]:.3f}" for m in names), w_paper, *(f"{here[m]:.3f}" for m in names), w_ours]
+        lines.append("| " + " | ".join(cells) + " |")
+    mean_paper = {m: sum(paper["tasks"][i][m][0] for i in ids) / len(ids) for m in names}
+    mean_ours = {m: sum(ours[i][models[m]] for i in ids) / len(ids) for m in names}
+    lines += [
+        "",
+        f"Over these {len(ids)} IDs: the best model is the same on {agree}. Sole best: "
+        + ", ".join(f"{m} {wins_paper[m]}" for m in names)
+        + " in the paper; "
+        + ", ".join(f"{m} {wins_ours[m]}" for m in names)
+        + " here. Mean over the IDs: "
+        + ", ".join(f"{m} {mean_paper[m]:.3f}" for m in names)
+        + " in the paper; "
+        + ", ".join(f"{m} {mean_ours[m]:.3f}" for m in names)
+        + " here.",
+        "",
+    ]
+    return lines
+
+
 def docs(results: Path, out: Path) -> Path:
     """docs/results.md: per collected baseline its README, its certificates table and plot, and the scorecard's
     cross-task table and plot."""
@@ -239,6 +308,9 @@ def docs(results: Path, out: Path) -> Path:
             *_section((d / "scorecard.md").read_text(), "Across tasks (normalised scores)"),
         ]
         lines += ["", f"![scorecard of {name}]({rel / name / 'scorecard.png'})", ""]
+        if BASELINES[name].paper:
+            paper = json.loads((ROOT / "experiments" / "reference" / str(BASELINES[name].paper)).read_text())
+            lines += beside_the_paper(json.loads((d / "scorecard.json").read_text()), paper)
         lines += [f"Per task and per memory type: [{name}/scorecard.md]({rel / name / 'scorecard.md'}).", ""]
     out.write_text("\n".join(lines).rstrip() + "\n")
     return out

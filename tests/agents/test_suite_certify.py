@@ -131,12 +131,9 @@ def test_certify_errors_are_one_line_and_a_dry_run_lists_the_ceilings(tmp_path):
     assert not any(tmp_path.iterdir())  # nothing written
 
 
-def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page(certified, tmp_path, monkeypatch):
-    """experiments/baselines.py: `collect` copies a finished suite run's summaries (the run's absolute path written
-    as a path under the repository) with a README stating the command and the CPU-hours; `docs` writes the
-    results page from them."""
+def _baselines_script(monkeypatch):
+    """experiments/baselines.py as a module."""
     import importlib.util
-    import shutil
     import sys
     from pathlib import Path
 
@@ -145,6 +142,51 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     baselines = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "baselines", baselines)  # (its dataclass looks its module up)
     spec.loader.exec_module(baselines)
+    return baselines
+
+
+def test_the_popgym_baseline_is_set_beside_the_papers_table(monkeypatch):
+    """Per ID the paper's MMER and membench's final return of MLP, GRU and LSTM with each one's best model (ties
+    joined), then the agreement and the means; only partial rows of IDs the paper has, with all three agents."""
+    from pathlib import Path
+
+    baselines = _baselines_script(monkeypatch)
+    ref = Path(__file__).resolve().parents[2] / "experiments" / "reference" / baselines.BASELINES["popgym"].paper
+    paper = json.loads(ref.read_text())
+    assert len(paper["tasks"]) == 45 and paper["tasks"]["POPGym/CountRecallEasy-v0"]["LSTM"] == [0.509, 0.062]
+
+    def row(env, agent, per_run, variant="partial"):
+        return {"env": env, "agent": agent, "obs_variant": variant, "per_run": per_run}
+
+    card = {
+        "tasks": [
+            row("POPGym/RepeatFirstEasy-v0", "ppo-mlp", [-0.5, -0.3]),
+            row("POPGym/RepeatFirstEasy-v0", "ppo-gru", [0.2, 0.4]),
+            row("POPGym/RepeatFirstEasy-v0", "ppo-lstm", [0.5, 0.7]),
+            row("POPGym/RepeatFirstEasy-v0", "ppo-mlp", [1.0, 1.0], "oracle"),  # a ceiling: not a model's row
+            row("POPGym/CountRecallEasy-v0", "ppo-mlp", [0.1]),
+            row("POPGym/CountRecallEasy-v0", "ppo-gru", [0.0]),
+            row("POPGym/CountRecallEasy-v0", "ppo-lstm", [-0.1]),
+            row("POPGym/BattleshipEasy-v0", "ppo-mlp", [0.0]),  # without GRU and LSTM rows: left out
+            *(row("POPGym/VelocityOnlyCartPoleEasy-v0", a, [0.5]) for a in ("ppo-mlp", "ppo-gru", "ppo-lstm")),
+        ]
+    }
+    text = "\n".join(baselines.beside_the_paper(card, paper))
+    assert "| POPGym/RepeatFirstEasy-v0 | 0.489 | 1.000 | 1.000 | GRU = LSTM | -0.400 | 0.300 | 0.600 | LSTM |" in text
+    assert "| POPGym/CountRecallEasy-v0 | -0.847 | 0.177 | 0.509 | LSTM | 0.100 | 0.000 | -0.100 | MLP |" in text
+    assert "| POPGym/BattleshipEasy" not in text and "| POPGym/VelocityOnly" not in text
+    assert "Over these 2 IDs: the best model is the same on 0. Sole best: MLP 0, GRU 0, LSTM 1 in the paper" in text
+    assert "MLP 1, GRU 0, LSTM 1 here" in text and "LSTM 0.250 here" in text
+    assert baselines.beside_the_paper({"tasks": []}, paper) == []
+
+
+def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page(certified, tmp_path, monkeypatch):
+    """experiments/baselines.py: `collect` copies a finished suite run's summaries (the run's absolute path written
+    as a path under the repository) with a README stating the command and the CPU-hours; `docs` writes the
+    results page from them."""
+    import shutil
+
+    baselines = _baselines_script(monkeypatch)
     runs, results = tmp_path / "runs", tmp_path / "results"
     folder = runs / "popgym" / "scorecard" / certified.name
     shutil.copytree(certified, folder)
