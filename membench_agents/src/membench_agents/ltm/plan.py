@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from membench_envs.catalogue.popgym import ENTRY_POINT as POPGYM_ENTRY_POINT
 from membench_envs.catalogue.popgym import HORIZON_KWARGS
 
 from membench_agents.algos.registry import AGENTS, CONTEXT_KEYS, AgentInfo, context_field
@@ -53,14 +54,15 @@ class LengthRule:
     text: str
 
 
-_POPGYM = "membench_envs.envs.backends.popgym:POPGymTask"
-
 #: Closed forms of Ξ for the families whose horizon is one kwarg, keyed by the catalogue's entry point (and, for
 #: the POPGym wrapper, which serves every popgym family, by ``<entry point>/<family>``). The native tasks' rules
 #: restate the catalogue's ``xi_note``; POPGym's are the catalogue's ``HORIZON_KWARGS`` (``test_protocol`` checks
 #: every rule against every registered ID).
 LENGTH_RULES: dict[str, LengthRule] = {
-    **{f"{_POPGYM}/{family}": LengthRule(h.name, h.xi, frozenset(), h.text) for family, h in HORIZON_KWARGS.items()},
+    **{
+        f"{POPGYM_ENTRY_POINT}/{family}": LengthRule(h.name, h.xi, frozenset(), h.text)
+        for family, h in HORIZON_KWARGS.items()
+    },
     "membench_envs.envs.native.tmaze:TMazePassive": LengthRule(
         "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
     ),

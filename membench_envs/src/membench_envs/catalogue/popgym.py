@@ -26,6 +26,9 @@ from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 LEVELS = ("Easy", "Medium", "Hard")
 
+#: The entry point of every POPGym ID: one wrapper serves all 16 families.
+ENTRY_POINT = "membench_envs.envs.backends.popgym:POPGymTask"
+
 #: family -> "module:Class" of popgym 1.0.7.
 POPGYM_CLASSES: dict[str, str] = {
     "RepeatFirst": "popgym.envs.repeat_first:RepeatFirst",
@@ -328,7 +331,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
     args = ", ".join(f"{k}={v}" for k, v in kw.items())
     return TaskSpec(
         id=env_id(family, level),
-        entry_point="membench_envs.envs.backends.popgym:POPGymTask",
+        entry_point=ENTRY_POINT,
         description=f"{_DESCRIPTION[family]} [popgym {POPGYM_CLASSES[family].split(':')[1]}({args})]",
         suites=("POPGym", "MIKASA-Base") if in_table9 else ("POPGym",),
         memory_types=_TABLE9.get(family) or _NOT_IN_TABLE9[family],
