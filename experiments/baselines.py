@@ -6,8 +6,15 @@ in ``runs/baselines/<name>/`` (not in git); ``docs/results.md`` is generated fro
     python experiments/baselines.py list                  # the baselines, their commands and budgets
     python experiments/baselines.py run popgym [--jobs 2] # start it, or continue its unfinished run (Ctrl-C stops
                                                           # it with checkpoints saved; run it again to continue)
+    python experiments/baselines.py save popgym           # write its finished seeds to the ledger (while it runs)
     python experiments/baselines.py collect popgym        # copy its summaries into results/popgym/
     python experiments/baselines.py docs                  # regenerate docs/results.md from results/
+
+Across machines: a run folder does not travel, so each sitting leaves a ledger, ``results/<name>/finished-seeds.jsonl``
+(one line per finished seed: its ``eval.json`` as written and its learning curve; `run` writes it whenever it stops,
+`save` while it runs). Commit it; on a machine with no unfinished run folder, `run` creates the run's folder, fills it
+with the ledger's seeds (each checked against the cell's config) and trains only the rest. `collect` deletes the
+ledger: the summaries replace it. A seed that had not finished when the sitting ended starts again from step 0.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,6 +106,10 @@ BASELINES = {
         ),
     ),
 }  # fmt: skip
+#: the finished seeds of a baseline's unfinished run, committed between sittings (module docstring)
+LEDGER = "finished-seeds.jsonl"
+#: the columns of metrics.jsonl the ledger keeps per iteration (the learning curve; evaluations are kept whole)
+CURVE_KEYS = ("iteration", "global_step", "episodes", "return_mean", "length_mean", "success_rate", "time")
 #: what `collect` copies from a finished suite run (membench_agents.analysis.scorecard and .certificate)
 SUMMARIES = (
     "scorecard.json",
@@ -114,19 +126,127 @@ def _folders(runs: Path, name: str) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
 
+def _unfinished(runs: Path, name: str) -> list[Path]:
+    return [p for p in _folders(runs, name) if not (p / "scorecard.json").is_file()]
+
+
 def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
-    """Continue the baseline's latest unfinished suite run, or start one; collect its summaries when done."""
+    """Continue the baseline's latest unfinished suite run; else start one, filled first with the seeds of its
+    ledger when there is one. Whenever it stops, write the ledger; when it is done, collect its summaries."""
     from membench_agents import cli
 
     extra = [] if jobs is None else ["--jobs", str(jobs)]
-    unfinished = [p for p in _folders(runs, name) if not (p / "scorecard.json").is_file()]
+    unfinished = _unfinished(runs, name)
+    ledger = results / name / LEDGER
     if unfinished:
-        code = cli.main(["bench", "--resume", str(unfinished[-1]), *extra])
+        folder = unfinished[-1]
+    elif ledger.is_file():
+        args = cli.build_parser().parse_args(["bench", *_args(name, results), "--out", str(runs / name)])
+        folder = cli.new_suite_run(args).path
+        print(f"baselines: {restore(ledger, folder)} finished seeds restored from {ledger}", file=sys.stderr)
     else:
-        code = cli.main(["bench", *_args(name, results), "--out", str(runs / name), *extra])
+        folder = None
+    try:
+        if folder is None:
+            code = cli.main(["bench", *_args(name, results), "--out", str(runs / name), *extra])
+        else:
+            code = cli.main(["bench", "--resume", str(folder), *extra])
+    finally:
+        if _folders(runs, name):
+            save(name, runs, results)
     if code == 0:
         collect(name, runs, results)
     return code
+
+
+def _curve_row(row: dict[str, Any]) -> dict[str, Any]:
+    return row if "eval" in row else {k: row[k] for k in CURVE_KEYS if k in row}
+
+
+def save(name: str, runs: Path, results: Path) -> int:
+    """Write the finished seeds of the baseline's latest run folder into its ledger (entries of other seeds the
+    ledger already holds are kept); return how many it holds."""
+    from membench_agents.runs.folder import CONFIG
+    from membench_agents.runs.loop import read_eval
+
+    folders = _folders(runs, name)
+    if not folders:
+        sys.exit(f"baselines: no run of {name} under {runs / name}; run `python {__file__} run {name}`")
+    path = results / name / LEDGER
+    entries = {(e["cell"], e["seed"]): e for e in _read_ledger(path)} if path.is_file() else {}
+    for cell in sorted(p for p in folders[-1].iterdir() if (p / CONFIG).is_file()):
+        for seed_dir in sorted(cell.glob("seed_*")):
+            if not (seed_dir / "eval.json").is_file():
+                continue
+            summary = read_eval(seed_dir)
+            rows = [json.loads(line) for line in (seed_dir / "metrics.jsonl").read_text().splitlines() if line]
+            entry = {
+                "cell": cell.name,
+                "seed": summary["seed"],
+                "eval": summary,
+                "metrics": list(map(_curve_row, rows)),
+            }
+            entries[(cell.name, summary["seed"])] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(entries[k], separators=(",", ":")) + "\n" for k in sorted(entries)))
+    tmp.replace(path)
+    print(f"baselines: {len(entries)} finished seeds of {name} in {path}", file=sys.stderr)
+    return len(entries)
+
+
+def _read_ledger(path: Path) -> list[dict[str, Any]]:
+    """The ledger's entries, each checked for its form; one line of error for the first bad line."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        where = f"baselines: {path} line {n}"
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            sys.exit(f"{where} is not valid JSON (truncated or edited?); restore the file from git, or delete the line")
+        if not (
+            isinstance(e, dict)
+            and set(e) == {"cell", "seed", "eval", "metrics"}
+            and isinstance(e["cell"], str)
+            and type(e["seed"]) is int
+            and isinstance(e["eval"], dict)
+            and isinstance(e["metrics"], list)
+            and all(isinstance(r, dict) for r in e["metrics"])
+        ):
+            sys.exit(f"{where} is not a ledger entry (cell, seed, eval, metrics); restore the file from git")
+        out.append(e)
+    return out
+
+
+def restore(path: Path, folder: Path) -> int:
+    """Fill a new run folder with the ledger's seeds, every entry checked first (its cell one of the folder's, its
+    seed one of the cell's, its eval.json written by the cell's config and for that seed): nothing is written
+    unless all pass. Each seed gets its eval.json and its curve (metrics.jsonl)."""
+    from membench_agents.runs.folder import CONFIG, diff_text, read_config, same_config
+
+    cells = {p.name: p for p in folder.iterdir() if (p / CONFIG).is_file()}
+    checked = []
+    for n, e in enumerate(_read_ledger(path), 1):
+        where = f"baselines: {path} line {n}"
+        if e["cell"] not in cells:
+            sys.exit(f"{where} names the cell {e['cell']!r}, which this baseline does not run; delete the line")
+        cfg = read_config(cells[e["cell"]])
+        if e["seed"] not in cfg["seeds"] or e["eval"].get("seed") != e["seed"]:
+            sys.exit(f"{where}: seed {e['seed']} is not one of the cell's seeds {cfg['seeds']}; delete the line")
+        if not isinstance(e["eval"].get("config"), dict):
+            sys.exit(f"{where}: its eval.json holds no config; restore the file from git, or delete the line")
+        if not same_config(e["eval"]["config"], cfg):
+            diff = diff_text(cfg, e["eval"]["config"])
+            sys.exit(f"{where} was trained with another config ({diff}); delete the line to train that seed again")
+        seed_dir = cells[e["cell"]] / f"seed_{e['seed']}"
+        if seed_dir.exists():
+            sys.exit(f"{where}: {seed_dir} exists already; the ledger fills only a new run folder")
+        checked.append((seed_dir, e))
+    for seed_dir, e in checked:
+        seed_dir.mkdir()
+        (seed_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in e["metrics"]))
+        (seed_dir / "eval.json").write_text(json.dumps(e["eval"], indent=1))  # last: a seed with eval.json is done
+    return len(checked)
 
 
 def _args(name: str, results: Path) -> list[str]:
@@ -189,6 +309,8 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         + (", `certificates.md` / `.json` / `.png` (per task floor, memory, ceiling, gap, verdict)." if certs else "."),
     ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
+    if (out / LEDGER).is_file() and not _unfinished(runs, name):  # the summaries replace it
+        (out / LEDGER).unlink()
     print(f"baselines: {name} collected into {out}", file=sys.stderr)
     return out
 
@@ -318,14 +440,14 @@ def docs(results: Path, out: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["list", "run", "collect", "docs"])
+    p.add_argument("command", choices=["list", "run", "save", "collect", "docs"])
     p.add_argument("name", nargs="?", choices=sorted(BASELINES))
     p.add_argument("--jobs", type=int, help="worker processes of `run` (default: membench's)")
     p.add_argument("--runs", type=Path, default=ROOT / "runs" / "baselines", help="where the run folders live")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where the summaries are committed")
     p.add_argument("--docs", type=Path, default=ROOT / "docs" / "results.md", help="the page `docs` writes")
     a = p.parse_args(argv)
-    if a.command in ("run", "collect") and a.name is None:
+    if a.command in ("run", "save", "collect") and a.name is None:
         p.error(f"{a.command} needs a baseline: {', '.join(BASELINES)}")
     if a.command == "list":
         for name, b in BASELINES.items():
@@ -335,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
         return run(a.name, a.runs, a.jobs, a.results)
     if a.command == "collect":
         collect(a.name, a.runs, a.results)
+        return 0
+    if a.command == "save":
+        save(a.name, a.runs, a.results)
         return 0
     print(docs(a.results, a.docs))
     return 0

@@ -216,3 +216,45 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     (results / "horizon-probe").mkdir()
     (results / "horizon-probe" / "README.md").write_text("# Another experiment\n")
     assert "Another experiment" not in baselines.docs(results, tmp_path / "results.md").read_text()
+
+
+def test_a_baseline_continues_on_another_machine_from_its_committed_ledger(certified, tmp_path, monkeypatch):
+    """experiments/baselines.py across machines: `save` writes the finished seeds of a run folder to the ledger;
+    `run` on a machine without the folder creates it, fills it with the ledger's seeds (not trained again: their
+    eval.json is the ledger's) and trains only the missing seed, to the same scorecard; `collect` then deletes the
+    ledger. A bad ledger is one line of error before anything trains."""
+    import shutil
+
+    baselines = _baselines_script(monkeypatch)
+    args = ("--ids", TASK, "--certify", *TINY)
+    monkeypatch.setitem(baselines.BASELINES, "tiny", baselines.Baseline("Tiny", "A tiny baseline.", args))
+    runs, results = tmp_path / "runs", tmp_path / "results"
+    shutil.copytree(certified, runs / "tiny" / "scorecard" / certified.name)
+    assert baselines.save("tiny", runs, results) == 6  # 3 cells x 2 seeds
+    ledger = results / "tiny" / baselines.LEDGER
+    lines = ledger.read_text().splitlines()
+    gone = next(i for i, line in enumerate(lines) if '"cell":"ppo-lstm","seed":1,' in line)
+    ledger.write_text("".join(f"{line}\n" for i, line in enumerate(lines) if i != gone))
+
+    def first_error(text: str, machine: str) -> str:
+        ledger.write_text(text)
+        with pytest.raises(SystemExit) as e:
+            baselines.run("tiny", tmp_path / machine, 1, results)
+        assert not list((tmp_path / machine).glob("tiny/scorecard/*/*/seed_*"))  # nothing restored, nothing trained
+        return str(e.value)
+
+    good = ledger.read_text()
+    assert "line 2 is not valid JSON" in first_error(good.replace("\n", "\n{", 1), "bad1")
+    assert "line 1 names the cell '../ppo-lstm'" in first_error(good.replace('"ppo-', '"../ppo-', 1), "bad2")
+    edited = good.replace('"total_steps":512', '"total_steps":513', 1)
+    assert "line 1 was trained with another config (total_steps: 512 vs 513)" in first_error(edited, "bad3")
+
+    ledger.write_text(good)
+    assert baselines.run("tiny", tmp_path / "machine2", 1, results) == 0
+    folder = next((tmp_path / "machine2" / "tiny" / "scorecard").iterdir())
+    for line in good.splitlines():  # the restored seeds were not trained again
+        e = json.loads(line)
+        assert json.loads((folder / e["cell"] / f"seed_{e['seed']}" / "eval.json").read_text()) == e["eval"]
+    before, after = (json.loads((d / "scorecard.json").read_text())["tasks"] for d in (certified, folder))
+    assert [t["per_run"] for t in after] == [t["per_run"] for t in before]
+    assert not ledger.exists() and (results / "tiny" / "scorecard.json").is_file()

@@ -903,7 +903,7 @@ def cmd_bench(args) -> int:
         print(f"resuming {b.path}", file=sys.stderr)
     elif suite_run:
         summary = _load_check(args.check)
-        b = _new_suite_run(args, summary)
+        b = new_suite_run(args, summary)
         if b is None:  # --dry-run
             return 0
     else:
@@ -978,9 +978,10 @@ def _preflight(configs, summary) -> None:
         check.preflight(configs, *summary)
 
 
-def _new_suite_run(args, summary=None):
+def new_suite_run(args, summary=None):
     """Select the IDs, plan one cell per (ID, agent), say what each trains, and create the scorecard folder (None
-    after --dry-run: nothing written)."""
+    after --dry-run: nothing written); nothing trains. ``args``: ``build_parser().parse_args(["bench", ...])``
+    (experiments/baselines.py creates its folders this way, to fill them before they train)."""
     from membench_agents.analysis.scorecard import load_references
     from membench_agents.runs import bench, suite
     from membench_agents.runs.folder import run_label
