@@ -13,9 +13,8 @@ from membench_agents.analysis import aggregate, report
 from membench_agents.cli import main
 from membench_agents.config.resolve import resolve
 from membench_agents.errors import ConfigError
-from membench_agents.ltm.plan import agent_context, length_rule, plan_cell, task_xi, with_context
+from membench_agents.ltm.plan import agent_context, plan_cell, task_xi, with_context
 from membench_agents.ltm.sweep import expand, generalization_figure, parse_spec
-from membench_envs.catalogue.popgym import constructor_kwargs
 
 import membench_envs
 from tests.agents._runs_helpers import membench
@@ -89,21 +88,6 @@ def test_xi_follows_the_env_kwargs():
         task_xi(TMAZE, {"corridor_length": 0})
     with pytest.raises(ConfigError, match="not in the membench catalogue"):
         task_xi("CartPole-v1")
-
-
-def test_length_rules_agree_with_every_registered_id():
-    checked = set()
-    for spec in membench_envs.all_tasks():
-        rule = length_rule(spec.id)
-        if rule is not None:
-            if spec.source == "POPGym":  # the kwarg's default is the difficulty's preset
-                value = constructor_kwargs(spec.kwargs["family"], spec.kwargs["difficulty"], {})[rule.kwarg]
-            else:
-                value = spec.kwargs[rule.kwarg]
-            assert rule.xi(value) == spec.xi, spec.id
-            checked.add(spec.id)
-    assert len(checked) >= 10 and {"POPGym/RepeatFirstEasy-v0", "POPGym/RepeatFirstHard-v0"} <= checked
-    assert length_rule("POPGym/RepeatPreviousEasy-v0") is None  # the POPGym wrapper's rules are per family
 
 
 def test_plan_warns_on_a_variable_horizon_task_and_on_an_oracle_variant():

@@ -153,6 +153,29 @@ def test_suites_and_select():
         catalogue.select(memory_type="episodic")
 
 
+def test_every_horizon_kwarg_gives_the_xi_of_each_id_that_carries_it():
+    """An ID's Ξ is its family's horizon rule at the ID's value (POPGym's default is the difficulty's preset); the
+    families whose horizon is one kwarg carry it, the others do not."""
+    from membench_envs.catalogue.popgym import constructor_kwargs
+
+    checked = set()
+    for spec in membench_envs.all_tasks():
+        rule = spec.horizon
+        if rule is not None:
+            if spec.source == "POPGym":
+                value = constructor_kwargs(spec.kwargs["family"], spec.kwargs["difficulty"], {})[rule.name]
+            else:
+                value = spec.kwargs[rule.name]
+            assert rule.xi(value) == spec.xi, spec.id
+            assert rule.name in {p.name for p in spec.params} and not rule.neutral - set(spec.kwargs) - {
+                p.name for p in spec.params
+            }, spec.id
+            checked.add(spec.id)
+    assert {"MIKASA/TMazePassiveL300-v0", "MIKASA/TMazeClassic-v0", "MIKASA/MemoryLengthHard-v0"} <= checked
+    assert {"POPGym/RepeatFirstEasy-v0", "POPGym/RepeatFirstHard-v0"} <= checked and len(checked) == 15
+    assert membench_envs.info("POPGym/RepeatPreviousEasy-v0").horizon is None  # (its deck count sizes its spaces)
+
+
 def test_catalogue_validates_entries():
     kw = dict(
         entry_point="x:y",

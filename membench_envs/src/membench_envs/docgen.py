@@ -755,6 +755,12 @@ def _family_section(
     xi_notes = _per_id(specs, "xi_note")
     if xi_notes:
         out += ["", "How Ξ is derived:", ""] + xi_notes
+    for name, text in sorted({(s.horizon.name, s.horizon.text) for s in specs if s.horizon is not None}):
+        out += [
+            "",
+            f"Horizon kwarg: `{name}` sets the correlation horizon ({_inline(text)}) and leaves the spaces alone, so a "
+            "policy trained at one value acts at another (`membench sweep`'s `length_generalization` design).",
+        ]
     notes = _per_id(specs, "notes")
     if notes:
         out += ["", "Notes:", ""] + notes

@@ -4,8 +4,8 @@
 Algorithm 1's warnings). This module supplies their two inputs for a run config:
 
 - **Ξ of the task** (:func:`task_xi`): the catalogue's correlation horizons for the ID, recomputed when
-  ``env_kwargs`` change the horizon (a corridor length: :data:`LENGTH_RULES`; or kwargs equal to another
-  registered ID of the same family, e.g. POPGym's ``difficulty``);
+  ``env_kwargs`` change the horizon (a corridor length: the ID's ``horizon`` in the catalogue; or kwargs equal to
+  another registered ID of the same family, e.g. POPGym's ``difficulty``);
 - **K and K_eff of the agent** (:func:`agent_context`), by one rule:
 
   1. a recurrent agent without an attention window (LSTM/GRU core, RecurrentPPO): K = 1 (one step enters per
@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from membench_envs.catalogue.popgym import ENTRY_POINT as POPGYM_ENTRY_POINT
-from membench_envs.catalogue.popgym import HORIZON_KWARGS
+from membench_envs.catalogue import HorizonKwarg
 
 from membench_agents.algos.registry import AGENTS, CONTEXT_KEYS, AgentInfo, context_field
 from membench_agents.errors import ConfigError
@@ -41,38 +40,6 @@ UNBOUNDED = math.inf
 
 #: Kwargs that never change Ξ (how the observation looks, not when the cue and the recall happen).
 _NEUTRAL_KWARGS = frozenset({"obs_variant", "render_mode"})
-
-
-@dataclass(frozen=True)
-class LengthRule:
-    """A task family whose correlation horizon is set by one integer kwarg (the "corridor length")."""
-
-    kwarg: str
-    xi: Callable[[int], tuple[int, int]]
-    neutral: frozenset[str]
-    """the family's other kwargs, none of which changes Ξ"""
-    text: str
-
-
-#: Closed forms of Ξ for the families whose horizon is one kwarg, keyed by the catalogue's entry point (and, for
-#: the POPGym wrapper, which serves every popgym family, by ``<entry point>/<family>``). The native tasks' rules
-#: restate the catalogue's ``xi_note``; POPGym's are the catalogue's ``HORIZON_KWARGS`` (``test_protocol`` checks
-#: every rule against every registered ID).
-LENGTH_RULES: dict[str, LengthRule] = {
-    **{
-        f"{POPGYM_ENTRY_POINT}/{family}": LengthRule(h.name, h.xi, frozenset(), h.text)
-        for family, h in HORIZON_KWARGS.items()
-    },
-    "membench_envs.envs.native.tmaze:TMazePassive": LengthRule(
-        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
-    ),
-    "membench_envs.envs.native.tmaze:TMazeClassic": LengthRule(
-        "corridor_length", lambda n: (n + 1, n + 1), frozenset({"penalty", "action_order"}), "ξ = L + 1"
-    ),
-    "membench_envs.envs.native.memory_length:MemoryLength": LengthRule(
-        "memory_length", lambda n: (n, n), frozenset({"num_bits"}), "ξ = memory_length"
-    ),
-}
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -98,22 +65,17 @@ def _full_kwargs(spec, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k not in _NEUTRAL_KWARGS}
 
 
-def length_rule(env_id: str) -> LengthRule | None:
-    """The length rule of the ID's family, or None when its horizon is not one kwarg."""
-    return _rule(_spec(env_id))
-
-
-def _rule(spec) -> LengthRule | None:
-    rule = LENGTH_RULES.get(spec.entry_point)
-    return rule if rule is not None else LENGTH_RULES.get(f"{spec.entry_point}/{spec.kwargs.get('family')}")
+def length_rule(env_id: str) -> HorizonKwarg | None:
+    """The catalogue's horizon kwarg of the ID (its family's rule), or None when its horizon is not one kwarg."""
+    return _spec(env_id).horizon
 
 
 def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[int, int]:
     """(min Ξ, max Ξ) of ``gym.make(env_id, **env_kwargs)``.
 
     The catalogue's value when ``env_kwargs`` leave the horizon alone; the family's closed form when they set
-    its length kwarg (:data:`LENGTH_RULES`); the horizons of the registered ID with exactly these kwargs
-    otherwise. Anything else is one error: membench does not guess Ξ."""
+    its horizon kwarg (the catalogue's ``TaskSpec.horizon``); the horizons of the registered ID with exactly these
+    kwargs otherwise. Anything else is one error: membench does not guess Ξ."""
     spec = _spec(env_id)
     kwargs = dict(env_kwargs or {})
     if spec.xi is None:
@@ -123,15 +85,15 @@ def task_xi(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> tuple[i
         )
     base, wanted = _full_kwargs(spec, {}), _full_kwargs(spec, kwargs)
     changed = {k for k in wanted if wanted.get(k) != base.get(k)}
-    rule = _rule(spec)
+    rule = spec.horizon
     if rule is not None:
-        other = changed - rule.neutral - {rule.kwarg}
+        other = changed - rule.neutral - {rule.name}
         if not other:
-            if rule.kwarg not in changed:
+            if rule.name not in changed:
                 return spec.xi
-            length = wanted[rule.kwarg]
+            length = wanted[rule.name]
             if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-                raise ConfigError(f"env_kwargs.{rule.kwarg} must be an integer >= 1, got {length!r}")
+                raise ConfigError(f"env_kwargs.{rule.name} must be an integer >= 1, got {length!r}")
             return rule.xi(length)
     elif not changed:
         return spec.xi
@@ -336,7 +298,7 @@ def plan_cell(
     recs.append(f"STM: K >= max Ξ = {hi}")
     rule = length_rule(env_id)
     if rule is not None:
-        recs.append(f"or hold K and sweep {rule.kwarg} across K ({rule.text}): `membench sweep`")
+        recs.append(f"or hold K and sweep {rule.name} across K ({rule.text}): `membench sweep`")
     if lo != hi:
         recs.append("for an LTM claim prefer a fixed-horizon configuration with ξ > K (§5.1)")
     note = _spec(env_id).xi_note if not kwargs else ""
@@ -356,11 +318,9 @@ def plan_cell(
 
 
 __all__ = [
-    "LENGTH_RULES",
     "UNBOUNDED",
     "AgentContext",
     "CellPlan",
-    "LengthRule",
     "agent_context",
     "length_rule",
     "plan_cell",

@@ -223,7 +223,7 @@ def _length_kwarg(w: _Where, data: Mapping[str, Any], env: str, spec: TaskSpec) 
     from membench_agents.ltm.plan import length_rule
 
     rule = length_rule(env)
-    length_kwarg = data.get("length_kwarg", rule.kwarg if rule else None)
+    length_kwarg = data.get("length_kwarg", rule.name if rule else None)
     params = [p.name for p in spec.params]
     if length_kwarg is None:
         raise w.error(

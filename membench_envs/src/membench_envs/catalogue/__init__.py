@@ -14,7 +14,7 @@ imports; a backend wrapper's kwargs are declared in its catalogue module, which 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -79,6 +79,26 @@ STOCHASTICITY_TYPES = (0, 1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True)
+class HorizonKwarg:
+    """The integer kwarg of a task family that sets how long its memory must hold (a corridor length, a number of
+    decks) and leaves its spaces alone, so a policy trained at one value acts at another: the horizon probe and
+    ``length_generalization`` of ``membench sweep`` vary it, and ``membench plan`` recomputes Ξ from it. Every ID of
+    the family carries it (:attr:`TaskSpec.horizon`), and the ID's Ξ is :attr:`xi` at the ID's value."""
+
+    name: str
+    xi: Callable[[int], tuple[int, int]]
+    """(min Ξ, max Ξ) as a function of the value"""
+    text: str
+    """the rule in words"""
+    neutral: frozenset[str] = frozenset()
+    """the family's other kwargs, none of which changes Ξ"""
+    episode_length: Callable[[int], int] | None = None
+    """T as a function of the value, where the env needs it (POPGym's wrapper)"""
+    high: int | None = None
+    """the largest value, where the kwarg is declared from this rule (POPGym's); else its :class:`Param` says"""
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """Everything membench knows about one environment ID."""
 
@@ -117,6 +137,8 @@ class TaskSpec:
     """The extra kwargs of ``gym.make_vec(id, ...)`` on the native batched path (``num_envs``, ...)."""
     stochasticity: int | None = None
     """The STORI taxonomy type (:data:`STOCHASTICITY_TYPES`) of the ID's stochasticity, or None (not a STORI preset)."""
+    horizon: HorizonKwarg | None = None
+    """The kwarg that sets the ID's correlation horizon, where one integer kwarg does (its family's rule)."""
     score: str | None = None
     """The per-run number an evaluation reports (:data:`SCORES`): ``"return"`` where the task's paper scores returns
     although the env also reports ``info["success"]`` (POBAX); None: the success rate where the env defines success,

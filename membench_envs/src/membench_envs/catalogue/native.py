@@ -23,7 +23,7 @@ decision.
 
 from __future__ import annotations
 
-from membench_envs.catalogue import TaskSpec
+from membench_envs.catalogue import HorizonKwarg, TaskSpec
 from membench_envs.envs.core.native import VECTOR_PARAMS
 from membench_envs.envs.native import ballet, memory_cards, memory_length, passive_visual_match, tmaze
 
@@ -31,6 +31,13 @@ _TMAZE_EP = "membench_envs.envs.native.tmaze:TMazePassive"
 _TMAZE_VEP = "membench_envs.envs.native.tmaze:TMazePassiveVector"
 _CLASSIC_EP = "membench_envs.envs.native.tmaze:TMazeClassic"
 _CLASSIC_VEP = "membench_envs.envs.native.tmaze:TMazeClassicVector"
+
+
+#: The T-Mazes' horizon: one event-recall pair, the clue at t = 0 and the turn at t = T - 1 = L (each ID's ``xi``
+#: is stated from its episode length; a test checks the two agree).
+CORRIDOR = HorizonKwarg(
+    "corridor_length", lambda n: (n + 1, n + 1), "ξ = L + 1", neutral=frozenset({"penalty", "action_order"})
+)
 
 
 def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
@@ -48,6 +55,7 @@ def _tmaze(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
         memory_types=("object",),
         episode_length=T,
         xi=(T, T),
+        horizon=CORRIDOR,
         obs_type="vector",
         action_type="discrete",
         source="MEM",
@@ -80,6 +88,7 @@ def _tmaze_classic(env_id: str, length: int, penalty: bool = False) -> TaskSpec:
         memory_types=("object",),
         episode_length=T,
         xi=(T, T),
+        horizon=CORRIDOR,
         obs_type="vector",
         action_type="discrete",
         source="Ni2023",
@@ -109,6 +118,10 @@ _ML_EP = "membench_envs.envs.native.memory_length:MemoryLength"
 _ML_VEP = "membench_envs.envs.native.memory_length:MemoryLengthVector"
 
 
+#: bsuite MemoryLength's horizon (the ``xi_note`` of its IDs derives it).
+MEMORY_LENGTH = HorizonKwarg("memory_length", lambda n: (n, n), "ξ = memory_length", neutral=frozenset({"num_bits"}))
+
+
 def _memory_length(env_id: str, length: int, num_bits: int, preset: str = "") -> TaskSpec:
     T = memory_length.episode_length(length)
     return TaskSpec(
@@ -123,6 +136,7 @@ def _memory_length(env_id: str, length: int, num_bits: int, preset: str = "") ->
         memory_types=("object",),
         episode_length=T,
         xi=(length, length),
+        horizon=MEMORY_LENGTH,
         obs_type="vector",
         action_type="discrete",
         source="bsuite",

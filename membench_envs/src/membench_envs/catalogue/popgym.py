@@ -17,11 +17,10 @@ quoted in ``xi_note``; it is one step longer than the code (see the notes of Rep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from membench_envs.catalogue import TaskSpec
+from membench_envs.catalogue import HorizonKwarg, TaskSpec
 from membench_envs.envs.core.params import OBS_VARIANT, Param
 
 LEVELS = ("Easy", "Medium", "Hard")
@@ -99,28 +98,16 @@ DIFFICULTY_KWARGS: dict[str, dict[str, dict]] = {
 }
 
 
-@dataclass(frozen=True)
-class HorizonKwarg:
-    """An integer constructor argument of a popgym family that sets how long its memory must hold and leaves its
-    spaces alone: a kwarg of the family's IDs (its default is the level's preset), so a policy trained at one
-    value can be evaluated at another (the horizon probe, ``length_generalization`` in ``membench sweep``)."""
-
-    name: str
-    high: int
-    episode_length: Callable[[int], int]
-    """T as a function of the value"""
-    xi: Callable[[int], tuple[int, int]]
-    """(min Ξ, max Ξ) as a function of the value; the catalogue's Ξ of each level is this at its preset"""
-    text: str
-    """the rule in words"""
-
-
 #: family -> its horizon kwarg. RepeatFirst deals ``num_decks`` decks of 52 cards, one per step after the first,
 #: and pays for the first card's suit at every step: T = 52 n - 1 and Ξ = [2, T]. (The other card games' deck
 #: counts also size their spaces or their oracle: a policy trained on one could not act on another.)
 HORIZON_KWARGS: dict[str, HorizonKwarg] = {
     "RepeatFirst": HorizonKwarg(
-        "num_decks", 64, lambda n: 52 * n - 1, lambda n: (2, 52 * n - 1), "Ξ = [2, 52 num_decks - 1]"
+        "num_decks",
+        lambda n: (2, 52 * n - 1),
+        "Ξ = [2, 52 num_decks - 1]",
+        episode_length=lambda n: 52 * n - 1,
+        high=64,
     ),
 }
 
@@ -337,6 +324,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         memory_types=_TABLE9.get(family) or _NOT_IN_TABLE9[family],
         episode_length=T,
         xi=xi,
+        horizon=HORIZON_KWARGS.get(family),
         obs_type="vector",
         action_type=_ACTION_TYPE.get(family, "discrete"),
         source="POPGym",

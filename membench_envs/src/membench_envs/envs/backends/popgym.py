@@ -146,7 +146,10 @@ class POPGymTask(gym.Env):
         self._done = False
         self._maze_rng: np.random.Generator | None = None
         horizon = HORIZON_KWARGS.get(family)
-        T = horizon.episode_length(ctor[horizon.name]) if horizon else catalogue_entry(self.env_id).episode_length
+        if horizon is not None and horizon.episode_length is not None:
+            T: int | None = horizon.episode_length(ctor[horizon.name])
+        else:
+            T = catalogue_entry(self.env_id).episode_length
         self._t, self._horizon = 0, T or 1  # for render()'s time bar
         self._last_obs: Any = None
         self._last_success: bool | None = None
