@@ -8,7 +8,8 @@ in ``runs/baselines/<name>/`` (not in git); ``docs/results.md`` is generated fro
                                                           # it with checkpoints saved; run it again to continue)
     python experiments/baselines.py save popgym           # write its finished seeds to the ledger (while it runs)
     python experiments/baselines.py collect popgym        # copy its summaries into results/popgym/
-    python experiments/baselines.py docs                  # regenerate docs/results.md from results/
+    python experiments/baselines.py docs                  # regenerate docs/results.md from results/ (with each
+                                                          # baseline's hand-written results/<name>/findings.md)
 
 Across machines: a run folder does not travel, so each sitting leaves a ledger, ``results/<name>/finished-seeds.jsonl``
 (one line per finished seed: its ``eval.json`` as written and its learning curve; `run` writes it whenever it stops,
@@ -110,6 +111,8 @@ BASELINES = {
 LEDGER = "finished-seeds.jsonl"
 #: the columns of metrics.jsonl the ledger keeps per iteration (the learning curve; evaluations are kept whole)
 CURVE_KEYS = ("iteration", "global_step", "episodes", "return_mean", "length_mean", "success_rate", "time")
+#: a baseline's reading of its numbers, written by hand in ``results/<name>/`` after `collect`; `docs` shows it
+FINDINGS = "findings.md"
 #: what `collect` copies from a finished suite run (membench_agents.analysis.scorecard and .certificate)
 SUMMARIES = (
     "scorecard.json",
@@ -420,6 +423,8 @@ def docs(results: Path, out: Path) -> Path:
         d = results / name
         readme = (d / "README.md").read_text().splitlines()
         lines += ["#" + readme[0], *readme[1:], ""]
+        if (d / FINDINGS).is_file():  # written by hand; `collect` leaves it alone
+            lines += ["### What it shows", "", *(d / FINDINGS).read_text().strip().splitlines(), ""]
         if (d / "certificates.md").is_file():
             cert_md = (d / "certificates.md").read_text().splitlines()
             lines += ["### Certificates", "", *cert_md[1:], ""]

@@ -202,7 +202,11 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     assert "python experiments/baselines.py run popgym" in readme and "--certify" in readme
     page = baselines.docs(results, tmp_path / "results.md").read_text()
     assert f"| {TASK} | return | 512 x 2 |" in page and "![certificates of popgym](" in page
-    assert "| ppo-lstm (partial) | normalised score | 1 | 2 |" in page
+    assert "| ppo-lstm (partial) | normalised score | 1 | 2 |" in page and "What it shows" not in page
+    (out / baselines.FINDINGS).write_text("Memory pays on this task.\n")  # written by hand, kept by collect
+    baselines.collect("popgym", runs, results)
+    page = baselines.docs(results, tmp_path / "results.md").read_text()
+    assert "### What it shows\n\nMemory pays on this task.\n" in page
     # a baseline without certificates (rows scored against another baseline's): only the scorecard
     plain = runs / "popgym-gtrxl-easy" / "scorecard" / certified.name
     shutil.copytree(folder, plain)
