@@ -146,7 +146,11 @@ def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
     elif ledger.is_file():
         args = cli.build_parser().parse_args(["bench", *_args(name, results), "--out", str(runs / name)])
         folder = cli.new_suite_run(args).path
-        print(f"baselines: {restore(ledger, folder)} finished seeds restored from {ledger}", file=sys.stderr)
+        try:
+            print(f"baselines: {restore(ledger, folder)} finished seeds restored from {ledger}", file=sys.stderr)
+        except SystemExit:  # a bad ledger: no half-filled folder for the next `run` to continue
+            shutil.rmtree(folder)
+            raise
     else:
         folder = None
     try:
