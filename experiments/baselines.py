@@ -3,7 +3,7 @@ CPU budget, resumable across sittings. Its small summaries (scorecard and certif
 README with the command and the CPU-hours it cost) are committed under ``results/<name>/``; the run folders stay
 in ``runs/baselines/<name>/`` (not in git); ``docs/results.md`` is generated from ``results/``.
 
-    python experiments/baselines.py list                  # the baselines, their commands and budgets
+    python experiments/baselines.py list                  # the baselines, their commands, budgets and state
     python experiments/baselines.py run popgym [--jobs 2] # start it, or continue its unfinished run (Ctrl-C stops
                                                           # it with checkpoints saved; run it again to continue)
     python experiments/baselines.py save popgym           # write its finished seeds to the ledger (while it runs)
@@ -164,6 +164,16 @@ def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
     if code == 0:
         collect(name, runs, results)
     return code
+
+
+def state(name: str, results: Path) -> str:
+    """Where the baseline stands in git: collected, or how many seeds its ledger holds, or not started."""
+    if (results / name / "README.md").is_file():
+        return f"collected: {results / name}/"
+    ledger = results / name / LEDGER
+    if ledger.is_file():
+        return f"unfinished: its ledger holds {len(ledger.read_text().splitlines())} finished seeds ({ledger})"
+    return "not run yet"
 
 
 def _curve_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -460,7 +470,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{a.command} needs a baseline: {', '.join(BASELINES)}")
     if a.command == "list":
         for name, b in BASELINES.items():
-            print(f"{name}: {b.title}\n  membench bench {shlex.join(_args(name, a.results))}")
+            print(
+                f"{name}: {b.title}\n  membench bench {shlex.join(_args(name, a.results))}\n  {state(name, a.results)}"
+            )
         return 0
     if a.command == "run":
         return run(a.name, a.runs, a.jobs, a.results)

@@ -234,8 +234,10 @@ def test_a_baseline_continues_on_another_machine_from_its_committed_ledger(certi
     monkeypatch.setitem(baselines.BASELINES, "tiny", baselines.Baseline("Tiny", "A tiny baseline.", args))
     runs, results = tmp_path / "runs", tmp_path / "results"
     shutil.copytree(certified, runs / "tiny" / "scorecard" / certified.name)
+    assert baselines.state("tiny", results) == "not run yet"
     assert baselines.save("tiny", runs, results) == 6  # 3 cells x 2 seeds
     ledger = results / "tiny" / baselines.LEDGER
+    assert baselines.state("tiny", results).startswith("unfinished: its ledger holds 6 finished seeds")
     lines = ledger.read_text().splitlines()
     gone = next(i for i, line in enumerate(lines) if '"cell":"ppo-lstm","seed":1,' in line)
     ledger.write_text("".join(f"{line}\n" for i, line in enumerate(lines) if i != gone))
@@ -262,3 +264,4 @@ def test_a_baseline_continues_on_another_machine_from_its_committed_ledger(certi
     before, after = (json.loads((d / "scorecard.json").read_text())["tasks"] for d in (certified, folder))
     assert [t["per_run"] for t in after] == [t["per_run"] for t in before]
     assert not ledger.exists() and (results / "tiny" / "scorecard.json").is_file()
+    assert baselines.state("tiny", results).startswith("collected")
