@@ -330,6 +330,7 @@ def _spec(family: str, level_idx: int) -> TaskSpec:
         source="POPGym",
         extra="popgym",
         kwargs={"family": family, "difficulty": level},
+        score="return",  # POPGym's results are returns (MMER); info["success"] of some families is membench's
         params=params(family),
         oracle_keys=ORACLE_KEYS[family],
         xi_note=xi_note,
