@@ -107,7 +107,8 @@ def env_suites(env_id: str) -> tuple[str, ...]:
 
 def env_score(env_id: str) -> str | None:
     """The per-run number the catalogue names for a membench ID (``"return"`` for POBAX and POPGym, whose papers
-    score returns although their envs report success); None (the success rate where defined, else the return) for other IDs."""
+    score returns although their envs report success); None (the success rate where defined, else the return) for
+    other IDs."""
     import membench_envs
 
     try:
