@@ -50,7 +50,7 @@ def _res(env, agent="ppo-lstm", per_run=(0.5, 0.7), metric="success_rate", steps
     }
 
 
-def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate"):
+def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate", tolerance=0.05):
     d = tmp_path / name
     d.mkdir()
     cert = {
@@ -60,6 +60,7 @@ def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate"):
         "total_steps": 400_000,
         "floor": {"value": floor, "lo": floor, "hi": floor},
         "ceiling": {"value": ceiling, "lo": ceiling, "hi": ceiling},
+        "rule": {"tolerance": tolerance},
     }
     (d / "certificate.json").write_text(json.dumps(cert))
     return d
@@ -105,7 +106,7 @@ def test_the_normalisation_precedence_and_raw_tasks_left_out_with_a_note(tmp_pat
 def test_a_certificate_that_cannot_normalise_is_not_used_and_said_so(tmp_path):
     refs = sc.load_references(
         [
-            _certificate(tmp_path, "flat", TMAZE, floor=0.9, ceiling=0.9),  # no gap
+            _certificate(tmp_path, "flat", TMAZE, floor=0.9, ceiling=0.94),  # a gap within the tolerance
             _certificate(tmp_path, "other", REPEAT_PREV, floor=-0.5, ceiling=0.5, metric="success_rate"),
             _certificate(tmp_path, "unused", REPEAT_FIRST, floor=0.0, ceiling=0.5),
         ]
@@ -114,7 +115,8 @@ def test_a_certificate_that_cannot_normalise_is_not_used_and_said_so(tmp_path):
     assert _task(card, TMAZE)["normalisation"]["source"].startswith("success rate")
     assert _task(card, REPEAT_PREV)["normalisation"]["source"].startswith("POPGym")
     notes = "\n".join(card.notes)
-    assert "is not above its floor" in notes and "reports success_rate, the cells return: not used" in notes
+    assert "is not above its floor (0.900) by more than its tolerance (0.05)" in notes
+    assert "reports success_rate, the cells return: not used" in notes
     assert f"({REPEAT_FIRST}) is of no task of this scorecard" in notes
 
 

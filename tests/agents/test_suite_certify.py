@@ -56,8 +56,16 @@ def test_the_certificates_come_from_the_runs_own_cells_and_normalise_the_scoreca
     assert [t["cell"] for t in card["tasks"]] == labels[:2]
     assert any("ceiling cells" in n and cert.TABLE in n for n in card["notes"])
     assert "--certify" in card["command"]
-    assert c["ceiling"]["value"] > c["floor"]["value"]  # (at this budget and these seeds: -0.496 vs -0.510)
-    for t in card["tasks"]:  # normalised by the task's own certificate, not POPGym's -1..1
+    gap = c["ceiling"]["value"] - c["floor"]["value"]
+    assert 0 < gap < table["rule"]["tolerance"]  # (at this budget and these seeds: -0.496 vs -0.510)
+    for t in card["tasks"]:  # a gap within the tolerance is no scale: POPGym's -1..1, and a note says why
+        assert t["normalisation"]["source"].startswith("POPGym")
+    assert any(f"by more than its tolerance ({table['rule']['tolerance']:g})" in n for n in card["notes"])
+    # with a tolerance below the gap, the scale is the task's own certificate
+    table["rule"]["tolerance"] = 0.0
+    refs = {r.task: r for r in sc.references_of(table, certified / cert.TABLE)}
+    results = [json.loads((certified / label / "results.json").read_text()) for label in labels[:2]]
+    for t in sc.compute(results, refs, reps=50).data["tasks"]:
         assert t["normalisation"]["floor"] == c["floor"]["value"]
         assert t["normalisation"]["ceiling"] == c["ceiling"]["value"]
         assert t["normalisation"]["source"].startswith(f"certificate {certified / cert.TABLE}")

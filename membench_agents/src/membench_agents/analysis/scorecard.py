@@ -93,6 +93,8 @@ class Reference:
     ceiling: float
     path: str
     total_steps: int
+    tolerance: float = 0.0
+    """the certificate's tolerance (``rule.tolerance``): a gap no larger than it is no scale to normalise by"""
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ def references_of(data: Any, file: Path) -> list[Reference]:
                 float(c["ceiling"]["value"]),
                 str(file if is_table else file.parent),
                 int(c["total_steps"]),
+                float((data.get("rule") or {}).get("tolerance", 0.0)),
             )
             for c in (data["tasks"] if is_table else [data])
         ]
@@ -149,8 +152,8 @@ def references_of(data: Any, file: Path) -> list[Reference]:
             "ceiling's values, or a table of them)"
         ) from None
     for ref in refs:
-        if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling)):
-            raise ConfigError(f"--reference {file}: floor and ceiling must be finite numbers")
+        if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling) and np.isfinite(ref.tolerance)):
+            raise ConfigError(f"--reference {file}: floor, ceiling and tolerance must be finite numbers")
     return refs
 
 
@@ -174,10 +177,10 @@ def bounds(result: dict[str, Any], refs: dict[str, Reference]) -> tuple[Bounds |
     if ref is not None:
         if ref.metric != metric:
             notes.append(f"reference {ref.path} of {task} reports {ref.metric}, the cells {metric}: not used")
-        elif not ref.ceiling > ref.floor:
+        elif not ref.ceiling - ref.floor > ref.tolerance:  # (a tiny gap would blow the scores up)
             notes.append(
                 f"reference {ref.path} of {task}: its ceiling ({ref.ceiling:.3f}) is not above its floor "
-                f"({ref.floor:.3f}), nothing to normalise by: not used"
+                f"({ref.floor:.3f}) by more than its tolerance ({ref.tolerance:g}), nothing to normalise by: not used"
             )
         else:
             return Bounds(
