@@ -536,3 +536,14 @@ def test_a_core_with_only_initial_state_and_forward_trains(monkeypatch):
         "memory cores LSTMCore, GRUCore, MLPCore \\(this one is StubGRUCore\\)",
     ):
         PPO(make_vector_env(TMAZE, 4), dataclasses.replace(cfg, fast_cpu="on"))
+
+
+def test_the_run_layer_takes_the_observation_spaces_the_encoders_take():
+    """The pre-flight asks the encoders (MIKASA-Base's Memory Cards observe a MultiDiscrete): one error otherwise."""
+    from membench_agents.algos.ppo import check_ppo_spaces
+    from membench_agents.errors import ConfigError
+
+    for space in (gym.spaces.MultiDiscrete([7] * 4), gym.spaces.Discrete(3), gym.spaces.MultiBinary(2)):
+        check_ppo_spaces("ppo-mlp", space, gym.spaces.Discrete(2))
+    with pytest.raises(ConfigError, match=r"'ppo-mlp' cannot handle the observation space: .*text observations"):
+        check_ppo_spaces("ppo-mlp", gym.spaces.Text(4), gym.spaces.Discrete(2))

@@ -72,6 +72,7 @@ from membench_agents.algos.vector import (
 )
 from membench_agents.errors import ConfigError, check_stop
 from membench_agents.nets.actor_critic import ActorCritic, RunningMeanStd
+from membench_agents.nets.encoders import make_encoder
 from membench_agents.nets.memory import CORES
 from membench_agents.nets.memory.gtrxl import OPTIONS as GTRXL_OPTIONS
 from membench_agents.nets.memory.gtrxl import check_options as check_gtrxl_options
@@ -527,11 +528,10 @@ def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
             f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
             "space, so its bounds must be finite"
         )
-    if not isinstance(obs_space, (spaces.Box, spaces.Dict)):
-        raise ConfigError(
-            f"agent {agent!r} cannot handle the observation space {obs_space}: membench encoders take Box "
-            "(vector or HxWxC image) and Dict observations"
-        )
+    try:
+        make_encoder(obs_space)  # the encoders say which observation spaces they take
+    except ValueError as e:
+        raise ConfigError(f"agent {agent!r} cannot handle the observation space: {e}") from None
 
 
 class PPOTrainer(AlgoTrainer):
