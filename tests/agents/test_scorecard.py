@@ -121,6 +121,11 @@ def test_a_certificate_that_cannot_normalise_is_not_used_and_said_so(tmp_path):
 
 
 def test_references_that_are_not_certificates_or_twice_one_task_are_errors(tmp_path):
+    odd = _certificate(tmp_path, "odd-rule", TMAZE, floor=0.0, ceiling=1.0)
+    cert = json.loads((odd / "certificate.json").read_text())
+    (odd / "certificate.json").write_text(json.dumps({**cert, "rule": "tolerance 0.05"}))
+    with pytest.raises(ConfigError, match="is not a certificate"):
+        sc.load_references([odd])
     with pytest.raises(ConfigError, match=r"no certificate\.json there"):
         sc.load_references([tmp_path])
     bad = tmp_path / "bad.json"

@@ -134,6 +134,7 @@ def references_of(data: Any, file: Path) -> list[Reference]:
 
     try:
         is_table = isinstance(data, dict) and data.get("certificates") == TABLE_KIND
+        tolerance = float(data["rule"]["tolerance"]) if isinstance(data, dict) and "rule" in data else 0.0
         refs = [
             Reference(
                 task_name(c),
@@ -142,7 +143,7 @@ def references_of(data: Any, file: Path) -> list[Reference]:
                 float(c["ceiling"]["value"]),
                 str(file if is_table else file.parent),
                 int(c["total_steps"]),
-                float((data.get("rule") or {}).get("tolerance", 0.0)),
+                tolerance,
             )
             for c in (data["tasks"] if is_table else [data])
         ]
