@@ -302,5 +302,15 @@ def test_suite_run_errors_are_one_line(tmp_path, capsys, monkeypatch):
     code = cli.main(["bench", "--ids", "POPGym/RepeatFirst*,MIKASA/TMazeClassic-v0", "--skip-missing", "--dry-run"])
     err = capsys.readouterr().err
     assert code == 0 and "skipped (--skip-missing): 3 ID(s)" in err and "POPGym/RepeatFirstEasy-v0" in err
-    assert "2 cells" in err and "dry run: nothing trained" in err
+    assert "2 cells" in err and "dry run: every cell's agent takes its environment; nothing trained" in err
     assert not any(tmp_path.glob("**/scorecard"))
+
+
+def test_a_dry_run_makes_the_checks_of_the_real_run(tmp_path):
+    """An agent that cannot take a task's spaces is the same one error line in the dry run as in the real run,
+    before anything is written."""
+    args = ("--ids", "POPGym/PositionOnlyPendulumEasy-v0", "--agent", "ppo-mlp,dtqn", "--out", str(tmp_path))
+    for dry in (("--dry-run",), ()):
+        line = _error(*args, *dry)
+        assert "agent 'dtqn' cannot handle POPGym/PositionOnlyPendulumEasy-v0: DTQN needs a Discrete action" in line
+    assert not any(tmp_path.iterdir())

@@ -979,8 +979,9 @@ def _preflight(configs, summary) -> None:
 
 
 def new_suite_run(args, summary=None):
-    """Select the IDs, plan one cell per (ID, agent), say what each trains, and create the scorecard folder (None
-    after --dry-run: nothing written); nothing trains. ``args``: ``build_parser().parse_args(["bench", ...])``
+    """Select the IDs, plan one cell per (ID, agent), say what each trains, check every cell as the real run does
+    (its environment made once), and create the scorecard folder (None after --dry-run: nothing written); nothing
+    trains. ``args``: ``build_parser().parse_args(["bench", ...])``
     (experiments/baselines.py creates its folders this way, to fill them before they train)."""
     from membench_agents.analysis.scorecard import load_references
     from membench_agents.runs import bench, suite
@@ -1027,8 +1028,8 @@ def new_suite_run(args, summary=None):
     print(f"  {len(plan.cells)} cells, {total:,} environment steps in all", file=sys.stderr)
     _preflight(plan.configs, summary)
     if args.dry_run:
-        bench.labels(plan.configs)
-        print("dry run: nothing trained (the environments were not made)", file=sys.stderr)
+        bench.check(plan)  # the checks the real run makes before it writes anything: each cell's env is made once
+        print("dry run: every cell's agent takes its environment; nothing trained", file=sys.stderr)
         return None
     _print_budget_notes(plan.configs)
     b = suite.create(
