@@ -94,6 +94,11 @@ def test_discrete_and_multidiscrete_are_one_hot():
     md = make_encoder(gym.spaces.MultiDiscrete([2, 3]), hidden_size=0)
     assert md.out_dim == 5
     torch.testing.assert_close(md(torch.tensor([[1, 2]])), torch.tensor([[0.0, 1, 0, 0, 1]]))
+    # a grid of cells (MIKASA-Base's MysteryPath and Searing Spotlights oracles): one code per cell, row-major
+    grid = make_encoder(gym.spaces.MultiDiscrete([[2, 3], [2, 2]]), hidden_size=0)
+    assert grid.out_dim == 9
+    want = torch.tensor([[0.0, 1, 1, 0, 0, 1, 0, 0, 1]] * 3).reshape(3, 1, 9)
+    torch.testing.assert_close(grid(torch.tensor([[[1, 0], [0, 1]]] * 3).reshape(3, 1, 2, 2)), want)
 
 
 def test_encoders_run_on_tensors_of_any_device_without_numpy(monkeypatch):

@@ -545,5 +545,7 @@ def test_the_run_layer_takes_the_observation_spaces_the_encoders_take():
 
     for space in (gym.spaces.MultiDiscrete([7] * 4), gym.spaces.Discrete(3), gym.spaces.MultiBinary(2)):
         check_ppo_spaces("ppo-mlp", space, gym.spaces.Discrete(2))
-    with pytest.raises(ConfigError, match=r"'ppo-mlp' cannot handle the observation space: .*text observations"):
+    with pytest.raises(
+        ConfigError, match=r"'ppo-mlp' cannot handle the environment's observation space: .*text observations"
+    ):
         check_ppo_spaces("ppo-mlp", gym.spaces.Text(4), gym.spaces.Discrete(2))

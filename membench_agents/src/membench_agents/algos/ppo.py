@@ -513,25 +513,25 @@ class PPO:
 # ---------------------------------------------------------------------------------------------------------
 # the run layer's interface (membench_agents.algos.trainer.Trainer)
 # ---------------------------------------------------------------------------------------------------------
-def check_ppo_spaces(agent: str, obs_space, action_space) -> None:
-    """Pre-flight: one clear ConfigError when membench PPO has no head or encoder for the spaces."""
+def check_ppo_spaces(agent: str, obs_space, action_space, env: str = "the environment") -> None:
+    """Pre-flight: one clear ConfigError, naming ``env``, when membench PPO has no head or encoder for the spaces."""
     from gymnasium import spaces
 
     if not isinstance(action_space, (spaces.Discrete, spaces.MultiDiscrete, spaces.Box)):
         raise ConfigError(
-            f"agent {agent!r} cannot handle the action space {action_space}: membench PPO has categorical "
+            f"agent {agent!r} cannot handle {env}'s action space {action_space}: membench PPO has categorical "
             "(Discrete, MultiDiscrete) and diagonal-Gaussian (Box) policy heads only"
         )
     bounded = isinstance(action_space, spaces.Box) and np.all(np.isfinite(action_space.low))
     if isinstance(action_space, spaces.Box) and not (bounded and np.all(np.isfinite(action_space.high))):
         raise ConfigError(
-            f"agent {agent!r} cannot handle the action space {action_space}: continuous actions are clipped to the "
+            f"agent {agent!r} cannot handle {env}'s action space {action_space}: continuous actions are clipped to the "
             "space, so its bounds must be finite"
         )
     try:
         make_encoder(obs_space)  # the encoders say which observation spaces they take
     except ValueError as e:
-        raise ConfigError(f"agent {agent!r} cannot handle the observation space: {e}") from None
+        raise ConfigError(f"agent {agent!r} cannot handle {env}'s observation space: {e}") from None
 
 
 class PPOTrainer(AlgoTrainer):
@@ -547,7 +547,7 @@ class PPOTrainer(AlgoTrainer):
     def check(cls, cfg: dict[str, Any], obs_space, action_space) -> None:
         """Pre-flight: one clear ConfigError when PPO cannot handle the spaces (before a run folder exists)."""
         agent = cfg["agent"]
-        check_ppo_spaces(agent, obs_space, action_space)
+        check_ppo_spaces(agent, obs_space, action_space, cfg["env"])
         pc = ppo_config(cfg, cfg["seeds"][0])
         try:
             ActorCritic(obs_space, action_space, pc.core, pc.hidden_size, core_kwargs=pc.core_kwargs)

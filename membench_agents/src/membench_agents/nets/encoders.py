@@ -99,7 +99,8 @@ class VectorEncoder(Encoder):
 
 
 class OneHotEncoder(VectorEncoder):
-    """Discrete / MultiDiscrete observations: concatenated one-hot codes, then the MLP (if any)."""
+    """Discrete / MultiDiscrete observations (of any shape, in row-major order): concatenated one-hot codes, then the
+    MLP (if any)."""
 
     offsets: Tensor  # buffers
     start: Tensor
@@ -109,8 +110,9 @@ class OneHotEncoder(VectorEncoder):
     ):
         nvec = np.asarray(nvec)
         self.obs_shape = tuple(nvec.shape) if obs_shape is None else tuple(obs_shape)  # () for Discrete
-        super().__init__((int(np.sum(nvec)),), hidden_size)
-        self.register_buffer("offsets", torch.as_tensor(np.cumsum(nvec) - nvec, dtype=torch.long).reshape(-1))
+        flat = nvec.reshape(-1)  # a MultiDiscrete may be a grid (MIKASA-Base's MysteryPath oracle: 7 x 7 cells)
+        super().__init__((int(np.sum(flat)),), hidden_size)
+        self.register_buffer("offsets", torch.as_tensor(np.cumsum(flat) - flat, dtype=torch.long))
         self.register_buffer("start", torch.as_tensor(np.asarray(start), dtype=torch.long).reshape(-1))
 
     def forward(self, obs: Tensor) -> Tensor:
