@@ -45,6 +45,10 @@ def test_matrix_box_is_flattened():
     enc = make_encoder(space, hidden_size=0)
     assert enc.out_dim == 12
     assert enc(torch.zeros(2, 6, 3, 4)).shape == (2, 6, 12)
+    # a small rank-3 board that is not an image (POBAX's Battleship 3 state) is flattened too, in row-major order
+    board = make_encoder(gym.spaces.Box(-1, 1, (2, 3, 3), np.float32), hidden_size=0)
+    x = torch.arange(36.0).reshape(2, 2, 3, 3)
+    torch.testing.assert_close(board(x), x.reshape(2, 18))
 
 
 @pytest.mark.parametrize("shape", [(64, 64, 3), (7, 7, 3), (48, 40, 6)])

@@ -1,6 +1,7 @@
 """Observation encoders: a gymnasium observation space -> an ``nn.Module`` mapping a batch to features.
 
-* ``Box`` vector (any non-image shape, flattened) -> a 2-layer MLP (``hidden_size=0``: the flat vector);
+* ``Box`` vector (a non-image shape of rank <= 2, or of rank 3 with at most ``MAX_FLAT_GRID`` values, flattened) ->
+  a 2-layer MLP (``hidden_size=0``: the flat vector);
 * ``Box`` image ``(H, W, C)`` (uint8 scaled by 1/255; float images as they are) -> a small CNN
   (the Nature-DQN CNN for images of at least 36x36 pixels, 3x3 convolutions below that);
 * ``Discrete`` / ``MultiDiscrete`` -> one-hot (concatenated), ``MultiBinary`` -> 0/1 vector, then an MLP;
@@ -24,6 +25,9 @@ from torch.nn import functional as F
 
 #: A Box of rank 3 whose channel axis (last, or first) is at most this large is treated as an image.
 MAX_CHANNELS = 16
+#: A rank-3 Box that is not an image (a small board, e.g. POBAX's Battleship 3 state: 2 x 3 x 3) is flattened into a
+#: vector when it holds at most this many values; a larger one (a deep frame stack?) is refused.
+MAX_FLAT_GRID = 4096
 #: Images whose smaller side is at least this large get the Nature-DQN CNN.
 NATURE_MIN_SIDE = 36
 
@@ -216,10 +220,11 @@ def make_encoder(observation_space: gym.Space, hidden_size: int = 64, *, _path: 
                 f"unsupported observation space {space} at {_path}: a Box of rank {len(space.shape)} "
                 "is neither a vector nor an (H, W, C) image; flatten or split it with a wrapper"
             )
-        if len(space.shape) == 3:
+        if len(space.shape) == 3 and int(np.prod(space.shape)) > MAX_FLAT_GRID:
             raise ValueError(
                 f"unsupported observation space {space} at {_path}: a rank-3 Box is encoded as an "
-                f"image only with at most {MAX_CHANNELS} channels on the last (or first) axis"
+                f"image only with at most {MAX_CHANNELS} channels on the last (or first) axis, and flattened "
+                f"only up to {MAX_FLAT_GRID} values"
             )
         return VectorEncoder(space.shape, hidden_size)
     if isinstance(space, gym.spaces.Discrete):
