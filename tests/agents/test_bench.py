@@ -81,6 +81,19 @@ def test_cells_on_several_tasks_are_named_by_their_task_too():
         bench.labels([cfgs[0], cfgs[0]])
 
 
+def test_the_check_makes_each_environment_once_and_checks_every_cell(monkeypatch):
+    """The ladder's three cells are on two environments (partial, oracle): two makes, three agent checks."""
+    import gymnasium as gym
+    from membench_agents.algos import ppo
+
+    made, checked = [], []
+    real_make = gym.make
+    monkeypatch.setattr(gym, "make", lambda env_id, **kw: made.append(kw["obs_variant"]) or real_make(env_id, **kw))
+    monkeypatch.setattr(ppo.PPOTrainer, "check", classmethod(lambda cls, cfg, *s: checked.append(cfg["agent"])))
+    assert bench.check(bench.plan(steps=1000)) == ["ppo-mlp", "ppo-lstm", "ppo-mlp.oracle"]
+    assert sorted(made) == ["oracle", "partial"] and checked == ["ppo-mlp", "ppo-lstm", "ppo-mlp"]
+
+
 @pytest.mark.parametrize(
     ("meta", "message"),
     [

@@ -243,22 +243,28 @@ def check_device_available(device: str) -> None:
         )
 
 
-def preflight(cfg: dict[str, Any]) -> None:
-    """Fail early, with one clear message, when the agent cannot handle the environment, a key is wrong or the
-    device is missing."""
+def env_spaces(cfg: dict[str, Any]) -> tuple[Any, Any]:
+    """The observation and action spaces of the run config's environment (made once, then closed); one clear error
+    when it cannot be made with the config's kwargs."""
     import gymnasium as gym
 
-    agent = cfg["agent"]
-    check_device_available(cfg["device"])
     try:
         env = gym.make(cfg["env"], **env_kwargs_of(cfg))
     except (TypeError, ValueError) as e:
         raise ConfigError(f"cannot create {cfg['env']} with {env_kwargs_of(cfg)}: {e}") from None
     try:
-        obs_space, act_space = env.observation_space, env.action_space
+        return env.observation_space, env.action_space
     finally:
         env.close()
-    check = getattr(trainer_class(agent), "check", None)  # optional: a Trainer's own pre-flight check
+
+
+def preflight(cfg: dict[str, Any], spaces: tuple[Any, Any] | None = None) -> None:
+    """Fail early, with one clear message, when the agent cannot handle the environment, a key is wrong or the
+    device is missing. ``spaces``: the environment's :func:`env_spaces`, where the caller has them (cells on one
+    environment make it once)."""
+    check_device_available(cfg["device"])
+    obs_space, act_space = env_spaces(cfg) if spaces is None else spaces
+    check = getattr(trainer_class(cfg["agent"]), "check", None)  # optional: a Trainer's own pre-flight check
     if check is not None:
         check(cfg, obs_space, act_space)
 
@@ -271,6 +277,7 @@ __all__ = [
     "budget_notes",
     "check_device_available",
     "env_kwargs_of",
+    "env_spaces",
     "make_trainer",
     "ppo_config",
     "preflight",

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from membench_agents.algos.trainer import preflight
+from membench_agents.algos.trainer import env_kwargs_of, env_spaces, preflight
 from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, parse_override, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell
@@ -202,10 +202,15 @@ def labels(configs: list[dict[str, Any]]) -> list[str]:
 
 
 def check(p: Plan) -> list[str]:
-    """The cells' labels, once every cell is known to train (before anything is written)."""
+    """The cells' labels, once every cell is known to train (before anything is written). Each environment (ID,
+    kwargs and variant) is made once, however many cells train on it."""
     out = labels(p.configs)
+    spaces: dict[str, tuple] = {}
     for c in p.configs:
-        preflight(c)
+        key = json.dumps([c["env"], env_kwargs_of(c)], sort_keys=True, default=str)
+        if key not in spaces:
+            spaces[key] = env_spaces(c)
+        preflight(c, spaces[key])
     return out
 
 
