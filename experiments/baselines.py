@@ -280,8 +280,9 @@ def _cpu_hours(folder: Path) -> float:
 
 
 def collect(name: str, runs: Path, results: Path) -> Path:
-    """Copy the latest finished run's summaries into ``results/<name>/`` (the run folder's absolute path
-    written as its path under the repository) with a README: the command, the budget and the CPU-hours."""
+    """Copy the latest finished run's summaries into ``results/<name>/`` (the run folder's and the results folder's
+    absolute paths written as their paths under the repository) with a README: the command, the budget and the
+    CPU-hours."""
     done = [p for p in _folders(runs, name) if (p / "scorecard.json").is_file()]
     if not done:
         sys.exit(f"baselines: no finished run of {name} under {runs / name}; run `python {__file__} run {name}`")
@@ -292,6 +293,10 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         shown = folder.resolve().relative_to(ROOT)
     except ValueError:
         shown = Path("runs", "baselines", name, "scorecard", folder.name)
+    try:  # (a baseline scored against another's certificates names that one's folder)
+        shown_results = results.resolve().relative_to(ROOT)
+    except ValueError:
+        shown_results = Path("results")
     for f in SUMMARIES:
         src = folder / f
         if not src.is_file():  # (a baseline without --certify has no certificates)
@@ -299,7 +304,8 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         if f.endswith(".png"):
             shutil.copyfile(src, out / f)
         else:
-            (out / f).write_text(src.read_text().replace(str(folder.resolve()), str(shown)))
+            text = src.read_text().replace(str(folder.resolve()), str(shown))
+            (out / f).write_text(text.replace(str(results.resolve()), str(shown_results)))
     card = json.loads((folder / "scorecard.json").read_text())
     certs = json.loads(t.read_text())["tasks"] if (t := folder / "certificates.json").is_file() else []
     verdicts: dict[str, int] = {}

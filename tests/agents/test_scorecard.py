@@ -117,7 +117,13 @@ def test_a_certificate_that_cannot_normalise_is_not_used_and_said_so(tmp_path):
     notes = "\n".join(card.notes)
     assert "is not above its floor (0.900) by more than its tolerance (0.05)" in notes
     assert "reports success_rate, the cells return: not used" in notes
-    assert f"({REPEAT_FIRST}) is of no task of this scorecard" in notes
+    assert f"unused: not used for {REPEAT_FIRST}, which this scorecard does not score" in notes
+    # a suite's table of certificates, most of whose tasks this scorecard does not score: one note for the file
+    table = {f"POPGym/{g}Easy-v0": sc.Reference(f"POPGym/{g}Easy-v0", "return", 0, 1, "t.json", 1000) for g in "ABCD"}
+    notes = sc.compute([_res(TMAZE)], table, reps=50).notes
+    assert [n for n in notes if "t.json" in n] == [
+        "reference t.json: not used for 4 other tasks (POPGym/AEasy-v0, ...), which this scorecard does not score"
+    ]
 
 
 def test_references_that_are_not_certificates_or_twice_one_task_are_errors(tmp_path):

@@ -220,8 +220,11 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     shutil.copytree(folder, plain)
     for f in plain.glob("certificates.*"):
         f.unlink()
+    with (plain / "scorecard.md").open("a") as f:  # as --reference writes the certificates it was scored against
+        f.write(f"\nnormalised by {results.resolve() / 'popgym' / 'certificates.json'}\n")
     out = baselines.collect("popgym-gtrxl-easy", runs, results)
     assert not list(out.glob("certificates.*")) and "verdicts" not in (out / "README.md").read_text()
+    assert "normalised by results/popgym/certificates.json" in (out / "scorecard.md").read_text()
     page = baselines.docs(results, tmp_path / "results.md").read_text()
     assert page.count("### Certificates") == 1 and "![scorecard of popgym-gtrxl-easy](" in page
     # results/ holds other experiments' summaries too: the page is the baselines'

@@ -370,9 +370,13 @@ def compute(
                 raise RunFolderError(f"{name} has two cells on {task}: a scorecard scores each task once per row")
             by_task[task] = scores
         tasks.append(entry)
+    unused: dict[str, list[str]] = {}  # a reference file's certificates of tasks this scorecard does not score
     for task, ref in refs.items():
         if task not in {t["task"] for t in tasks}:
-            notes.append(f"reference {ref.path} ({task}) is of no task of this scorecard: not used")
+            unused.setdefault(str(ref.path), []).append(task)
+    for path, others in unused.items():
+        which = ", ".join(others) if len(others) <= 3 else f"{len(others)} other tasks ({others[0]}, ...)"
+        notes.append(f"reference {path}: not used for {which}, which this scorecard does not score")
     if raw_tasks:
         notes.append(
             f"raw, left out of the cross-task aggregates (no reference certificate, and a return without a known "
