@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -416,6 +417,53 @@ def beside_the_paper(card: dict, paper: dict) -> list[str]:
     return lines
 
 
+def glance(results: Path, names: list[str]) -> list[str]:
+    """Markdown lines: one table row per collected baseline (tasks, budget, verdicts, each row's IQM of normalised
+    scores, CPU-hours), read from its summaries, with the totals."""
+    from membench_agents.analysis.certificate import IMPROVABLE, NOT_IMPROVABLE, UNDETERMINED
+    from membench_agents.analysis.report import steps_text
+
+    verdicts = {IMPROVABLE: "memory-improvable", NOT_IMPROVABLE: "not improvable", UNDETERMINED: "undetermined"}
+
+    lines = [
+        "## At a glance",
+        "",
+        "| baseline | tasks | steps x seeds | "
+        + " | ".join(verdicts.values())
+        + " | IQM of normalised scores [95% CI] | CPU-hours |",
+        "|---|---|---|" + "---|" * len(verdicts) + "---|---|",
+    ]
+    totals = {"tasks": 0, "hours": 0.0, **{v: 0 for v in verdicts}}
+    for name in names:
+        d = results / name
+        card = json.loads((d / "scorecard.json").read_text())
+        certs = (
+            json.loads((d / "certificates.json").read_text())["tasks"] if (d / "certificates.json").is_file() else []
+        )
+        counts = {v: sum(c["verdict"] == v for c in certs) for v in verdicts}
+        budgets = sorted({(t["total_steps"], len(t["seeds"])) for t in card["tasks"]})
+        cost = re.search(r"^- cost: ([0-9.]+) CPU-hours", (d / "README.md").read_text(), re.M)
+        iqm = "; ".join(
+            f"{r['name']} {r['iqm']['value']:.3f} [{r['iqm']['lo']:.3f}, {r['iqm']['hi']:.3f}]" for r in card["rows"]
+        )
+        n_tasks = len({t["task"] for t in card["tasks"]})
+        lines.append(
+            f"| {name} | {n_tasks} | {', '.join(f'{steps_text(n)} x {k}' for n, k in budgets)} | "
+            + " | ".join(str(counts[v]) if certs else "-" for v in verdicts)
+            + f" | {iqm} | {cost.group(1) if cost else '?'} |"
+        )
+        totals["tasks"] += n_tasks if certs else 0
+        totals["hours"] += float(cost.group(1)) if cost else 0.0
+        for v in verdicts:
+            totals[v] += counts[v]
+    lines += [
+        f"| all | {totals['tasks']} certified | | " + " | ".join(str(totals[v]) for v in verdicts) + " | | "
+        f"{totals['hours']:.1f} |",
+        "",
+    ]
+    return lines
+
+
 def docs(results: Path, out: Path) -> Path:
     """docs/results.md: per collected baseline its README, its certificates table and plot, and the scorecard's
     cross-task table and plot."""
@@ -439,6 +487,8 @@ def docs(results: Path, out: Path) -> Path:
     names = [n for n in sorted(BASELINES) if (results / n / "README.md").is_file()]
     if not names:
         lines.append("No baseline has been collected yet.")
+    else:
+        lines += glance(results, names)
     for name in names:
         d = results / name
         readme = (d / "README.md").read_text().splitlines()

@@ -227,6 +227,13 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     assert "normalised by results/popgym/certificates.json" in (out / "scorecard.md").read_text()
     page = baselines.docs(results, tmp_path / "results.md").read_text()
     assert page.count("### Certificates") == 1 and "![scorecard of popgym-gtrxl-easy](" in page
+    # at a glance: a row per baseline (its verdicts counted where it has certificates), the totals of the certified
+    card = json.loads((out / "scorecard.json").read_text())
+    iqm = card["rows"][0]["iqm"]
+    assert f"| popgym-gtrxl-easy | 1 | 512 x 2 | - | - | - | {card['rows'][0]['name']} {iqm['value']:.3f} [" in page
+    verdict = json.loads((folder / "certificates.json").read_text())["tasks"][0]["verdict"]
+    counts = " | ".join("1" if v == verdict else "0" for v in (cert.IMPROVABLE, cert.NOT_IMPROVABLE, cert.UNDETERMINED))
+    assert f"| popgym | 1 | 512 x 2 | {counts} | " in page and f"| all | 1 certified | | {counts} | | " in page
     # results/ holds other experiments' summaries too: the page is the baselines'
     (results / "horizon-probe").mkdir()
     (results / "horizon-probe" / "README.md").write_text("# Another experiment\n")
