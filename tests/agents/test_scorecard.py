@@ -50,9 +50,11 @@ def _res(env, agent="ppo-lstm", per_run=(0.5, 0.7), metric="success_rate", steps
     }
 
 
-def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate", tolerance=0.05):
+def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate", tolerance=0.05, gap=None):
+    """A certificate's JSON in ``tmp_path/name``; ``gap``: its interval (default: the gap itself, no spread)."""
     d = tmp_path / name
     d.mkdir()
+    lo, hi = (ceiling - floor,) * 2 if gap is None else gap
     cert = {
         "env": env,
         "env_kwargs": {},
@@ -60,6 +62,7 @@ def _certificate(tmp_path, name, env, floor, ceiling, metric="success_rate", tol
         "total_steps": 400_000,
         "floor": {"value": floor, "lo": floor, "hi": floor},
         "ceiling": {"value": ceiling, "lo": ceiling, "hi": ceiling},
+        "gap": {"value": ceiling - floor, "lo": lo, "hi": hi},
         "rule": {"tolerance": tolerance},
     }
     (d / "certificate.json").write_text(json.dumps(cert))
@@ -115,11 +118,16 @@ def test_a_certificate_that_cannot_normalise_is_not_used_and_said_so(tmp_path):
     assert _task(card, TMAZE)["normalisation"]["source"].startswith("success rate")
     assert _task(card, REPEAT_PREV)["normalisation"]["source"].startswith("POPGym")
     notes = "\n".join(card.notes)
-    assert "is not above its floor (0.900) by more than its tolerance (0.05)" in notes
+    assert (
+        "gap, ceiling (0.940) - floor (0.900) in [0.040, 0.040], is not improvable at this budget (tolerance 0.05)"
+        in notes
+    )
     assert "reports success_rate, the cells return: not used" in notes
     assert f"unused: not used for {REPEAT_FIRST}, which this scorecard does not score" in notes
     # a suite's table of certificates, most of whose tasks this scorecard does not score: one note for the file
-    table = {f"POPGym/{g}Easy-v0": sc.Reference(f"POPGym/{g}Easy-v0", "return", 0, 1, "t.json", 1000) for g in "ABCD"}
+    table = {
+        f"POPGym/{g}Easy-v0": sc.Reference(f"POPGym/{g}Easy-v0", "return", 0, 1, "t.json", 1000, 1, 1) for g in "ABCD"
+    }
     notes = sc.compute([_res(TMAZE)], table, reps=50).notes
     assert [n for n in notes if "t.json" in n] == [
         "reference t.json: not used for 4 other tasks (POPGym/AEasy-v0, ...), which this scorecard does not score"

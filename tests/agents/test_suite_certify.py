@@ -60,15 +60,19 @@ def test_the_certificates_come_from_the_runs_own_cells_and_normalise_the_scoreca
     assert 0 < gap < table["rule"]["tolerance"]  # (at this budget and these seeds: -0.496 vs -0.510)
     for t in card["tasks"]:  # a gap within the tolerance is no scale: POPGym's -1..1, and a note says why
         assert t["normalisation"]["source"].startswith("POPGym")
-    assert any(f"by more than its tolerance ({table['rule']['tolerance']:g})" in n for n in card["notes"])
-    # with a tolerance below the gap, the scale is the task's own certificate
+    assert any(f"is {c['verdict']} (tolerance {table['rule']['tolerance']:g})" in n for n in card["notes"])
+    # where the gap is established (memory-improvable: its interval above 0, above the tolerance), the scale is the
+    # task's own certificate; an interval that reaches 0 (undetermined) is none
     table["rule"]["tolerance"] = 0.0
-    refs = {r.task: r for r in sc.references_of(table, certified / cert.TABLE)}
     results = [json.loads((certified / label / "results.json").read_text()) for label in labels[:2]]
-    for t in sc.compute(results, refs, reps=50).data["tasks"]:
-        assert t["normalisation"]["floor"] == c["floor"]["value"]
-        assert t["normalisation"]["ceiling"] == c["ceiling"]["value"]
-        assert t["normalisation"]["source"].startswith(f"certificate {certified / cert.TABLE}")
+    for lo, used in ((gap / 2, True), (-gap, False)):
+        table["tasks"][0]["gap"].update(lo=lo, hi=2 * gap)
+        refs = {r.task: r for r in sc.references_of(table, certified / cert.TABLE)}
+        for t in sc.compute(results, refs, reps=50).data["tasks"]:
+            assert t["normalisation"]["source"].startswith(f"certificate {certified / cert.TABLE}") is used
+            assert (t["normalisation"]["floor"], t["normalisation"]["ceiling"]) == (
+                (c["floor"]["value"], c["ceiling"]["value"]) if used else (-1, 1)
+            )
 
 
 def test_a_table_of_certificates_is_a_reference_and_a_scorecard_folder_roundtrips(certified):

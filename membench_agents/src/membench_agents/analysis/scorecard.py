@@ -6,8 +6,8 @@ run, so that 0 is the floor and 1 the ceiling whatever the task's units. The flo
 from, in this order (:func:`bounds`; the table names the source of every task):
 
 1. a reference certificate (``--reference CERT_DIR``, a ``membench certify`` folder): its floor and ceiling means,
-   where the certificate is of the same ID and kwargs, reports the same metric and its ceiling lies above its
-   floor (else a note says why it was not used);
+   where the certificate is of the same ID and kwargs, reports the same metric and its verdict is
+   memory-improvable, its gap established (else a note says why it was not used);
 2. the metric's natural range where it is known: a success rate has floor 0 and ceiling 1 (MIKASA's convention:
    its scores are success rates), and a return of a POPGym ID has floor −1 and ceiling 1 (POPGym scales every
    task's per-step rewards so that an episode's return lies in [−1, 1], its "normalised return"; the POPGym IDs
@@ -54,6 +54,7 @@ from membench_agents.analysis.aggregate import (
 from membench_agents.analysis.aggregate import mean as mean_stat
 from membench_agents.analysis.aggregate import plot as aggregate_plot
 from membench_agents.analysis.aggregate import table as aggregate_table
+from membench_agents.analysis.certificate import IMPROVABLE, verdict
 from membench_agents.analysis.report import (
     algorithm_name,
     differing_keys,
@@ -85,7 +86,7 @@ _NOT_COMPARED = ("env", "env_kwargs", "device", "checkpoint", "description", "ev
 # ------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Reference:
-    """A reference certificate's floor and ceiling for one task."""
+    """A reference certificate's floor and ceiling for one task, and its gap's interval."""
 
     task: str
     metric: str
@@ -93,8 +94,16 @@ class Reference:
     ceiling: float
     path: str
     total_steps: int
+    gap_lo: float
+    gap_hi: float
+    """the 95 % interval of the certificate's gap (ceiling − floor)"""
     tolerance: float = 0.0
-    """the certificate's tolerance (``rule.tolerance``): a gap no larger than it is no scale to normalise by"""
+    """the certificate's tolerance (``rule.tolerance``)"""
+
+    def verdict(self) -> str:
+        """The certificate's verdict, from its gap's interval and its tolerance (the certificate's rule, recomputed:
+        a verdict string read from the file is not trusted)."""
+        return verdict(Estimate(self.ceiling - self.floor, self.gap_lo, self.gap_hi), self.tolerance)
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,8 @@ def references_of(data: Any, file: Path) -> list[Reference]:
                 float(c["ceiling"]["value"]),
                 str(file if is_table else file.parent),
                 int(c["total_steps"]),
+                float(c["gap"]["lo"]),
+                float(c["gap"]["hi"]),
                 tolerance,
             )
             for c in (data["tasks"] if is_table else [data])
@@ -153,8 +164,8 @@ def references_of(data: Any, file: Path) -> list[Reference]:
             "ceiling's values, or a table of them)"
         ) from None
     for ref in refs:
-        if not (np.isfinite(ref.floor) and np.isfinite(ref.ceiling) and np.isfinite(ref.tolerance)):
-            raise ConfigError(f"--reference {file}: floor, ceiling and tolerance must be finite numbers")
+        if not all(np.isfinite([ref.floor, ref.ceiling, ref.gap_lo, ref.gap_hi, ref.tolerance])):
+            raise ConfigError(f"--reference {file}: floor, ceiling, the gap's interval and tolerance must be finite")
     return refs
 
 
@@ -178,10 +189,11 @@ def bounds(result: dict[str, Any], refs: dict[str, Reference]) -> tuple[Bounds |
     if ref is not None:
         if ref.metric != metric:
             notes.append(f"reference {ref.path} of {task} reports {ref.metric}, the cells {metric}: not used")
-        elif not ref.ceiling - ref.floor > ref.tolerance:  # (a tiny gap would blow the scores up)
+        elif ref.verdict() != IMPROVABLE:  # (a gap the seeds do not agree on, or a tiny one, is no scale)
             notes.append(
-                f"reference {ref.path} of {task}: its ceiling ({ref.ceiling:.3f}) is not above its floor "
-                f"({ref.floor:.3f}) by more than its tolerance ({ref.tolerance:g}), nothing to normalise by: not used"
+                f"reference {ref.path} of {task}: its gap, ceiling ({ref.ceiling:.3f}) - floor ({ref.floor:.3f}) in "
+                f"[{ref.gap_lo:.3f}, {ref.gap_hi:.3f}], is {ref.verdict()} (tolerance {ref.tolerance:g}), no "
+                "scale to normalise by: not used"
             )
         else:
             return Bounds(
