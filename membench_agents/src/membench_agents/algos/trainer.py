@@ -258,15 +258,16 @@ def env_spaces(cfg: dict[str, Any]) -> tuple[Any, Any]:
         env.close()
 
 
-def preflight(cfg: dict[str, Any], spaces: tuple[Any, Any] | None = None) -> None:
-    """Fail early, with one clear message, when the agent cannot handle the environment, a key is wrong or the
-    device is missing. ``spaces``: the environment's :func:`env_spaces`, where the caller has them (cells on one
-    environment make it once)."""
+def preflight(cfg: dict[str, Any], spaces: tuple[Any, Any] | None = None) -> tuple[Any, Any]:
+    """Fail early, with one clear message, when the device is missing, a key is wrong or the agent cannot handle the
+    environment; return the environment's spaces. ``spaces``: the environment's :func:`env_spaces`, where the
+    caller has them (cells on one environment make it once)."""
     check_device_available(cfg["device"])
     obs_space, act_space = env_spaces(cfg) if spaces is None else spaces
     check = getattr(trainer_class(cfg["agent"]), "check", None)  # optional: a Trainer's own pre-flight check
     if check is not None:
         check(cfg, obs_space, act_space)
+    return obs_space, act_space
 
 
 __all__ = [

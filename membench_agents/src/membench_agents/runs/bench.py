@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from membench_agents.algos.trainer import env_kwargs_of, env_spaces, preflight
+from membench_agents.algos.trainer import env_kwargs_of, preflight
 from membench_agents.config.resolve import CONFIG_DATA, Resolved, load_yaml, parse_override, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import cell
@@ -208,9 +208,7 @@ def check(p: Plan) -> list[str]:
     spaces: dict[str, tuple] = {}
     for c in p.configs:
         key = json.dumps([c["env"], env_kwargs_of(c)], sort_keys=True, default=str)
-        if key not in spaces:
-            spaces[key] = env_spaces(c)
-        preflight(c, spaces[key])
+        spaces[key] = preflight(c, spaces.get(key))
     return out
 
 
