@@ -49,6 +49,18 @@ def _count(text: str) -> int:
     return value
 
 
+def _add_set(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+def _add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        help="a cell config file of your own (instead of the tuned cell config the ID and agent "
+        "resolve to: membench list)",
+    )
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", help="number of runs (3), a list (0,1,2) or a range (0-4)")
     p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
@@ -111,19 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train one cell (env, agent) for every seed, then evaluate", allow_abbrev=False)
     p.add_argument("--env", help="environment ID")
     p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
-    p.add_argument(
-        "--config",
-        help="a cell config file of your own (instead of the tuned cell config the ID and agent "
-        "resolve to: membench list)",
-    )
+    _add_config(p)
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)",
-    )
+    _add_set(p, "override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
     p.add_argument("--run-dir", help="write the run here (default: <out>/<env-id>/<agent>[.<variant>]/<time>)")
     p.add_argument(
         "--resume",
@@ -217,19 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", required=True, help=f"one of {', '.join(AGENTS)}")
     p.add_argument("--K", type=int, help="the agent's context length, where its config does not set it")
     p.add_argument("--xi", help="correlation horizons MIN[,MAX], where membench cannot derive them")
-    p.add_argument(
-        "--config",
-        help="a cell config file of your own (instead of the tuned cell config the ID and agent "
-        "resolve to: membench list)",
-    )
+    _add_config(p)
     p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config value as for train, e.g. --set env_kwargs.corridor_length=30",
-    )
+    _add_set(p, "override a config value as for train, e.g. --set env_kwargs.corridor_length=30")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     p = sub.add_parser(
@@ -276,13 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["partial", "oracle", "full"],
         help="observation variant of a suite run's or one cell's agents (default partial)",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config value of every cell, as for train (repeatable)",
-    )
+    _add_set(p, "override a config value of every cell, as for train (repeatable)")
     p.add_argument(
         "--skip-missing",
         action="store_true",
@@ -343,13 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a bench spec of three cells, floor, memory and ceiling in that order (per-agent hyperparameters; "
         "e.g. experiments/bench/pobax-tmaze10.yaml), instead of --env/--floor/--memory/--ceiling-variant",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config value of all three cells, e.g. --set ppo.learning_rate=1e-3 (repeatable)",
-    )
+    _add_set(p, "override a config value of all three cells, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
     p.add_argument(
         "--tolerance",
         type=float,
