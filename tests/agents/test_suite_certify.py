@@ -75,6 +75,20 @@ def test_the_certificates_come_from_the_runs_own_cells_and_normalise_the_scoreca
             )
 
 
+def test_the_table_plot_puts_each_task_s_returns_on_its_own_scale():
+    """0 is the lowest end of the three intervals, 1 the highest; one number everywhere sits in the middle."""
+    c = {
+        "floor": {"value": 100.0, "lo": 90.0, "hi": 110.0},
+        "memory": {"value": 200.0, "lo": 150.0, "hi": 250.0},
+        "ceiling": {"value": 480.0, "lo": 450.0, "hi": 490.0},
+    }
+    scaled = cert.row_scale(c)
+    assert scaled["floor"] == pytest.approx((0.025, 0.0, 0.05)) and scaled["ceiling"][2] == 1.0
+    assert scaled["memory"] == pytest.approx((0.275, 0.15, 0.4))
+    flat = {r: {"value": -1000.0, "lo": -1000.0, "hi": -1000.0} for r in cert.ROLES}
+    assert cert.row_scale(flat) == {r: (0.5, 0.5, 0.5) for r in cert.ROLES}
+
+
 def test_a_table_of_certificates_is_a_reference_and_a_scorecard_folder_roundtrips(certified):
     refs = sc.load_references([certified])
     assert list(refs) == [TASK] and refs[TASK].path == str(certified / cert.TABLE)

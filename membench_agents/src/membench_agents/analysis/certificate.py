@@ -588,9 +588,22 @@ def table_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def row_scale(cert: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
+    """A certificate's floor, memory and ceiling (value, lo, hi) on the task's own scale: 0 is the lowest end of
+    the three intervals, 1 the highest (all at 0.5 where the three are one number). Returns of different tasks
+    differ by orders of magnitude (a T-Maze's 0..4, Battleship's -1000, a Walker's hundreds): on one shared axis
+    the small ones would be dots on a line."""
+    lo = min(cert[r]["lo"] for r in ROLES)
+    hi = max(cert[r]["hi"] for r in ROLES)
+    if not hi > lo:
+        return {r: (0.5, 0.5, 0.5) for r in ROLES}
+    return {r: tuple((cert[r][k] - lo) / (hi - lo) for k in ("value", "lo", "hi")) for r in ROLES}
+
+
 def table_plot(data: dict[str, Any], out: Path) -> Path:
     """certificates.png: per task, the floor, memory and ceiling with their intervals on one row, coloured by role,
-    the task's name coloured by its verdict; one panel per metric (success rate, return)."""
+    the task's name coloured by its verdict; one panel per metric: success rates on their common 0..1 axis, returns
+    each row on its own scale (:func:`row_scale`) with the row's range written beside it."""
     from matplotlib.figure import Figure
 
     certs = data["tasks"]
@@ -602,26 +615,38 @@ def table_plot(data: dict[str, Any], out: Path) -> Path:
     axes = fig.subplots(len(heights), 1, height_ratios=heights, squeeze=False)[:, 0]
     colours = {IMPROVABLE: "tab:green", NOT_IMPROVABLE: "tab:red", UNDETERMINED: "tab:gray"}
     for ax, (metric, group) in zip(axes, by_metric.items(), strict=True):
+        shared = metric == "success_rate"
         for y, c in enumerate(group):
+            scaled = row_scale(c)
             for i, role in enumerate(ROLES):
-                e = c[role]
+                value, lo, hi = (c[role]["value"], c[role]["lo"], c[role]["hi"]) if shared else scaled[role]
                 ax.errorbar(
-                    [e["value"]],
+                    [value],
                     [y + (i - 1) * 0.22],
-                    xerr=[[e["value"] - e["lo"]], [e["hi"] - e["value"]]],
+                    xerr=[[value - lo], [hi - value]],
                     fmt="o",
                     color=f"C{i}",
                     ms=5,
                     capsize=3,
                     label=role if y == 0 else None,
                 )
+            if not shared:
+                lows, highs = min(c[r]["lo"] for r in ROLES), max(c[r]["hi"] for r in ROLES)
+                ax.text(1.07, y, f"{lows:.4g} .. {highs:.4g}", va="center", fontsize=7)
         ax.set_yticks(range(len(group)), [c["env"] for c in group], fontsize=8)
         for tick, c in zip(ax.get_yticklabels(), group, strict=True):
             tick.set_color(colours[c["verdict"]])
         ax.set_ylim(len(group) - 0.5, -0.5)
-        if metric == "success_rate":
-            ax.set_xlim(-0.03, 1.03)
-        ax.set_xlabel(f"{metric.replace('_', ' ')}: mean over runs with its interval", fontsize=9)
+        ax.set_xlim(-0.03, 1.03 if shared else 1.3)
+        if shared:
+            ax.set_xlabel(f"{metric.replace('_', ' ')}: mean over runs with its interval", fontsize=9)
+        else:
+            ax.set_xticks([0, 1], ["lowest", "highest"], fontsize=8)
+            ax.set_xlabel(
+                f"{metric}: mean over runs with its interval, each task on its own scale\n"
+                "(from the lowest to the highest end of its three intervals: the range at the right)",
+                fontsize=9,
+            )
         ax.grid(axis="x", alpha=0.3)
     axes[0].legend(fontsize=8, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.0))
     counts = ", ".join(f"{sum(c['verdict'] == v for c in certs)} {v.split(' at ')[0]}" for v in RULES)
