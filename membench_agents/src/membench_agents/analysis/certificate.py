@@ -68,7 +68,7 @@ from membench_agents.analysis.report import (
     seed_curves,
     steps_text,
 )
-from membench_agents.config.env_facts import obs_variants
+from membench_agents.config.env_facts import natural_range, obs_variants
 from membench_agents.config.resolve import Resolved, resolve
 from membench_agents.errors import ConfigError
 from membench_agents.runs import bench
@@ -602,24 +602,24 @@ def row_scale(cert: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
 
 def table_plot(data: dict[str, Any], out: Path) -> Path:
     """certificates.png: per task, the floor, memory and ceiling with their intervals on one row, coloured by role,
-    the task's name coloured by its verdict; one panel per metric: success rates on their common 0..1 axis, returns
+    the task's name coloured by its verdict; one panel per metric and scale: scores of a known range (success rates,
+    POPGym's returns: :func:`~membench_agents.config.env_facts.natural_range`) on that common axis, other returns
     each row on its own scale (:func:`row_scale`) with the row's range written beside it."""
     from matplotlib.figure import Figure
 
     certs = data["tasks"]
-    by_metric: dict[str, list[dict[str, Any]]] = {}
+    by_metric: dict[tuple[str, tuple[float, float, str] | None], list[dict[str, Any]]] = {}  # per metric and range
     for c in certs:
-        by_metric.setdefault(c["metric"], []).append(c)
+        by_metric.setdefault((c["metric"], natural_range(c["env"], c["metric"])), []).append(c)
     heights = [len(v) for v in by_metric.values()]
     fig = Figure(figsize=(9, 1.4 + 0.32 * len(certs) + 0.6 * len(heights)), layout="constrained")
     axes = fig.subplots(len(heights), 1, height_ratios=heights, squeeze=False)[:, 0]
     colours = {IMPROVABLE: "tab:green", NOT_IMPROVABLE: "tab:red", UNDETERMINED: "tab:gray"}
-    for ax, (metric, group) in zip(axes, by_metric.items(), strict=True):
-        shared = metric == "success_rate"
+    for ax, ((metric, known), group) in zip(axes, by_metric.items(), strict=True):
         for y, c in enumerate(group):
             scaled = row_scale(c)
             for i, role in enumerate(ROLES):
-                value, lo, hi = (c[role]["value"], c[role]["lo"], c[role]["hi"]) if shared else scaled[role]
+                value, lo, hi = (c[role]["value"], c[role]["lo"], c[role]["hi"]) if known else scaled[role]
                 ax.errorbar(
                     [value],
                     [y + (i - 1) * 0.22],
@@ -630,17 +630,20 @@ def table_plot(data: dict[str, Any], out: Path) -> Path:
                     capsize=3,
                     label=role if y == 0 else None,
                 )
-            if not shared:
+            if known is None:
                 lows, highs = min(c[r]["lo"] for r in ROLES), max(c[r]["hi"] for r in ROLES)
                 ax.text(1.07, y, f"{lows:.4g} .. {highs:.4g}", va="center", fontsize=7)
         ax.set_yticks(range(len(group)), [c["env"] for c in group], fontsize=8)
         for tick, c in zip(ax.get_yticklabels(), group, strict=True):
             tick.set_color(colours[c["verdict"]])
         ax.set_ylim(len(group) - 0.5, -0.5)
-        ax.set_xlim(-0.03, 1.03 if shared else 1.3)
-        if shared:
-            ax.set_xlabel(f"{metric.replace('_', ' ')}: mean over runs with its interval", fontsize=9)
+        if known is not None:
+            low, high = known[0], known[1]
+            margin = 0.03 * (high - low)
+            ax.set_xlim(min(low, *(c[r]["lo"] for c in group for r in ROLES)) - margin, high + margin)
+            ax.set_xlabel(f"{known[2]}: mean over runs with its interval", fontsize=9)
         else:
+            ax.set_xlim(-0.03, 1.3)
             ax.set_xticks([0, 1], ["lowest", "highest"], fontsize=8)
             ax.set_xlabel(
                 f"{metric}: mean over runs with its interval, each task on its own scale\n"

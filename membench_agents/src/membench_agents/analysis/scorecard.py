@@ -63,6 +63,7 @@ from membench_agents.analysis.report import (
     steps_text,
     task_name,
 )
+from membench_agents.config.env_facts import natural_range
 from membench_agents.errors import ConfigError
 from membench_agents.runs import suite
 from membench_agents.runs.folder import RESULTS, RunFolderError, git_info, versions, write_json
@@ -71,10 +72,6 @@ SCORECARD = "scorecard.json"
 MARKDOWN = "scorecard.md"
 PLOT = "scorecard.png"
 NORMALISED = "normalised score"
-POPGYM = "POPGym"
-#: The natural ranges (step 2 of the precedence): (floor, ceiling, source).
-SUCCESS_RANGE = (0.0, 1.0, "success rate (floor 0, ceiling 1)")
-POPGYM_RANGE = (-1.0, 1.0, "POPGym normalised return (floor -1, ceiling 1)")
 #: The keys that make a cell's budget and protocol (a row's identity besides the agent).
 BUDGET_KEYS = ("total_steps", "seeds", "eval.episodes", "eval.seed_start", "eval.deterministic")
 #: Config keys that are neither the budget nor a hyperparameter: the task itself, where and how a run is kept.
@@ -199,11 +196,8 @@ def bounds(result: dict[str, Any], refs: dict[str, Reference]) -> tuple[Bounds |
             return Bounds(
                 ref.floor, ref.ceiling, f"certificate {ref.path} ({steps_text(ref.total_steps)} steps)"
             ), notes
-    if metric == "success_rate":
-        return Bounds(*SUCCESS_RANGE), notes
-    if metric == "return" and POPGYM in _suites(result["env"]):
-        return Bounds(*POPGYM_RANGE), notes
-    return None, notes
+    known = natural_range(result["env"], metric)  # (step 2 of the precedence)
+    return (None if known is None else Bounds(*known)), notes
 
 
 def _suites(env: str) -> tuple[str, ...]:
@@ -601,9 +595,7 @@ __all__ = [
     "MARKDOWN",
     "NORMALISED",
     "PLOT",
-    "POPGYM_RANGE",
     "SCORECARD",
-    "SUCCESS_RANGE",
     "Bounds",
     "Reference",
     "Scorecard",

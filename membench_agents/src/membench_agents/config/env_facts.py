@@ -117,6 +117,22 @@ def env_score(env_id: str) -> str | None:
         return None
 
 
+#: The natural score ranges of :func:`natural_range`: (floor, ceiling, what it is).
+SUCCESS_RANGE = (0.0, 1.0, "success rate (floor 0, ceiling 1)")
+POPGYM_RANGE = (-1.0, 1.0, "POPGym normalised return (floor -1, ceiling 1)")
+
+
+def natural_range(env_id: str, metric: str) -> tuple[float, float, str] | None:
+    """The range a task's score is known to span, where it is known: a success rate spans 0..1; the return of a
+    POPGym ID spans -1..1 (POPGym scales each task's per-step rewards so that an episode's return lies in [-1, 1],
+    its "normalised return"); None for other returns, whose scale is the task's own."""
+    if metric == "success_rate":
+        return SUCCESS_RANGE
+    if metric == "return" and "POPGym" in env_suites(env_id):
+        return POPGYM_RANGE
+    return None
+
+
 def known_suites() -> tuple[str, ...]:
     """Every suite name of the membench catalogue (the keys a defaults file's ``suite`` section may use)."""
     from membench_envs import catalogue
