@@ -97,7 +97,8 @@ BASELINES = {
         "Type 1) and POBAX's pixel MuJoCo (HalfCheetah): per ID `ppo-mlp` (floor) and `ppo-lstm` (memory) on "
         "`partial` and `ppo-mlp` on `oracle` (ceiling), 3 seeds of 100k environment steps each with the agents' "
         "shipped image defaults (their 5M-step budget cut to 100k). Left out: Memory Maze (MuJoCo renders about "
-        "30 steps/s here: hours per run), MIKASA-Robo (ManiSkill on the CPU) and Crafter (its extra needs JAX). "
+        "30 steps/s here: hours per run), MIKASA-Robo (ManiSkill renders about 7 steps/s on this CPU: a 100k-step run "
+        "would take four hours; its GPU path needs SAPIEN's PhysX GPU library) and Crafter (its extra needs JAX). "
         "At 100k steps most image tasks are far from solved: the verdicts say where memory already pays.",
         (
             "--ids",
