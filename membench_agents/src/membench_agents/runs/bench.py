@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -204,9 +205,15 @@ def labels(configs: list[dict[str, Any]]) -> list[str]:
 def check(p: Plan) -> list[str]:
     """The cells' labels, once every cell is known to train (before anything is written). Each environment (ID,
     kwargs and variant) is made once, however many cells train on it."""
+    from tqdm import tqdm
+
     out = labels(p.configs)
     spaces: dict[str, tuple] = {}
-    for c in p.configs:
+    # a bar on a terminal only (disable=None): a suite of ManiSkill IDs makes each in seconds
+    cells = tqdm(
+        p.configs, "checking the cells", unit="cell", leave=False, disable=None, dynamic_ncols=True, file=sys.stderr
+    )
+    for c in cells:
         key = json.dumps([c["env"], env_kwargs_of(c)], sort_keys=True, default=str)
         spaces[key] = preflight(c, spaces.get(key))
     return out
