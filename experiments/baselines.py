@@ -484,6 +484,9 @@ def docs(results: Path, out: Path) -> Path:
         "solvable without memory), so it should not be read as a memory result at this budget. *Undetermined*: "
         "more seeds or steps are needed.",
         "",
+        "Each baseline's folder opens as one offline page too: `membench report results/NAME --html NAME.html` "
+        "(its tables, plots and provenance).",
+        "",
     ]
     # the baselines only: results/ holds other experiments' summaries too (results/horizon-probe/)
     names = [n for n in sorted(BASELINES) if (results / n / "README.md").is_file()]
