@@ -421,6 +421,7 @@ def beside_the_paper(card: dict, paper: dict) -> list[str]:
 def glance(results: Path, names: list[str]) -> list[str]:
     """Markdown lines: one table row per collected baseline (tasks, budget, verdicts, each row's IQM of normalised
     scores, CPU-hours), read from its summaries, with the totals."""
+    from membench_agents.analysis.aggregate import Estimate
     from membench_agents.analysis.certificate import IMPROVABLE, NOT_IMPROVABLE, UNDETERMINED
     from membench_agents.analysis.report import steps_text
 
@@ -444,9 +445,7 @@ def glance(results: Path, names: list[str]) -> list[str]:
         counts = {v: sum(c["verdict"] == v for c in certs) for v in verdicts}
         budgets = sorted({(t["total_steps"], len(t["seeds"])) for t in card["tasks"]})
         cost = re.search(r"^- cost: ([0-9.]+) CPU-hours", (d / "README.md").read_text(), re.M)
-        iqm = "; ".join(
-            f"{r['name']} {r['iqm']['value']:.3f} [{r['iqm']['lo']:.3f}, {r['iqm']['hi']:.3f}]" for r in card["rows"]
-        )
+        iqm = "; ".join(f"{r['name']} {Estimate(**r['iqm']).text()}" for r in card["rows"])
         n_tasks = len({t["task"] for t in card["tasks"]})
         lines.append(
             f"| {name} | {n_tasks} | {', '.join(f'{steps_text(n)} x {k}' for n, k in budgets)} | "

@@ -562,7 +562,7 @@ def table_markdown(data: dict[str, Any]) -> str:
     pct = f"{data['statistics']['confidence']:.0%}"
 
     def est(e: dict[str, Any] | None) -> str:
-        return "undefined" if e is None else f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
+        return "undefined" if e is None else Estimate(**e).text()
 
     certs = data["tasks"]
     first = certs[0]
@@ -588,13 +588,17 @@ def table_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def row_range(cert: dict[str, Any]) -> tuple[float, float]:
+    """The lowest and the highest end of a certificate's three intervals (floor, memory, ceiling)."""
+    return min(cert[r]["lo"] for r in ROLES), max(cert[r]["hi"] for r in ROLES)
+
+
 def row_scale(cert: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
     """A certificate's floor, memory and ceiling (value, lo, hi) on the task's own scale: 0 is the lowest end of
     the three intervals, 1 the highest (all at 0.5 where the three are one number). Returns of different tasks
     differ by orders of magnitude (a T-Maze's 0..4, Battleship's -1000, a Walker's hundreds): on one shared axis
     the small ones would be dots on a line."""
-    lo = min(cert[r]["lo"] for r in ROLES)
-    hi = max(cert[r]["hi"] for r in ROLES)
+    lo, hi = row_range(cert)
     if not hi > lo:
         return {r: (0.5, 0.5, 0.5) for r in ROLES}
     return {r: tuple((cert[r][k] - lo) / (hi - lo) for k in ("value", "lo", "hi")) for r in ROLES}
@@ -617,9 +621,9 @@ def table_plot(data: dict[str, Any], out: Path) -> Path:
     colours = {IMPROVABLE: "tab:green", NOT_IMPROVABLE: "tab:red", UNDETERMINED: "tab:gray"}
     for ax, ((metric, known), group) in zip(axes, by_metric.items(), strict=True):
         for y, c in enumerate(group):
-            scaled = row_scale(c)
+            scaled = None if known else row_scale(c)
             for i, role in enumerate(ROLES):
-                value, lo, hi = (c[role]["value"], c[role]["lo"], c[role]["hi"]) if known else scaled[role]
+                value, lo, hi = (c[role]["value"], c[role]["lo"], c[role]["hi"]) if scaled is None else scaled[role]
                 ax.errorbar(
                     [value],
                     [y + (i - 1) * 0.22],
@@ -631,7 +635,7 @@ def table_plot(data: dict[str, Any], out: Path) -> Path:
                     label=role if y == 0 else None,
                 )
             if known is None:
-                lows, highs = min(c[r]["lo"] for r in ROLES), max(c[r]["hi"] for r in ROLES)
+                lows, highs = row_range(c)
                 ax.text(1.07, y, f"{lows:.4g} .. {highs:.4g}", va="center", fontsize=7)
         ax.set_yticks(range(len(group)), [c["env"] for c in group], fontsize=8)
         for tick, c in zip(ax.get_yticklabels(), group, strict=True):

@@ -186,10 +186,10 @@ def bounds(result: dict[str, Any], refs: dict[str, Reference]) -> tuple[Bounds |
     if ref is not None:
         if ref.metric != metric:
             notes.append(f"reference {ref.path} of {task} reports {ref.metric}, the cells {metric}: not used")
-        elif ref.verdict() != IMPROVABLE:  # (a gap the seeds do not agree on, or a tiny one, is no scale)
+        elif (verdict_of_ref := ref.verdict()) != IMPROVABLE:  # (a gap the seeds do not agree on, or a tiny one)
             notes.append(
                 f"reference {ref.path} of {task}: its gap, ceiling ({ref.ceiling:.3f}) - floor ({ref.floor:.3f}) in "
-                f"[{ref.gap_lo:.3f}, {ref.gap_hi:.3f}], is {ref.verdict()} (tolerance {ref.tolerance:g}), no "
+                f"[{ref.gap_lo:.3f}, {ref.gap_hi:.3f}], is {verdict_of_ref} (tolerance {ref.tolerance:g}), no "
                 "scale to normalise by: not used"
             )
         else:
@@ -377,8 +377,9 @@ def compute(
             by_task[task] = scores
         tasks.append(entry)
     unused: dict[str, list[str]] = {}  # a reference file's certificates of tasks this scorecard does not score
+    scored = {t["task"] for t in tasks}
     for task, ref in refs.items():
-        if task not in {t["task"] for t in tasks}:
+        if task not in scored:
             unused.setdefault(str(ref.path), []).append(task)
     for path, others in unused.items():
         which = ", ".join(others) if len(others) <= 3 else f"{len(others)} other tasks ({others[0]}, ...)"
