@@ -176,6 +176,20 @@ def test_every_horizon_kwarg_gives_the_xi_of_each_id_that_carries_it():
     assert membench_envs.info("POPGym/RepeatPreviousEasy-v0").horizon is None  # (its deck count sizes its spaces)
 
 
+def test_the_ids_of_papers_that_score_returns_are_scored_by_their_return():
+    """Each ID's score is its papers' (TaskSpec.score): every ID of POBAX, POPGym, Memory Gym and ViZDoom Two-Colors
+    by its return, also where its env reports success; no other ID names a score (its success rate where the env
+    defines one, else its return)."""
+    by_return = ("POBAX", "POPGym", "MemoryGym", "MemUP")
+    scores: dict[str, set[str | None]] = {}
+    for spec in membench_envs.all_tasks():
+        scores.setdefault(spec.source, set()).add(spec.score)
+    assert {source: scores[source] for source in by_return} == {source: {"return"} for source in by_return}
+    assert {source: s for source, s in scores.items() if source not in by_return} == {
+        source: {None} for source in scores if source not in by_return
+    }
+
+
 def test_catalogue_validates_entries():
     kw = dict(
         entry_point="x:y",

@@ -106,9 +106,9 @@ def env_suites(env_id: str) -> tuple[str, ...]:
 
 
 def env_score(env_id: str) -> str | None:
-    """The per-run number the catalogue names for a membench ID (``"return"`` for POBAX and POPGym, whose papers
-    score returns although their envs report success); None (the success rate where defined, else the return) for
-    other IDs."""
+    """The per-run number the catalogue names for a membench ID (:attr:`membench_envs.catalogue.TaskSpec.score`:
+    ``"return"`` where the papers score returns although the env reports success); None (the success rate where
+    defined, else the return) for other IDs."""
     import membench_envs
 
     try:

@@ -140,9 +140,9 @@ class TaskSpec:
     horizon: HorizonKwarg | None = None
     """The kwarg that sets the ID's correlation horizon, where one integer kwarg does (its family's rule)."""
     score: str | None = None
-    """The per-run number an evaluation reports (:data:`SCORES`): ``"return"`` where the task's paper scores returns
-    although the env also reports ``info["success"]`` (POBAX, POPGym); None: the success rate where the env defines
-    success, the return otherwise."""
+    """The per-run number an evaluation reports (:data:`SCORES`): ``"return"`` where the task's papers score returns
+    although the env also reports ``info["success"]`` (POBAX, POPGym, Memory Gym, ViZDoom Two-Colors); None: the
+    success rate where the env defines success, the return otherwise."""
 
     def __post_init__(self) -> None:
         bad = [m for m in self.memory_types if m not in MEMORY_TYPES]

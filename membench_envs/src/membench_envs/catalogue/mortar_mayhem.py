@@ -99,6 +99,7 @@ def _spec(env_id: str, upstream: str, grid: bool, show: bool) -> TaskSpec:
         obs_type="image" if show else "dict",
         action_type="discrete" if grid else "multi-discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs=kwargs,
         params=mortar_mayhem.PARAMS,
         vector_params=VECTOR_PARAMS,
@@ -130,6 +131,7 @@ def _endless() -> TaskSpec:
         obs_type="image",
         action_type="multi-discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs={
             "grid": False,
             "endless": True,

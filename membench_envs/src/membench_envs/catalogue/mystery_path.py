@@ -41,6 +41,7 @@ def _mystery_path(env_id: str, grid: bool, upstream: str) -> TaskSpec:
         obs_type="dict",
         action_type="discrete" if grid else "multi-discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs={"grid": grid},
         params=mystery_path.PARAMS,
         vector_params=VECTOR_PARAMS,
@@ -80,6 +81,7 @@ TASKS = [
         obs_type="dict",
         action_type="discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs={},
         params=endless_mystery_path.PARAMS,
         vector_params=VECTOR_PARAMS,

@@ -28,6 +28,7 @@ TASKS = [
         obs_type="dict",
         action_type="multi-discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs={},
         params=searing_spotlights.PARAMS,
         vector_params=VECTOR_PARAMS,
@@ -69,6 +70,7 @@ TASKS.append(
         obs_type="dict",
         action_type="multi-discrete",
         source="MemoryGym",
+        score="return",  # the rule: membench_envs.envs.memory_gym
         kwargs={},
         params=searing_spotlights.ENDLESS_PARAMS,
         vector_params=VECTOR_PARAMS,

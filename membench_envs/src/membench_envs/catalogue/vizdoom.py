@@ -4,6 +4,11 @@ MIKASA-Base as ``ViZDoomTwoColorsBase-v0``, ``ViZDoomTwoColorsHard-v0`` and ``Vi
 The scenario (map, actors) is written by membench itself (:mod:`membench_envs.envs.backends.vizdoom_wad`); the engine is
 the ``vizdoom`` wheel. Plain data: importing this module never imports vizdoom. See
 :mod:`membench_envs.envs.backends.vizdoom_two_colors` for every rule and decision.
+
+Every ViZDoom ID is scored by its return (``TaskSpec.score``): MemUP and MIKASA-Base state the task by its
+rewards (+1 for an item of the pillar's colour, -1 for the other, survival), and the return counts both the items
+and the tics survived. ``info["success"]`` (alive at the timeout; in the delay layout, the vest of the pillar's
+colour) is kept in each evaluation but is not the score. (Until 2026-12-07 the IDs were scored by that success.)
 """
 
 from __future__ import annotations
@@ -121,6 +126,7 @@ def _spec(layout: str, upstream: str, where: str) -> TaskSpec:
         obs_type="dict",
         action_type="discrete",
         source="MemUP",
+        score="return",  # the rule: this module's docstring
         extra="vizdoom",
         kwargs={"layout": layout},
         params=PARAMS,
@@ -165,6 +171,7 @@ def _delay_spec() -> TaskSpec:
         obs_type="dict",
         action_type="discrete",
         source="MemUP",
+        score="return",  # the rule: this module's docstring
         extra="vizdoom",
         kwargs={"layout": "delay", "pillar_tics": None, "living_reward": 0.0, "episode_timeout": timeout},
         params=PARAMS,
