@@ -202,6 +202,20 @@ def test_unknown_agent_and_env_are_one_clear_error():
     assert out.returncode == 2 and "argument --jobs: expected an integer >= 0 (0: automatic), got -1" in out.stderr
 
 
+def test_obs_variant_is_any_variant_of_the_id_and_a_wrong_one_is_one_clear_error():
+    from membench_agents import cli
+
+    # the robot tasks' rgb variant is a variant of their IDs (argparse's fixed choices refused it)
+    for command in ("train", "plan", "bench"):
+        args = cli.build_parser().parse_args(
+            [command, "--env", "MIKASA/RememberColor9-v0", "--agent", "ppo-lstm", "--obs-variant", "rgb"]
+        )
+        assert args.obs_variant == "rgb"
+    out = membench("train", "--env", "MIKASA/TMazePassive-v0", "--agent", "ppo-mlp", "--obs-variant", "orcale")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "the arguments (obs_variant)" in out.stderr and "Did you mean oracle?" in out.stderr
+
+
 def test_missing_config_value_is_one_clear_error(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("agent: ppo-mlp\ntotal_steps: 100\n")

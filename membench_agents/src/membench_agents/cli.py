@@ -61,6 +61,12 @@ def _add_config(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_obs_variant(p: argparse.ArgumentParser, help: str) -> None:
+    # no argparse choices: the variants are the ID's (partial, oracle, full; the robot tasks add rgb), and the
+    # config check names them, with the closest match, for a variant the ID does not have
+    p.add_argument("--obs-variant", metavar="VARIANT", help=help)
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", help="number of runs (3), a list (0,1,2) or a range (0-4)")
     p.add_argument("--steps", type=int, help="training budget per run, in environment steps")
@@ -124,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--env", help="environment ID")
     p.add_argument("--agent", help=f"one of {', '.join(AGENTS)}")
     _add_config(p)
-    p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
+    _add_obs_variant(p, "observation variant: partial (default), oracle, full; the robot tasks also rgb")
     _add_set(p, "override a config value, e.g. --set ppo.learning_rate=1e-3 (repeatable)")
     p.add_argument("--run-dir", help="write the run here (default: <out>/<env-id>/<agent>[.<variant>]/<time>)")
     p.add_argument(
@@ -220,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--K", type=int, help="the agent's context length, where its config does not set it")
     p.add_argument("--xi", help="correlation horizons MIN[,MAX], where membench cannot derive them")
     _add_config(p)
-    p.add_argument("--obs-variant", choices=["partial", "oracle", "full"])
+    _add_obs_variant(p, "observation variant, as for train")
     _add_set(p, "override a config value as for train, e.g. --set env_kwargs.corridor_length=30")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
@@ -263,11 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a suite run over the IDs matching these fnmatch globs (e.g. 'MIKASA/TMaze*'), within --suite if given",
     )
     p.add_argument("--memory-type", help="a suite run over the IDs of this MIKASA memory type, within --suite if given")
-    p.add_argument(
-        "--obs-variant",
-        choices=["partial", "oracle", "full"],
-        help="observation variant of a suite run's or one cell's agents (default partial)",
-    )
+    _add_obs_variant(p, "observation variant of a suite run's or one cell's agents, as for train (default partial)")
     _add_set(p, "override a config value of every cell, as for train (repeatable)")
     p.add_argument(
         "--skip-missing",

@@ -318,7 +318,11 @@ def resolve(
         cfg["device"] = device
     if overrides:
         sources.append("--set " + " ".join(overrides))
-    typed = RunConfig.from_dict(cfg, source=" + ".join(s for s in sources if s != "builtin") or "config")
+    # an error names every layer, the named arguments too (the sources are the files and --set values only)
+    named = (("obs_variant", obs_variant), ("total_steps", steps), ("seeds", seeds), ("device", device))
+    given = [k for k, v in named if v is not None]
+    label = " + ".join(s for s in sources if s != "builtin") or "config"
+    typed = RunConfig.from_dict(cfg, source=label + (f" + the arguments ({', '.join(given)})" if given else ""))
     return Resolved(typed.to_dict(), sources, typed)
 
 
