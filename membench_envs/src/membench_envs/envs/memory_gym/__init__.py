@@ -6,6 +6,6 @@ sprites, pygame-exact rasterisation, movement and seeding). Each task module hol
 Every Memory Gym ID is scored by its return (``TaskSpec.score``), as the authors' papers and public code report it
 (CleanRL's PPO-TrXL table, for one: Mortar Mayhem Grid 0.99, Mystery Path 1.67): the finite tasks also report
 ``info["success"]`` (every command walked, the goal or the exit reached), which each evaluation keeps, but an
-evaluation's per-run number is the mean return, which counts the commands walked and the path tiles found before
-an agent succeeds. (Until 2026-12-07 the finite tasks were scored by their success.)
+evaluation's per-run number is the mean return, which counts the commands walked, the path tiles found and the coins
+collected before an agent succeeds. (Until 2026-12-07 the finite tasks were scored by their success.)
 """
