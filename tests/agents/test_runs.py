@@ -64,6 +64,20 @@ def test_a_task_scored_by_return_reports_its_return_although_it_defines_success(
     assert env_facts.env_score("MIKASA/TMazePassive-v0") is None and env_facts.env_score("CartPole-v1") is None
 
 
+def test_each_run_in_results_has_the_aggregates_metric_whatever_its_eval_json_names(tmp_path):
+    """A seed's eval.json keeps the metric of the catalogue when it finished; results.json scores every run by the
+    task's score now, as its aggregate does (a catalogue change re-scores a folder without retraining)."""
+    cfg = tiny_config("ppo-mlp", iterations=2, seeds=[0, 1])
+    cell.train(cfg, tmp_path, workers=1, progress=False)
+    path = cell.seed_dir(tmp_path, 1) / "eval.json"
+    stale = json.loads(path.read_text())
+    path.write_text(json.dumps({**stale, "metric": "return", "value": 99.0}))
+    res = cell.finalize_run(tmp_path)
+    assert res["metric"] == "success_rate"
+    assert [(r["metric"], r["value"]) for r in res["runs"]] == [("success_rate", v) for v in res["per_run"]]
+    assert res["runs"][1]["value"] == stale["eval"]["success_rate"]
+
+
 def test_episode_seeds_are_the_fixed_protocol_list():
     cfg = tiny_config("ppo-mlp")
     assert stats.episode_seeds(cfg) == list(range(20))

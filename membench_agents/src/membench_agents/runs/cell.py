@@ -110,14 +110,18 @@ def finalize_run(run_dir: str | os.PathLike, wall_time: float | None = None) -> 
         "total_steps": cfg["total_steps"],
         "seeds": cfg["seeds"],
         **agg,
+        # each run's number is the aggregate's, from its evaluation: the metric an eval.json names is the one of
+        # the catalogue when the seed finished (a task's score can change since: POPGym's on 2026-11-28)
         "runs": [
-            {k: s[k] for k in ("seed", "global_step", "iterations", "train_time_s", "sps", "metric", "value")}
+            {k: s[k] for k in ("seed", "global_step", "iterations", "train_time_s", "sps")}
             | {
+                "metric": agg["metric"],
+                "value": value,
                 "success_rate": s["eval"]["success_rate"],
                 "mean_return": s["eval"]["mean_return"],
                 "mean_length": s["eval"]["mean_length"],
             }
-            for s in summaries
+            for s, value in zip(summaries, agg["per_run"], strict=True)
         ],
         "protocol": {
             "description": (
