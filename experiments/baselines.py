@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import shutil
@@ -40,6 +41,8 @@ class Baseline:
     args: tuple[str, ...]  #: the `membench bench` arguments (a suite run with --certify)
     paper: str | None = None
     """a published table to set beside it: a file of ``experiments/reference/`` (see :func:`beside_the_paper`)"""
+    environ: tuple[tuple[str, str], ...] = ()
+    """environment variables `run` sets for its runs where the caller has not (``{runs}``: the run folders' root)"""
 
 
 BASELINES = {
@@ -98,14 +101,34 @@ BASELINES = {
         "`partial` and `ppo-mlp` on `oracle` (ceiling), 3 seeds of 100k environment steps each with the agents' "
         "shipped image defaults (their 5M-step budget cut to 100k). Left out: Memory Maze (MuJoCo renders about "
         "30 steps/s here: hours per run), MIKASA-Robo (ManiSkill renders about 7 steps/s on this CPU: a 100k-step run "
-        "would take four hours; its GPU path needs SAPIEN's PhysX GPU library) and Crafter (its extra needs JAX). "
-        "At 100k steps most image tasks are far from solved: the verdicts say where memory already pays.",
+        "would take four hours; its GPU path needs SAPIEN's PhysX GPU library) and Crafter (the baseline "
+        "`pobax-crafter`: its extra needs a Python environment of its own). At 100k steps most image tasks are far "
+        "from solved: the verdicts say where memory already pays.",
         (
             "--ids",
             "MIKASA/BalletEasy-v0,MIKASA/PassiveVisualMatch-v0,MIKASA/MortarMayhemGrid-v0,MIKASA/MysteryPathGrid-v0,"
             "MIKASA/SearingSpotlights-v0,MIKASA/MiniGridMemoryS7-v0,MIKASA/ViZDoomTwoColors-v0,"
             "STORI/Breakout-Type1-v0,POBAX/HalfCheetah-Pixels-v0",
             "--agent", "ppo-mlp,ppo-lstm", "--certify", "--steps", "100000", "--seeds", "3",
+        ),
+    ),
+    "pobax-crafter": Baseline(
+        "POBAX's no-inventory Crafter: its certificate",
+        "The image family `image-representatives` leaves out: POBAX's Crafter (`POBAX/Crafter-v0`, full Craftax on "
+        "CPU jax) with `ppo-mlp` (floor) and `ppo-lstm` (memory) on `partial` and `ppo-mlp` on `oracle` (ceiling), 3 "
+        "seeds of 100k environment steps each with the agents' shipped image defaults. It needs "
+        "`membench-envs[craftax]`, in a Python environment of its own: craftax requires pygame, which replaces the "
+        "pygame-ce that the test environment's Memory Gym reference runs on. jax runs single-threaded (one process "
+        "per core) and keeps its compiled code in `runs/baselines/jax-cache` (each batch size compiles for minutes "
+        "once). POBAX trains 5e8 steps: at 100k every agent is near the start of learning.",
+        (
+            "--ids", "POBAX/Crafter-v0", "--agent", "ppo-mlp,ppo-lstm", "--certify", "--steps", "100000",
+            "--seeds", "3",
+        ),
+        environ=(
+            ("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"),
+            ("JAX_PLATFORMS", "cpu"),
+            ("JAX_COMPILATION_CACHE_DIR", "{runs}/jax-cache"),
         ),
     ),
 }  # fmt: skip
@@ -140,6 +163,8 @@ def run(name: str, runs: Path, jobs: int | None, results: Path) -> int:
     ledger when there is one. Whenever it stops, write the ledger; when it is done, collect its summaries."""
     from membench_agents import cli
 
+    for key, value in BASELINES[name].environ:  # before any worker starts: they inherit them
+        os.environ.setdefault(key, value.format(runs=runs))
     extra = [] if jobs is None else ["--jobs", str(jobs)]
     unfinished = _unfinished(runs, name)
     ledger = results / name / LEDGER
@@ -273,6 +298,12 @@ def _args(name: str, results: Path) -> list[str]:
     return [a.format(results=results) for a in BASELINES[name].args]
 
 
+def _command(name: str, runs: Path, results: Path) -> str:
+    """The shell command `run` amounts to: its environment variables, then `membench bench` with its arguments."""
+    environ = [f"{k}={v.format(runs=runs)}" for k, v in BASELINES[name].environ]
+    return shlex.join([*environ, "membench", "bench", *_args(name, results)])
+
+
 def _cpu_hours(folder: Path) -> float:
     """The training time of every run of the suite run (each one process with one torch thread), in hours."""
     seconds = 0.0
@@ -321,7 +352,7 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         b.description,
         "",
         f"- regenerate: `python experiments/baselines.py run {name}` (resumable), which runs "
-        f"`{shlex.join(['membench', 'bench', *_args(name, Path('results'))])}`",
+        f"`{_command(name, Path('runs', 'baselines'), Path('results'))}`",
         f"- cost: {_cpu_hours(folder):.1f} CPU-hours of training (the runs' training time, one process and one "
         "torch thread each)",
         f"- tasks: {len({t['task'] for t in card['tasks']})}"
@@ -530,9 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{a.command} needs a baseline: {', '.join(BASELINES)}")
     if a.command == "list":
         for name, b in BASELINES.items():
-            print(
-                f"{name}: {b.title}\n  membench bench {shlex.join(_args(name, a.results))}\n  {state(name, a.results)}"
-            )
+            print(f"{name}: {b.title}\n  {_command(name, a.runs, a.results)}\n  {state(name, a.results)}")
         return 0
     if a.command == "run":
         return run(a.name, a.runs, a.jobs, a.results)

@@ -206,6 +206,34 @@ def test_the_popgym_baseline_is_set_beside_the_papers_table(monkeypatch):
     assert baselines.beside_the_paper({"tasks": []}, paper) == []
 
 
+def test_a_baselines_environment_variables_reach_its_runs_and_its_stated_command(tmp_path, monkeypatch):
+    """A baseline's environ (jax's threads and compile cache for Crafter) is set for its runs where the caller has
+    not set it, and written into the command its README and `list` state."""
+    import os
+    from pathlib import Path
+
+    from membench_agents import cli
+
+    baselines = _baselines_script(monkeypatch)
+    environ = (("MEMBENCH_TEST_A", "{runs}/cache"), ("MEMBENCH_TEST_B", "the baseline's"))
+    monkeypatch.setitem(baselines.BASELINES, "env-test", baselines.Baseline("t", "d", ("--ids", "X"), environ=environ))
+    monkeypatch.delenv("MEMBENCH_TEST_A", raising=False)
+    monkeypatch.setenv("MEMBENCH_TEST_B", "the caller's")
+    seen = {}
+
+    def main(argv):
+        seen.update(a=os.environ.get("MEMBENCH_TEST_A"), b=os.environ.get("MEMBENCH_TEST_B"), argv=argv)
+        return 1  # (a failed run: nothing to collect)
+
+    monkeypatch.setattr(cli, "main", main)
+    assert baselines.run("env-test", tmp_path / "runs", None, tmp_path / "results") == 1
+    assert seen == {"a": f"{tmp_path / 'runs'}/cache", "b": "the caller's", "argv": seen["argv"]}
+    assert seen["argv"][:3] == ["bench", "--ids", "X"]
+    assert baselines._command("env-test", Path("runs", "baselines"), Path("results")) == (
+        "MEMBENCH_TEST_A=runs/baselines/cache 'MEMBENCH_TEST_B=the baseline'\"'\"'s' membench bench --ids X"
+    )
+
+
 def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page(certified, tmp_path, monkeypatch):
     """experiments/baselines.py: `collect` copies a finished suite run's summaries (the run's absolute path written
     as a path under the repository) with a README stating the command and the CPU-hours; `docs` writes the
