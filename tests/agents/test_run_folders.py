@@ -741,6 +741,8 @@ _ENV_IDS = [
     "MIKASA/EndlessSearingSpotlights-v0",
     "MIKASA/BalletEasy-v0",
     "MIKASA/PassiveVisualMatch-v0",
+    # Craftax's batched jax state is saved through CrafterCore's external-state methods (jax compiles for minutes)
+    pytest.param("POBAX/Crafter-v0", marks=pytest.mark.slow),
 ]
 
 

@@ -174,6 +174,39 @@ class CrafterCore(BatchedCore):
         self._pictures: np.ndarray | None = None
         self._symbolic: np.ndarray | None = None
 
+    # --- exact resume (membench_agents.runs.envstate) -----------------------------------------------------------------
+    #: The games are one batched jax state (a pytree of device arrays, outside the plain-data walk): saved through the
+    #: two methods below as its leaves, numpy arrays in the order of the template's tree. The jitted kernels are code
+    #: and the pictures caches, so neither is saved; the seeds' keys and the counters are plain attributes.
+    membench_external_state = ("_k", "state", "_pictures", "_symbolic")
+
+    def membench_get_external(self) -> dict[str, Any]:
+        import jax
+
+        if self.state is None:
+            return {"leaves": None}
+        return {"leaves": [np.array(leaf) for leaf in jax.tree_util.tree_leaves(self.state)]}
+
+    def membench_set_external(self, saved: dict[str, Any]) -> None:
+        import jax
+
+        self._changed()
+        leaves = saved["leaves"]
+        if leaves is None:
+            self.state = None
+            return
+        template = self._k.template(self.num_envs)
+        want = jax.tree_util.tree_leaves(template)
+        if len(leaves) != len(want) or any(
+            np.shape(a) != w.shape or np.asarray(a).dtype != w.dtype for a, w in zip(leaves, want, strict=False)
+        ):
+            raise ValueError(
+                f"{ENV_ID}: the saved Craftax state does not fit {self.num_envs} environments of this craftax "
+                "version; it was saved from another configuration"
+            )
+        treedef = jax.tree_util.tree_structure(template)
+        self.state = jax.tree_util.tree_unflatten(treedef, [self._k.jnp.asarray(a) for a in leaves])
+
     def _keydata(self) -> np.ndarray:
         """Each environment's key as jax's threefry key data: the high and low 32-bit words of its 64-bit key."""
         keys = self.keys.astype(np.uint64)
