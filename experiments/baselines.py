@@ -148,6 +148,12 @@ SUMMARIES = (
     "certificates.png",
 )
 
+#: what the README of ``results/<name>/`` says each kind of summary holds
+FILES = (
+    ("scorecard", "per task and across tasks, normalised scores"),
+    ("certificates", "per task floor, memory, ceiling, gap, verdict"),
+)
+
 
 def _folders(runs: Path, name: str) -> list[Path]:
     root = runs / name / "scorecard"
@@ -330,10 +336,12 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         shown_results = results.resolve().relative_to(ROOT)
     except ValueError:
         shown_results = Path("results")
+    copied = []
     for f in SUMMARIES:
         src = folder / f
-        if not src.is_file():  # (a baseline without --certify has no certificates)
+        if not src.is_file():  # (no certificates without --certify; no scorecard plot where no task is normalised)
             continue
+        copied.append(f)
         if f.endswith(".png"):
             shutil.copyfile(src, out / f)
         else:
@@ -361,8 +369,13 @@ def collect(name: str, runs: Path, results: Path) -> Path:
         + (" (with uncommitted changes)" if git.get("dirty") else "")
         + f"; scorecard written {card.get('created', '?')}",
         "",
-        "Files: `scorecard.md` / `.json` / `.png` (per task and across tasks, normalised scores)"
-        + (", `certificates.md` / `.json` / `.png` (per task floor, memory, ceiling, gap, verdict)." if certs else "."),
+        "Files: "
+        + ", ".join(
+            f"`{stem}.md` / `.json`" + (" / `.png`" if f"{stem}.png" in copied else "") + f" ({what})"
+            for stem, what in FILES
+            if f"{stem}.json" in copied
+        )
+        + ".",
     ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     if (out / LEDGER).is_file() and not _unfinished(runs, name):  # the summaries replace it
@@ -476,7 +489,7 @@ def glance(results: Path, names: list[str]) -> list[str]:
         counts = {v: sum(c["verdict"] == v for c in certs) for v in verdicts}
         budgets = sorted({(t["total_steps"], len(t["seeds"])) for t in card["tasks"]})
         cost = re.search(r"^- cost: ([0-9.]+) CPU-hours", (d / "README.md").read_text(), re.M)
-        iqm = "; ".join(f"{r['name']} {Estimate(**r['iqm']).text()}" for r in card["rows"])
+        iqm = "; ".join(f"{r['name']} {Estimate(**r['iqm']).text()}" for r in card["rows"]) or "- (no task normalised)"
         n_tasks = len({t["task"] for t in card["tasks"]})
         lines.append(
             f"| {name} | {n_tasks} | {', '.join(f'{steps_text(n)} x {k}' for n, k in budgets)} | "
@@ -539,7 +552,9 @@ def docs(results: Path, out: Path) -> Path:
             "",
             *_section((d / "scorecard.md").read_text(), "Across tasks (normalised scores)"),
         ]
-        lines += ["", f"![scorecard of {name}]({rel / name / 'scorecard.png'})", ""]
+        lines += [""]
+        if (d / "scorecard.png").is_file():  # (none where no task could be normalised)
+            lines += [f"![scorecard of {name}]({rel / name / 'scorecard.png'})", ""]
         if BASELINES[name].paper:
             paper = json.loads((ROOT / "experiments" / "reference" / str(BASELINES[name].paper)).read_text())
             lines += beside_the_paper(json.loads((d / "scorecard.json").read_text()), paper)

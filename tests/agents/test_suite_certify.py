@@ -248,6 +248,10 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
         (folder / f).write_text((folder / f).read_text().replace(str(certified), str(folder)))
     out = baselines.collect("popgym", runs, results)
     assert sorted(p.name for p in out.iterdir()) == sorted([*baselines.SUMMARIES, "README.md"])
+    assert (
+        "Files: `scorecard.md` / `.json` / `.png` (per task and across tasks, normalised scores), "
+        in (out / "README.md").read_text()
+    )
     assert str(folder) not in (out / "scorecard.md").read_text()
     assert "runs/baselines/popgym/scorecard/" in (out / "scorecard.md").read_text()
     readme = (out / "README.md").read_text()
@@ -264,15 +268,20 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     # a baseline without certificates (rows scored against another baseline's): only the scorecard
     plain = runs / "popgym-gtrxl-easy" / "scorecard" / certified.name
     shutil.copytree(folder, plain)
-    for f in plain.glob("certificates.*"):
+    for f in [*plain.glob("certificates.*"), plain / "scorecard.png"]:  # (no plot where no task is normalised)
         f.unlink()
     with (plain / "scorecard.md").open("a") as f:  # as --reference writes the certificates it was scored against
         f.write(f"\nnormalised by {results.resolve() / 'popgym' / 'certificates.json'}\n")
     out = baselines.collect("popgym-gtrxl-easy", runs, results)
     assert not list(out.glob("certificates.*")) and "verdicts" not in (out / "README.md").read_text()
+    assert (
+        "Files: `scorecard.md` / `.json` (per task and across tasks, normalised scores).\n"
+        in (out / "README.md").read_text()
+    )
     assert "normalised by results/popgym/certificates.json" in (out / "scorecard.md").read_text()
     page = baselines.docs(results, tmp_path / "results.md").read_text()
-    assert page.count("### Certificates") == 1 and "![scorecard of popgym-gtrxl-easy](" in page
+    assert page.count("### Certificates") == 1 and "![scorecard of popgym](" in page
+    assert "![scorecard of popgym-gtrxl-easy](" not in page  # (its plot is missing: no broken picture)
     # at a glance: a row per baseline (its verdicts counted where it has certificates), the totals of the certified
     card = json.loads((out / "scorecard.json").read_text())
     iqm = card["rows"][0]["iqm"]
@@ -280,6 +289,10 @@ def test_the_baselines_script_collects_the_summaries_and_writes_the_results_page
     verdict = json.loads((folder / "certificates.json").read_text())["tasks"][0]["verdict"]
     counts = " | ".join("1" if v == verdict else "0" for v in (cert.IMPROVABLE, cert.NOT_IMPROVABLE, cert.UNDETERMINED))
     assert f"| popgym | 1 | 512 x 2 | {counts} | " in page and f"| all | 1 certified | | {counts} | | " in page
+    card["rows"] = []  # (no task normalised: no aggregate row)
+    (out / "scorecard.json").write_text(json.dumps(card))
+    page = baselines.docs(results, tmp_path / "results.md").read_text()
+    assert "| popgym-gtrxl-easy | 1 | 512 x 2 | - | - | - | - (no task normalised) | " in page
     # results/ holds other experiments' summaries too: the page is the baselines'
     (results / "horizon-probe").mkdir()
     (results / "horizon-probe" / "README.md").write_text("# Another experiment\n")
