@@ -103,6 +103,50 @@ def test_the_share_of_the_gap_the_memory_agent_closes():
     assert cert.certify([0.2, 0.5, 0.8], [0.9] * 3, [0.3, 0.7, 0.9]).share is None  # undetermined: undefined
 
 
+def _table(env, metric, floor, memory, ceiling, deterministic=True):
+    """A certificates table of one task, as write_table writes it (only what its Markdown and notes read)."""
+    stats = cert.certify(floor, memory, ceiling)
+    agents = {"floor": ("ppo-mlp", "partial"), "memory": ("ppo-lstm", "partial"), "ceiling": ("ppo-mlp", "oracle")}
+    cells = {
+        role: {"agent": agents[role][0], "obs_variant": agents[role][1], "per_run": runs}
+        for role, runs in zip(cert.ROLES, (floor, memory, ceiling), strict=True)
+    }
+    task = {
+        "env": env,
+        "env_kwargs": {},
+        "metric": metric,
+        "total_steps": 1000,
+        "seeds": [0, 1, 2],
+        "protocol": {"deterministic_actions": deterministic},
+        "cells": cells,
+        **stats.to_dict(),
+    }
+    return {"tasks": [task], "statistics": {"confidence": 0.95, "reps": 2000}, "rule": {"tolerance": 0.05}}
+
+
+@pytest.mark.parametrize(
+    ("env", "metric", "runs", "deterministic", "noted"),
+    [
+        ("POBAX/Crafter-v0", "return", [0.71] * 3, True, True),  # one score, whatever the agent: noted
+        (TMAZE, "success_rate", [0.35] * 3, True, True),
+        (TMAZE, "success_rate", [0.0] * 3, True, False),  # all failing (an end of the known range): not noted
+        (TMAZE, "success_rate", [1.0] * 3, True, False),  # all succeeding
+        ("POPGym/RepeatFirstEasy-v0", "return", [-1.0] * 3, True, False),  # POPGym's lowest return
+        (TMAZE, "success_rate", [0.35] * 3, False, False),  # sampled actions: no greedy policies to blame
+        (TMAZE, "success_rate", [0.35, 0.35, 0.36], True, False),  # one run differs
+    ],
+)
+def test_a_certificate_whose_runs_all_score_alike_says_so(env, metric, runs, deterministic, noted):
+    """Early in training every greedy policy may act alike (POBAX's Crafter at 100k steps: DO on every step, 0.71 on
+    every episode): the certificate's table and text say so when every run of the three cells shares one score that
+    is not an end of the task's known range."""
+    table = _table(env, metric, runs, runs, runs, deterministic)
+    assert (cert.alike(table["tasks"][0]) is not None) == noted
+    assert ("Note: every run of the three cells scores the same" in cert.table_markdown(table)) == noted
+    one = {**table["tasks"][0], "statistics": table["statistics"], "rule": {"tolerance": 0.05, **cert.RULES}}
+    assert ("note: every run of the three cells scores the same" in cert.text(one)) == noted
+
+
 @pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
 def test_a_bad_tolerance_is_one_error(bad):
     with pytest.raises(ConfigError, match=r"--tolerance must be a finite number >= 0"):

@@ -309,6 +309,18 @@ def test_a_certificate_page_shows_its_numbers_plots_and_provenance(tmp_path):
     assert page.pres == [(path / c["cells"][r]["folder"] / "config.yaml").read_text() for r in cert.ROLES]
 
 
+def test_a_certificate_page_notes_runs_that_all_score_alike(tmp_path):
+    """The note of membench_agents.analysis.certificate.alike_note, on the page too (greedy policies that act alike)."""
+    path = _certificate(tmp_path)
+    assert "scores the same" not in _page(tmp_path, path)[0]
+    c = json.loads((path / "certificate.json").read_text())
+    for role in cert.ROLES:
+        c["cells"][role]["per_run"] = [0.35, 0.35, 0.35]
+    (path / "certificate.json").write_text(json.dumps(c))
+    note = cert.alike_note([c])
+    assert note is not None and f'<ul class="notes"><li>{note}</li>' in _page(tmp_path, path)[0]
+
+
 def test_a_scorecard_page_shows_the_tables_of_scorecard_md(tmp_path):
     path = _scorecard(tmp_path)
     html, page = _page(tmp_path, path)

@@ -27,7 +27,9 @@ independently; 2000 resamples, 95 %, seed 0):
 - the verdict (:func:`verdict`), with ``tolerance`` t in the units of the task's score (default 0.05: five points
   of success rate): *not improvable at this budget* when the gap's upper bound is <= t (the ceiling is not
   above the floor by more than the tolerance; this takes precedence), else *memory-improvable at this budget*
-  when the gap's lower bound is > 0, else *undetermined*.
+  when the gap's lower bound is > 0, else *undetermined*;
+- a note (:func:`alike`) where every run of the three cells scores exactly the same with deterministic actions
+  (not all failing nor all succeeding): greedy policies that act alike, whose verdict says little yet.
 
 A certificate folder is a bench folder (:mod:`membench_agents.runs.bench`) under ``<out>/certify/<time>/``: the
 three run folders, ``bench.yaml``, and ``certify.yaml`` (each cell's role and provenance, the statistics'
@@ -557,6 +559,35 @@ def write_table(
     }
 
 
+def alike(cert: dict[str, Any]) -> float | None:
+    """The score that every run of a certificate's three cells shares, where all of them score exactly the same with
+    deterministic actions and that score is not an end of the task's known range (all failing, all succeeding);
+    else None. Early in training, greedy policies often act alike (the same most likely action whatever they see),
+    and then the verdict describes the greedy policies rather than what the agents learned: the runs are worth
+    evaluating with sampled actions (``membench eval RUN --stochastic``) before the verdict is read."""
+    if not cert["protocol"]["deterministic_actions"]:
+        return None
+    scores = {float(v) for role in ROLES for v in cert["cells"][role]["per_run"]}
+    if len(scores) != 1:
+        return None
+    (score,) = scores
+    known = natural_range(cert["env"], cert["metric"])
+    return None if known is not None and score in known[:2] else score
+
+
+def alike_note(certs: Sequence[dict[str, Any]]) -> str | None:
+    """One line naming the certificates whose runs all score alike (:func:`alike`), or None."""
+    same = [(c["env"], v) for c in certs if (v := alike(c)) is not None]
+    if not same:
+        return None
+    return (
+        "every run of the three cells scores the same with deterministic actions on "
+        + ", ".join(f"{env} ({v:.3f})" for env, v in same)
+        + ": the greedy policies may all act alike, so the verdict may describe them rather than what the agents "
+        "learned; evaluate the runs with sampled actions (membench eval RUN --stochastic) before reading it"
+    )
+
+
 def table_markdown(data: dict[str, Any]) -> str:
     """The certificates as one Markdown table (a line per task) with the verdicts counted."""
     pct = f"{data['statistics']['confidence']:.0%}"
@@ -585,6 +616,8 @@ def table_markdown(data: dict[str, Any]) -> str:
         )
     counts = {v: sum(c["verdict"] == v for c in certs) for v in RULES}
     lines += ["", "; ".join(f"{v}: {n}" for v, n in counts.items())]
+    if note := alike_note(certs):
+        lines += ["", f"Note: {note}."]
     return "\n".join(lines)
 
 
@@ -743,6 +776,8 @@ def text(cert: dict[str, Any]) -> str:
     lines.append(f"  {'share':<8} {'closed by memory':<26} {est(cert['share_closed'])}")
     rule = cert["rule"][cert["verdict"]]
     lines.append(f"verdict: {cert['verdict']} ({rule}; tolerance {cert['rule']['tolerance']:g})")
+    if note := alike_note([cert]):
+        lines.append(f"note: {note}")
     return "\n".join(lines)
 
 
@@ -762,6 +797,8 @@ __all__ = [
     "TOLERANCE",
     "UNDETERMINED",
     "Statistics",
+    "alike",
+    "alike_note",
     "ceiling_variant",
     "certify",
     "check_cells",

@@ -262,9 +262,21 @@ def _page(
 # ------------------------------------------------------------------------------------------------------
 def _certificate(path: Path, title: str | None) -> dict[str, Any]:
     from membench_agents.analysis.aggregate import Estimate
-    from membench_agents.analysis.certificate import PLOT, ROLES
+    from membench_agents.analysis.certificate import PLOT, ROLES, alike_note
 
-    keys = ("env", "metric", "total_steps", "seeds", "cells", "gap", "verdict", "rule", "statistics", *ROLES)
+    keys = (
+        "env",
+        "metric",
+        "total_steps",
+        "seeds",
+        "protocol",
+        "cells",
+        "gap",
+        "verdict",
+        "rule",
+        "statistics",
+        *ROLES,
+    )
     cert = read_json(path / CERTIFICATE, "certificate", f"rebuild it with membench certify --resume {path}", keys)
     pct = f"{cert['statistics']['confidence']:.0%}"
 
@@ -307,7 +319,7 @@ def _certificate(path: Path, title: str | None) -> dict[str, Any]:
         cell(_cell_dir(path, cert["cells"][role]["folder"], f"the {role} cell's folder"), f"{role}: {c['folder']}")
         for role, c in ((r, cert["cells"][r]) for r in ROLES)
     ]
-    notes: list[str] = []
+    notes: list[str] = [note] if (note := alike_note([cert])) else []
     images = _images([(path / PLOT, "the three learning curves and the final values with their intervals")], notes)
     cell_images = _images([(Path(c["path"]) / "learning_curve.png", c["name"]) for c in cells], notes)
     return _page(
