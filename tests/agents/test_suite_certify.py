@@ -6,6 +6,8 @@ certificates is a --reference like a certificate folder; and the errors."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 import yaml
@@ -161,7 +163,6 @@ def _baselines_script(monkeypatch):
     """experiments/baselines.py as a module."""
     import importlib.util
     import sys
-    from pathlib import Path
 
     path = Path(__file__).resolve().parents[2] / "experiments" / "baselines.py"
     spec = importlib.util.spec_from_file_location("baselines", path)
@@ -174,8 +175,6 @@ def _baselines_script(monkeypatch):
 def test_the_popgym_baseline_is_set_beside_the_papers_table(monkeypatch):
     """Per ID the paper's MMER and membench's final return of MLP, GRU and LSTM with each one's best model (ties
     joined), then the agreement and the means; only partial rows of IDs the paper has, with all three agents."""
-    from pathlib import Path
-
     baselines = _baselines_script(monkeypatch)
     ref = Path(__file__).resolve().parents[2] / "experiments" / "reference" / baselines.BASELINES["popgym"].paper
     paper = json.loads(ref.read_text())
@@ -209,11 +208,6 @@ def test_the_popgym_baseline_is_set_beside_the_papers_table(monkeypatch):
 def test_a_baselines_environment_variables_reach_its_runs_and_its_stated_command(tmp_path, monkeypatch):
     """A baseline's environ (jax's threads and compile cache for Crafter) is set for its runs where the caller has
     not set it, and written into the command its README and `list` state."""
-    import os
-    from pathlib import Path
-
-    from membench_agents import cli
-
     baselines = _baselines_script(monkeypatch)
     environ = (("MEMBENCH_TEST_A", "{runs}/cache"), ("MEMBENCH_TEST_B", "the baseline's"))
     monkeypatch.setitem(baselines.BASELINES, "env-test", baselines.Baseline("t", "d", ("--ids", "X"), environ=environ))

@@ -26,9 +26,9 @@ An object whose state partly lives outside Python can say how to save that part 
 ``membench_external_state = ("ale",)`` names the attributes to leave out of the walk, and two methods give and take
 their state, ``membench_get_external() -> plain data`` and ``membench_set_external(plain data)`` (STORI's Atari
 emulator: its serialized state, RNG included; Numpad's MuJoCo integration state; Crafter's batched jax state, as
-the numpy arrays of its leaves). Read-only mappings
-(``types.MappingProxyType``: tables, not state) are structure and left out. ViZDoom and Memory Maze keep their
-worlds in their engines with no exact save of them, so their runs cannot be resumed.
+the numpy arrays of its leaves). Read-only mappings (``types.MappingProxyType``: tables, not state) are structure
+and left out. ViZDoom and Memory Maze keep their worlds in their engines with no exact save of them, so their runs
+cannot be resumed.
 """
 
 from __future__ import annotations
